@@ -1,0 +1,20 @@
+"""glassllm: a transparent character-level BPE tokenizer.
+
+    >>> from glassllm import Tokenizer
+    >>> tok = Tokenizer.train("banana banana", vocab_size=12)
+    >>> tok.encode("banana banana")
+    [11, 7, 11]
+"""
+
+from glassllm.packaged import PACKAGED, packaged, packaged_path
+from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, Tokenizer
+
+__all__ = [
+    "PACKAGED",
+    "ChunkExplanation",
+    "MergeStep",
+    "TokenSpan",
+    "Tokenizer",
+    "packaged",
+    "packaged_path",
+]

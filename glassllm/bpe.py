@@ -1,0 +1,183 @@
+"""Stage 3 of the pipeline: byte-pair-encoding merges over Unicode characters.
+
+Learning (Sennrich et al., 2015, over characters instead of bytes): start with every
+chunk split into characters. Count every adjacent pair of symbols, weighted by how often
+the chunk occurs. Take the most frequent pair (ties: the alphabetically smallest pair),
+replace its occurrences in every chunk left to right without overlap, and repeat.
+
+    while a pair remains and the vocabulary has room:
+        counts = get_stats(chunks)
+        pair = min(counts, key=lambda p: (-counts[p], p))
+        chunks = [merge(symbols, pair) for symbols in chunks]
+
+That loop recounts everything for each of ~1,000 merges. :func:`learn_merges` computes
+exactly the same merges incrementally: a pair index says which chunks hold each pair,
+only those chunks are re-merged and recounted, and a heap with lazy deletion finds the
+best pair. The tests keep the loop above as the reference and compare on random corpora.
+
+Applying (:func:`apply_merges`): split a chunk into characters, then repeatedly merge every
+occurrence of the adjacent pair with the lowest rank (the earliest learned), until no
+learned pair is left. Each such round is one *step* of the explanation.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
+
+__all__ = ["Pair", "get_stats", "merge", "apply_merges", "learn_merges"]
+
+Pair = tuple[str, str]
+
+
+def get_stats(symbols: list[str], counts: Counter[Pair] | None = None, weight: int = 1) -> Counter[Pair]:
+    """Count adjacent pairs of ``symbols`` (overlapping: ``a a a`` holds ``(a, a)`` twice)."""
+    counts = Counter() if counts is None else counts
+    for pair in zip(symbols, symbols[1:]):
+        counts[pair] += weight
+    return counts
+
+
+def merge(symbols: list[str], pair: Pair) -> list[str]:
+    """Replace each occurrence of ``pair`` in ``symbols``, left to right, without overlap."""
+    first, second = pair
+    merged: list[str] = []
+    index, last = 0, len(symbols) - 1
+    while index <= last:
+        if index < last and symbols[index] == first and symbols[index + 1] == second:
+            merged.append(first + second)
+            index += 2
+        else:
+            merged.append(symbols[index])
+            index += 1
+    return merged
+
+
+def apply_merges(chunk: str, ranks: Mapping[Pair, int]) -> tuple[list[str], list[Pair]]:
+    """Split ``chunk`` into pieces with the learned ``ranks``.
+
+    Returns the final pieces and the pair merged at each step, in order (so the states
+    of the explanation can be replayed with :func:`merge`).
+    """
+    symbols = list(chunk)
+    applied: list[Pair] = []
+    while len(symbols) > 1:
+        best = min(zip(symbols, symbols[1:]), key=lambda pair: ranks.get(pair, _NEVER))
+        if best not in ranks:
+            break
+        symbols = merge(symbols, best)
+        applied.append(best)
+    return symbols, applied
+
+
+_NEVER = float("inf")
+
+Progress = Callable[[int, int], None]
+
+
+def learn_merges(
+    chunk_counts: Mapping[str, int], max_merges: int, progress: Progress | None = None
+) -> tuple[list[Pair], list[int]]:
+    """Learn up to ``max_merges`` merges from chunk frequencies.
+
+    Returns the merges in order and, for each, the pair's count when it was chosen.
+    ``progress(done, max_merges)`` is called after each merge; an exception raised by it
+    stops training and propagates.
+    """
+    words: list[list[str]] = []
+    freqs: list[int] = []
+    for chunk, freq in chunk_counts.items():
+        if len(chunk) > 1:
+            words.append(list(chunk))
+            freqs.append(freq)
+
+    counts: defaultdict[Pair, int] = defaultdict(int)
+    where: defaultdict[Pair, set[int]] = defaultdict(set)
+    for index, symbols in enumerate(words):
+        freq = freqs[index]
+        for pair in zip(symbols, symbols[1:]):
+            counts[pair] += freq
+            where[pair].add(index)
+    # Every pair with a count has a heap entry at least as large as its count; entries
+    # that have fallen behind are re-pushed when they surface (lazy deletion).
+    heap = [(-count, pair) for pair, count in counts.items()]
+    heapq.heapify(heap)
+
+    merges: list[Pair] = []
+    merge_counts: list[int] = []
+    while len(merges) < max_merges and heap:
+        negative, pair = heapq.heappop(heap)
+        current = counts.get(pair, 0)
+        if current != -negative:
+            if 0 < current < -negative:
+                heapq.heappush(heap, (-current, pair))
+            continue
+        merges.append(pair)
+        merge_counts.append(current)
+        for grown in _merge_everywhere(pair, words, freqs, counts, where):
+            heapq.heappush(heap, (-counts[grown], grown))
+        if progress is not None:
+            progress(len(merges), max_merges)
+    return merges, merge_counts
+
+
+def _merge_everywhere(
+    pair: Pair,
+    words: list[list[str]],
+    freqs: list[int],
+    counts: defaultdict[Pair, int],
+    where: defaultdict[Pair, set[int]],
+) -> set[Pair]:
+    """Merge ``pair`` in every chunk that holds it, updating pair counts and the index.
+
+    This is :func:`merge` plus bookkeeping: at each occurrence ``a b`` (between ``x`` and
+    ``y``) the pairs ``(x, a)`` and ``(b, y)`` lose the chunk's frequency and ``(x, ab)``
+    and ``(ab, y)`` gain it; when two occurrences touch (``a b a b``), the pair between
+    them becomes ``(ab, ab)`` once. Returns the pairs whose counts grew.
+    """
+    first, second = pair
+    joined = first + second
+    grown: set[Pair] = set()
+    for index in where.pop(pair, ()):
+        symbols = words[index]
+        last = len(symbols) - 1
+        freq = freqs[index]
+        merged: list[str] = []
+        copied = 0  # symbols before this index are already in ``merged``
+        search = 0
+        while True:
+            try:
+                at = symbols.index(first, search)
+            except ValueError:
+                break
+            if at >= last:
+                break
+            if symbols[at + 1] != second:
+                search = at + 1
+                continue
+            merged.extend(symbols[copied:at])
+            if at > 0:
+                counts[(symbols[at - 1], first)] -= freq
+                left = (joined, joined) if at == copied and merged else (symbols[at - 1], joined)
+                counts[left] += freq
+                where[left].add(index)
+                grown.add(left)
+            merged.append(joined)
+            copied = search = at + 2
+            # The pair to the right is handled here unless another occurrence starts
+            # there, whose left side then turns ``(b, a)`` into ``(ab, ab)``.
+            if copied <= last and not (
+                copied < last and symbols[copied] == first and symbols[copied + 1] == second
+            ):
+                following = symbols[copied]
+                counts[(second, following)] -= freq
+                right = (joined, following)
+                counts[right] += freq
+                where[right].add(index)
+                grown.add(right)
+        if copied:
+            merged.extend(symbols[copied:])
+            words[index] = merged
+    counts.pop(pair, None)
+    return grown

@@ -1,0 +1,181 @@
+"""The ``glassllm`` command: encode, decode, explain, train and inspect from a terminal.
+
+Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
+the command line, or from standard input when it is ``-`` or absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from glassllm.packaged import PACKAGED, packaged
+from glassllm.tokenizer import UNK_ID, Tokenizer
+
+__all__ = ["main"]
+
+
+def load_tokenizer(spec: str) -> Tokenizer:
+    """A packaged tokenizer by name (``pt``, ``en``) or a tokenizer file by path."""
+    return packaged(spec) if spec in PACKAGED else Tokenizer.load(spec)
+
+
+def _read_text(args: argparse.Namespace) -> str:
+    if getattr(args, "file", None):
+        return Path(args.file).read_text(encoding="utf-8")
+    if args.text is None or args.text == "-":
+        return sys.stdin.read()
+    return args.text
+
+
+def _encode(args: argparse.Namespace, out: TextIO) -> None:
+    tok = load_tokenizer(args.tokenizer)
+    ids = tok.encode(_read_text(args))
+    out.write(json.dumps(ids) + "\n" if args.json else " ".join(map(str, ids)) + "\n")
+
+
+def _decode(args: argparse.Namespace, out: TextIO) -> None:
+    tok = load_tokenizer(args.tokenizer)
+    raw = args.ids if args.ids else sys.stdin.read().replace(",", " ").strip("[] \n").split()
+    try:
+        ids = [int(value.strip("[],")) for value in raw]
+    except ValueError as error:
+        raise SystemExit(f"glassllm decode: token IDs must be integers ({error})") from None
+    try:
+        out.write(tok.decode(ids) + "\n")
+    except IndexError:
+        bad = [i for i in ids if not -tok.vocab_size <= i < tok.vocab_size]
+        raise SystemExit(f"glassllm decode: IDs out of range for {tok.vocab_size} entries: {bad}") from None
+
+
+def _explain(args: argparse.Namespace, out: TextIO) -> None:
+    tok = load_tokenizer(args.tokenizer)
+    for item in tok.explain(_read_text(args)):
+        out.write(f"chunk {item.index}: {item.chunk!r}\n")
+        out.write(f"  start    {' '.join(item.characters)}\n")
+        for step in item.steps:
+            seen = "" if step.count is None else f"  (seen {step.count:,} times in training)"
+            out.write(f"  rank {step.rank:>4} {step.pair[0]} + {step.pair[1]} → {step.result}{seen}\n")
+            out.write(f"           {' '.join(step.pieces)}\n")
+        ids = ", ".join(str(i) for i in item.ids)
+        out.write(f"  pieces   {' | '.join(item.pieces)}   ids [{ids}]\n")
+
+
+class _ProgressBar:
+    """A one-line progress bar on a terminal; silent elsewhere (logs, pipes)."""
+
+    def __init__(self, stream: TextIO, label: str) -> None:
+        self.stream, self.label = stream, label
+        self.enabled = stream.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (done < total and now - self.last < 0.1):
+            return
+        self.last = now
+        width = 30
+        filled = width * done // max(total, 1)
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _train(args: argparse.Namespace, out: TextIO) -> None:
+    text = "".join(Path(corpus).read_text(encoding="utf-8") for corpus in args.corpus)
+    started = time.perf_counter()
+    tok = Tokenizer.train(text, args.vocab_size, progress=_ProgressBar(sys.stderr, "merges"))
+    tok.save(args.output)
+    seconds = time.perf_counter() - started
+    out.write(
+        f"{args.output}: {tok.vocab_size} entries ({len(tok.alphabet)} characters, "
+        f"{len(tok.merges)} merges) in {seconds:.1f} s\n"
+    )
+
+
+_COLORS = ("\x1b[30;46m", "\x1b[30;43m")  # alternating bands, like the web playgrounds
+_RESET = "\x1b[0m"
+
+
+def _inspect(args: argparse.Namespace, out: TextIO) -> None:
+    tok = load_tokenizer(args.tokenizer)
+    text = _read_text(args)
+    spans = tok.encode_spans(text)
+    color = out.isatty() and not os.environ.get("NO_COLOR")
+    shown = []
+    for index, span in enumerate(spans):
+        surface = text[span.start : span.end].replace(" ", "▁").replace("\n", "⏎\n")
+        shown.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
+    out.write("".join(shown) + "\n\n")
+    out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  piece\n")
+    for index, span in enumerate(spans):
+        note = "  (<unk>)" if span.id == UNK_ID else ""
+        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {span.piece!r}{note}\n")
+    chunks = len({span.chunk for span in spans})
+    unknown = sum(span.id == UNK_ID for span in spans)
+    ratio = f" · {len(text) / len(spans):.2f} chars/token" if spans else ""
+    out.write(
+        f"\n{len(spans):,} tokens · {chunks:,} chunks · {len(text):,} characters{ratio}"
+        f" · {unknown} unknown · tokenizer {args.tokenizer}\n"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="glassllm", description="See how text becomes BPE token IDs.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, help_text: str, uses_tokenizer: bool = True) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        if uses_tokenizer:
+            sub.add_argument(
+                "--tokenizer", "-t", default="pt", help="pt, en, or the path of a tokenizer JSON file (default: pt)"
+            )
+        return sub
+
+    encode = command("encode", "print the token IDs of a text")
+    encode.add_argument("text", nargs="?", help="the text (default: standard input)")
+    encode.add_argument("--json", action="store_true", help="print a JSON list")
+    encode.set_defaults(run=_encode)
+
+    decode = command("decode", "print the text of token IDs")
+    decode.add_argument("ids", nargs="*", help="token IDs (default: read from standard input)")
+    decode.set_defaults(run=_decode)
+
+    explain = command("explain", "show every merge step that turns a text into pieces")
+    explain.add_argument("text", nargs="?", help="the text (default: standard input)")
+    explain.set_defaults(run=_explain)
+
+    train = command("train", "learn a tokenizer from corpus files and save it as JSON", uses_tokenizer=False)
+    train.add_argument("corpus", nargs="+", help="UTF-8 text files")
+    train.add_argument("--vocab-size", type=int, default=1024, help="upper bound on entries (default: 1024)")
+    train.add_argument("--output", "-o", required=True, help="where to write the tokenizer JSON")
+    train.set_defaults(run=_train)
+
+    inspect = command("inspect", "show a text piece by piece, with IDs, chunks and the token count")
+    inspect.add_argument("text", nargs="?", help="the text (default: standard input)")
+    inspect.add_argument("--file", "-f", help="read the text from this file")
+    inspect.set_defaults(run=_inspect)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        args.run(args, sys.stdout)
+    except (OSError, ValueError, KeyError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        sys.stderr.write(f"glassllm {args.command}: {message}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""Tokenizer files: the JSON format, its validation, and atomic writes.
+
+Format (UTF-8 JSON)::
+
+    {"version": 1,
+     "alphabet": ["\\n", " ", "a", ...],          # single characters, no repeats
+     "merges": [["a", "n"], ["an", "a"], ...],    # in rank order
+     "merge_counts": [4, 2, ...]}                 # optional: training evidence
+
+Errors keep the documented types (a missing key is a ``KeyError``, bad JSON the JSON
+reader's ``JSONDecodeError``, a filesystem failure an ``OSError``) and every message names
+the file. A file that parses but is structurally wrong raises ``ValueError`` saying what
+is wrong, instead of failing later inside ``encode``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["FORMAT_VERSION", "TokenizerFile", "read_tokenizer_file", "write_tokenizer_file"]
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class TokenizerFile:
+    """The validated contents of a tokenizer file."""
+
+    alphabet: list[str]
+    merges: list[tuple[str, str]]
+    merge_counts: list[int] | None
+
+
+def read_tokenizer_file(path: str | Path) -> TokenizerFile:
+    """Read and validate a tokenizer file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw = handle.read()
+    except OSError as error:
+        raise type(error)(error.errno, f"cannot read tokenizer file: {error.strerror}", str(path)) from error
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise json.JSONDecodeError(f"{path}: not valid JSON: {error.msg}", error.doc, error.pos) from error
+    return _validate(data, path)
+
+
+def _validate(data: object, path: str | Path) -> TokenizerFile:
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
+    for key in ("version", "alphabet", "merges"):
+        if key not in data:
+            raise KeyError(f"{path}: missing key {key!r}")
+    version = data["version"]
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise ValueError(f"{path}: unknown version {version!r} (this glassllm reads version {FORMAT_VERSION})")
+
+    alphabet = data["alphabet"]
+    if not isinstance(alphabet, list):
+        raise ValueError(f"{path}: 'alphabet' must be a list, found {type(alphabet).__name__}")
+    seen: set[str] = set()
+    for position, symbol in enumerate(alphabet):
+        if not isinstance(symbol, str) or len(symbol) != 1:
+            raise ValueError(f"{path}: alphabet[{position}] must be one character, found {symbol!r}")
+        if symbol in seen:
+            raise ValueError(f"{path}: alphabet[{position}] {symbol!r} is a duplicate")
+        seen.add(symbol)
+
+    merges = data["merges"]
+    if not isinstance(merges, list):
+        raise ValueError(f"{path}: 'merges' must be a list, found {type(merges).__name__}")
+    pairs: list[tuple[str, str]] = []
+    for rank, pair in enumerate(merges):
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(part, str) and part for part in pair)
+        ):
+            raise ValueError(f"{path}: merges[{rank}] must be a pair of non-empty strings, found {pair!r}")
+        for part in pair:
+            if part not in seen:
+                raise ValueError(
+                    f"{path}: merges[{rank}] {pair!r} uses {part!r}, which is not in the vocabulary "
+                    "before that merge"
+                )
+        seen.add(pair[0] + pair[1])
+        pairs.append((pair[0], pair[1]))
+
+    merge_counts = data.get("merge_counts")
+    if merge_counts is not None:
+        if not isinstance(merge_counts, list) or len(merge_counts) != len(pairs):
+            raise ValueError(f"{path}: 'merge_counts' must be a list with one count per merge ({len(pairs)})")
+        for rank, count in enumerate(merge_counts):
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise ValueError(f"{path}: merge_counts[{rank}] must be a non-negative integer, found {count!r}")
+    return TokenizerFile(list(alphabet), pairs, merge_counts)
+
+
+def write_tokenizer_file(path: str | Path, contents: TokenizerFile) -> None:
+    """Write a tokenizer file atomically: a temporary file in the same folder, then a rename.
+
+    The destination is overwritten; missing parent folders are not created.
+    """
+    data: dict[str, object] = {
+        "version": FORMAT_VERSION,
+        "alphabet": contents.alphabet,
+        "merges": [list(pair) for pair in contents.merges],
+    }
+    if contents.merge_counts is not None:
+        data["merge_counts"] = contents.merge_counts
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    destination = Path(path)
+    temporary: str | None = None
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            dir=destination.parent, prefix=f".{destination.name}.", suffix=".tmp"
+        )
+        # mkstemp creates the file private (0600); a tokenizer file is ordinary data.
+        os.fchmod(descriptor, 0o644)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.write("\n")
+        os.replace(temporary, destination)
+        temporary = None
+    except OSError as error:
+        raise type(error)(error.errno, f"cannot write tokenizer file: {error.strerror}", str(path)) from error
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)

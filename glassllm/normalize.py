@@ -1,0 +1,66 @@
+"""Stage 1 of the pipeline: Unicode NFC normalization, with a map back to the original text.
+
+NFC can change lengths: ``"e" + U+0301`` becomes ``"é"`` (two code points → one), and a
+few characters decompose (U+0958 → two code points). Every later stage works on the
+normalized text, so this is the one stage that must remember where each normalized code
+point came from. :func:`normalize_with_offsets` returns that memory as a boundary map.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["nfc", "normalize_with_offsets"]
+
+
+def nfc(text: str) -> str:
+    """Return ``text`` in Unicode Normalization Form C."""
+    return unicodedata.normalize("NFC", text)
+
+
+def _segments(text: str) -> list[tuple[int, int]]:
+    """Split ``text`` into spans that NFC normalizes independently of each other.
+
+    A span starts at a starter (canonical combining class 0) and takes the non-starters
+    after it. Two spans are joined when NFC composes across them (Hangul jamo, a few
+    two-part vowels): the check is NFC itself, so no table of exceptions is needed.
+    """
+    starts = [0]
+    for index in range(1, len(text)):
+        if not unicodedata.combining(text[index]):
+            starts.append(index)
+    starts.append(len(text))
+    spans: list[tuple[int, int]] = []
+    for start, end in zip(starts, starts[1:]):
+        if spans:
+            group_start, group_end = spans[-1]
+            group, piece = text[group_start:group_end], text[start:end]
+            if nfc(group + piece) != nfc(group) + nfc(piece):
+                spans[-1] = (group_start, end)
+                continue
+        spans.append((start, end))
+    return spans
+
+
+def normalize_with_offsets(text: str) -> tuple[str, list[int] | None]:
+    """Normalize ``text`` to NFC and map normalized boundaries back to ``text``.
+
+    Returns ``(normalized, origin)``. ``origin`` has ``len(normalized) + 1`` entries:
+    ``origin[k]`` is the offset in ``text`` of the boundary before normalized code point
+    ``k``, so the normalized slice ``[a, b)`` came from ``text[origin[a]:origin[b]]``.
+    When one original run normalizes to several code points, the boundaries inside it
+    map to the run's end: the first piece that touches the run covers all of it, and
+    the others get empty spans there. ``origin`` is ``None`` when ``text`` is already
+    NFC (the common case), meaning the identity map.
+    """
+    if unicodedata.is_normalized("NFC", text):
+        return text, None
+    parts: list[str] = []
+    origin: list[int] = []
+    for start, end in _segments(text):
+        normalized = nfc(text[start:end])
+        parts.append(normalized)
+        origin.append(start)
+        origin.extend([end] * (len(normalized) - 1))
+    origin.append(len(text))
+    return "".join(parts), origin

@@ -1,0 +1,30 @@
+"""The tokenizers that ship inside the package, trained with ``glassllm train``.
+
+``pt`` learned from Portuguese prose and ``en`` from English prose (see the README for
+the corpora and the exact commands); 1,024 entries each. Load one with
+``glassllm.packaged("pt")``.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import as_file, files
+from pathlib import Path
+
+from glassllm.tokenizer import Tokenizer
+
+__all__ = ["PACKAGED", "packaged", "packaged_path"]
+
+PACKAGED: dict[str, str] = {"pt": "Portuguese", "en": "English"}
+
+
+def packaged_path(name: str) -> Path:
+    """Path of the packaged tokenizer file ``name`` (``"pt"`` or ``"en"``)."""
+    if name not in PACKAGED:
+        raise ValueError(f"no packaged tokenizer {name!r}; the packaged ones are {', '.join(PACKAGED)}")
+    with as_file(files("glassllm") / "data" / f"{name}.json") as path:
+        return Path(path)
+
+
+def packaged(name: str) -> Tokenizer:
+    """Load the packaged tokenizer ``name`` (``"pt"`` or ``"en"``)."""
+    return Tokenizer.load(packaged_path(name))

@@ -1,0 +1,271 @@
+"""The glassllm tokenizer: character-level BPE with a visible space marker.
+
+The pipeline, each stage in its own module::
+
+    text → NFC (normalize) → ▁ and chunks (chunks) → merges (bpe) → pieces → IDs
+    IDs → pieces → specials removed, <unk> as ⁇ → ▁ back to spaces → text
+
+The vocabulary is the four special tokens, then the alphabet (single characters, in code
+point order when trained), then one entry per merge, in rank order. A piece that is not
+in the vocabulary (a character never seen in training) becomes ``<unk>``: there is no
+byte fallback.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from glassllm.bpe import Pair, Progress, apply_merges, learn_merges, merge
+from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, mark_spaces, pre_tokenize
+from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
+from glassllm.normalize import nfc, normalize_with_offsets
+
+__all__ = [
+    "SPACE",
+    "SPECIALS",
+    "UNK_TEXT",
+    "ChunkExplanation",
+    "MergeStep",
+    "TokenSpan",
+    "Tokenizer",
+    "pre_tokenize",
+]
+
+SPECIALS = ["<pad>", "<unk>", "<bos>", "<eos>"]
+UNK_TEXT = "\u2047"
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = range(len(SPECIALS))
+
+# Chunks repeat a lot in prose; past this many distinct ones the cache starts afresh
+# rather than grow without bound on an endless stream of new chunks.
+_CACHE_LIMIT = 1 << 17
+
+
+class TokenSpan(NamedTuple):
+    """One token of :meth:`Tokenizer.encode_spans`.
+
+    ``start`` and ``end`` are code-point offsets into the text as given (before NFC);
+    ``chunk`` is the index of the chunk the token belongs to.
+    """
+
+    id: int
+    piece: str
+    start: int
+    end: int
+    chunk: int
+
+
+@dataclass(frozen=True)
+class MergeStep:
+    """One step of BPE on a chunk: every occurrence of ``pair`` became ``result``."""
+
+    rank: int
+    pair: Pair
+    result: str
+    count: int | None  # how often training saw the pair when it chose it, if recorded
+    pieces: list[str]  # the chunk's pieces after this step
+
+
+@dataclass(frozen=True)
+class ChunkExplanation:
+    """How one chunk became tokens: its characters, each merge step, the final pieces."""
+
+    index: int
+    chunk: str
+    start: int  # code-point offsets of the chunk in the text as given
+    end: int
+    characters: list[str]
+    steps: list[MergeStep]
+    pieces: list[str]
+    ids: list[int]
+
+
+class Tokenizer:
+    """A BPE tokenizer over Unicode characters.
+
+    ``Tokenizer(alphabet, merges)`` builds the vocabulary ``SPECIALS + alphabet +
+    [a + b for a, b in merges]``; ``ranks`` maps each merge to its priority (its index).
+    Use :meth:`train` to learn merges from text and :meth:`load` to read a saved file.
+    """
+
+    pad_id = PAD_ID
+    unk_id = UNK_ID
+    bos_id = BOS_ID
+    eos_id = EOS_ID
+
+    def __init__(
+        self,
+        alphabet: list[str],
+        merges: list[tuple[str, str]],
+        merge_counts: list[int] | None = None,
+    ) -> None:
+        self.alphabet = list(alphabet)
+        self.merges = [tuple(pair) for pair in merges]
+        self.merge_counts = None if merge_counts is None else list(merge_counts)
+        self.ranks: dict[Pair, int] = {}
+        for rank, pair in enumerate(self.merges):
+            self.ranks.setdefault(pair, rank)
+        self.vocab = SPECIALS + self.alphabet + [a + b for a, b in self.merges]
+        # A piece learned twice (``a+bc`` and ``ab+c``) maps to its first ID.
+        self._ids: dict[str, int] = {}
+        for index in range(len(SPECIALS), len(self.vocab)):
+            self._ids.setdefault(self.vocab[index], index)
+        self._surfaces = ["", UNK_TEXT, "", ""] + [piece.replace(SPACE, " ") for piece in self.vocab[4:]]
+        self._cache: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+
+    def __repr__(self) -> str:
+        return f"<Tokenizer: {self.vocab_size} entries, {len(self.alphabet)} characters, {len(self.merges)} merges>"
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of vocabulary entries, specials included."""
+        return len(self.vocab)
+
+    # Learning
+
+    @classmethod
+    def train(cls, text: str, vocab_size: int, *, progress: Progress | None = None) -> Tokenizer:
+        """Learn a tokenizer of at most ``vocab_size`` entries from ``text``.
+
+        Raises ``ValueError`` when ``vocab_size`` cannot hold the specials and the
+        alphabet. ``progress(done, total)`` is called after each merge.
+        """
+        _require_text(text)
+        chunk_counts = Counter(pre_tokenize(text))
+        alphabet = sorted({character for chunk in chunk_counts for character in chunk})
+        base = len(SPECIALS) + len(alphabet)
+        if vocab_size < base:
+            raise ValueError(
+                f"vocab_size {vocab_size} cannot hold the {len(SPECIALS)} special tokens and the "
+                f"{len(alphabet)}-character alphabet of this text: at least {base} is needed"
+            )
+        merges, counts = learn_merges(chunk_counts, vocab_size - base, progress)
+        return cls(alphabet, merges, counts)
+
+    # Encoding
+
+    def encode(self, text: str) -> list[int]:
+        """Token IDs of ``text``: no BOS, EOS or padding, no length limit."""
+        _require_text(text)
+        cache = self._cache
+        ids: list[int] = []
+        extend = ids.extend
+        for chunk in CHUNK_PATTERN.findall(mark_spaces(nfc(text))):
+            entry = cache.get(chunk) or self._encode_chunk(chunk)
+            extend(entry[1])
+        return ids
+
+    def encode_spans(self, text: str) -> list[TokenSpan]:
+        """One :class:`TokenSpan` per token of ``encode(text)``, with offsets into ``text``.
+
+        Spans are in order, never overlap and together cover ``text``. Where NFC merged
+        several code points into one, the token holding it covers all of them.
+        """
+        _require_text(text)
+        spans: list[TokenSpan] = []
+        append = spans.append
+        cache = self._cache
+        for chunk_index, (chunk, position, origin) in enumerate(self._chunks(text)):
+            pieces, ids = cache.get(chunk) or self._encode_chunk(chunk)
+            for token_id, piece in zip(ids, pieces):
+                end = position + len(piece)
+                if origin is None:
+                    append(TokenSpan(token_id, piece, position, end, chunk_index))
+                else:
+                    append(TokenSpan(token_id, piece, origin[position], origin[end], chunk_index))
+                position = end
+        return spans
+
+    def encode_verbose(self, text: str) -> list[dict[str, object]]:
+        """Per chunk, ``{"chunk": str, "steps": list[list[str]]}``: the characters, then
+        the pieces after each merge step."""
+        return [
+            {"chunk": item.chunk, "steps": [item.characters] + [step.pieces for step in item.steps]}
+            for item in self.explain(text)
+        ]
+
+    def explain(self, text: str) -> list[ChunkExplanation]:
+        """Every chunk of ``text`` with each merge step: rank, pair, result, training count."""
+        _require_text(text)
+        explanations = []
+        for index, (chunk, start, origin) in enumerate(self._chunks(text)):
+            end = start + len(chunk)
+            if origin is not None:
+                start, end = origin[start], origin[end]
+            pieces, applied = apply_merges(chunk, self.ranks)
+            state = list(chunk)
+            steps = []
+            for pair in applied:
+                state = merge(state, pair)
+                rank = self.ranks[pair]
+                count = None if self.merge_counts is None else self.merge_counts[rank]
+                steps.append(MergeStep(rank, pair, pair[0] + pair[1], count, state))
+            ids = [self._ids.get(piece, UNK_ID) for piece in pieces]
+            explanations.append(ChunkExplanation(index, chunk, start, end, list(chunk), steps, pieces, ids))
+        return explanations
+
+    def derivation(self, piece: str) -> list[tuple[str, str, str]]:
+        """How ``piece`` is built: ``(result, left, right)`` merges, the last one first."""
+        _require_text(piece)
+        applied = apply_merges(piece, self.ranks)[1]
+        return [(left + right, left, right) for left, right in reversed(applied)]
+
+    def _chunks(self, text: str) -> Iterator[tuple[str, int, list[int] | None]]:
+        """Chunks of ``text`` with their start in the normalized text and the map back
+        to ``text`` (``None`` when normalization changed nothing)."""
+        normalized, origin = normalize_with_offsets(text)
+        for match in chunk_matches(mark_spaces(normalized)):
+            yield match.group(), match.start(), origin
+
+    def _encode_chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        pieces, _ = apply_merges(chunk, self.ranks)
+        get = self._ids.get
+        entry = (tuple(pieces), tuple(get(piece, UNK_ID) for piece in pieces))
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[chunk] = entry
+        return entry
+
+    # Decoding
+
+    def tokens(self, ids: Iterable[int]) -> list[str]:
+        """The vocabulary entry of each ID (list indexing: negative IDs count from the end)."""
+        ids = _as_ids(ids)
+        vocab = self.vocab
+        return [vocab[token_id] for token_id in ids]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of ``ids``: ``<unk>`` shows as ⁇, other specials vanish, ▁ becomes a space."""
+        ids = _as_ids(ids)
+        surfaces = self._surfaces
+        return "".join([surfaces[token_id] for token_id in ids])
+
+    # Files
+
+    def save(self, path: str | Path) -> None:
+        """Write the tokenizer as UTF-8 JSON (atomically; parent folders must exist)."""
+        write_tokenizer_file(path, TokenizerFile(self.alphabet, self.merges, self.merge_counts))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Tokenizer:
+        """Read a tokenizer written by :meth:`save` (with or without merge counts)."""
+        contents = read_tokenizer_file(path)
+        return cls(contents.alphabet, contents.merges, contents.merge_counts)
+
+
+def _require_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"expected text as str, got {type(text).__name__}")
+
+
+def _as_ids(ids: object) -> list[int]:
+    if isinstance(ids, (str, bytes, bytearray)):
+        raise TypeError(f"expected a sequence of token IDs (int), got {type(ids).__name__}")
+    try:
+        return [operator.index(token_id) for token_id in ids]  # type: ignore[attr-defined]
+    except TypeError:
+        raise TypeError(f"expected a sequence of token IDs (int), got {ids!r:.80}") from None

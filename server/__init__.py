@@ -1,0 +1,1 @@
+"""The glassllm language server."""
