@@ -82,8 +82,8 @@ def learn_merges(
     """Learn up to ``max_merges`` merges from chunk frequencies.
 
     Returns the merges in order and, for each, the pair's count when it was chosen.
-    ``progress(done, max_merges)`` is called after each merge; an exception raised by it
-    stops training and propagates.
+    ``progress(done, max_merges)`` is called after each merge (and ``(done, done)`` when
+    the pairs run out first); an exception raised by it stops training and propagates.
     """
     words: list[list[str]] = []
     freqs: list[int] = []
@@ -93,12 +93,12 @@ def learn_merges(
             freqs.append(freq)
 
     counts: defaultdict[Pair, int] = defaultdict(int)
-    where: defaultdict[Pair, set[int]] = defaultdict(set)
+    where: defaultdict[Pair, list[int]] = defaultdict(list)
     for index, symbols in enumerate(words):
         freq = freqs[index]
         for pair in zip(symbols, symbols[1:]):
             counts[pair] += freq
-            where[pair].add(index)
+            where[pair].append(index)
     # Every pair with a count has a heap entry at least as large as its count; entries
     # that have fallen behind are re-pushed when they surface (lazy deletion).
     heap = [(-count, pair) for pair, count in counts.items()]
@@ -119,6 +119,8 @@ def learn_merges(
             heapq.heappush(heap, (-counts[grown], grown))
         if progress is not None:
             progress(len(merges), max_merges)
+    if progress is not None and len(merges) < max_merges:
+        progress(len(merges), len(merges))  # ran out of pairs: this is 100%
     return merges, merge_counts
 
 
@@ -127,7 +129,7 @@ def _merge_everywhere(
     words: list[list[str]],
     freqs: list[int],
     counts: defaultdict[Pair, int],
-    where: defaultdict[Pair, set[int]],
+    where: defaultdict[Pair, list[int]],
 ) -> set[Pair]:
     """Merge ``pair`` in every chunk that holds it, updating pair counts and the index.
 
@@ -145,26 +147,20 @@ def _merge_everywhere(
         freq = freqs[index]
         merged: list[str] = []
         copied = 0  # symbols before this index are already in ``merged``
-        search = 0
-        while True:
-            try:
-                at = symbols.index(first, search)
-            except ValueError:
-                break
-            if at >= last:
-                break
-            if symbols[at + 1] != second:
-                search = at + 1
+        at = 0
+        while at < last:
+            if symbols[at] != first or symbols[at + 1] != second:
+                at += 1
                 continue
             merged.extend(symbols[copied:at])
             if at > 0:
                 counts[(symbols[at - 1], first)] -= freq
                 left = (joined, joined) if at == copied and merged else (symbols[at - 1], joined)
                 counts[left] += freq
-                where[left].add(index)
+                where[left].append(index)
                 grown.add(left)
             merged.append(joined)
-            copied = search = at + 2
+            copied = at = at + 2
             # The pair to the right is handled here unless another occurrence starts
             # there, whose left side then turns ``(b, a)`` into ``(ab, ab)``.
             if copied <= last and not (
@@ -174,7 +170,7 @@ def _merge_everywhere(
                 counts[(second, following)] -= freq
                 right = (joined, following)
                 counts[right] += freq
-                where[right].add(index)
+                where[right].append(index)
                 grown.add(right)
         if copied:
             merged.extend(symbols[copied:])

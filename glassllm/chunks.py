@@ -23,13 +23,17 @@ the split lossless: ``"".join(pre_tokenize(t)) == nfc(t).replace(" ", "▁")``.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
+import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 
 from glassllm.normalize import nfc
 
-__all__ = ["SPACE", "CHUNK_PATTERN", "mark_spaces", "pre_tokenize", "chunk_matches"]
+__all__ = ["SPACE", "CHUNK_PATTERN", "mark_spaces", "pre_tokenize", "chunk_matches", "count_chunks"]
 
 SPACE = "\u2581"
 
@@ -81,3 +85,49 @@ def pre_tokenize(text: str) -> list[str]:
 def chunk_matches(marked: str) -> Iterator[re.Match[str]]:
     """The chunks of already normalized, marked text, with their positions."""
     return CHUNK_PATTERN.finditer(marked)
+
+
+# Below this many characters, starting worker processes costs more than it saves.
+_PARALLEL_FROM = 1 << 20
+
+
+def count_chunks(text: str) -> Counter[str]:
+    """How often each chunk of ``text`` occurs: ``Counter(pre_tokenize(text))``.
+
+    Chunking a corpus of megabytes is most of the regex work of training, and chunks
+    never cross a line break, so a large text is cut at line breaks and its parts are
+    counted by forked worker processes, one per core. Forking is only safe while this
+    process has a single thread; otherwise, or on a single core, it counts in place.
+    """
+    marked = mark_spaces(nfc(text))
+    workers = min(os.cpu_count() or 1, 8)
+    if (
+        len(marked) < _PARALLEL_FROM
+        or workers < 2
+        or threading.active_count() > 1
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return Counter(CHUNK_PATTERN.findall(marked))
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        counters = pool.map(_count, _split_at_line_breaks(marked, workers))
+    total = counters[0]
+    for counter in counters[1:]:
+        total.update(counter)
+    return total
+
+
+def _count(marked: str) -> Counter[str]:
+    return Counter(CHUNK_PATTERN.findall(marked))
+
+
+def _split_at_line_breaks(text: str, parts: int) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    for part in range(1, parts):
+        cut = text.find("\n", max(start, len(text) * part // parts))
+        if cut < 0:
+            break
+        pieces.append(text[start : cut + 1])
+        start = cut + 1
+    pieces.append(text[start:])
+    return pieces

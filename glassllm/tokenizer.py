@@ -14,14 +14,13 @@ byte fallback.
 from __future__ import annotations
 
 import operator
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from glassllm.bpe import Pair, Progress, apply_merges, learn_merges, merge
-from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, mark_spaces, pre_tokenize
+from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, count_chunks, mark_spaces, pre_tokenize
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
 from glassllm.normalize import nfc, normalize_with_offsets
 
@@ -135,7 +134,7 @@ class Tokenizer:
         alphabet. ``progress(done, total)`` is called after each merge.
         """
         _require_text(text)
-        chunk_counts = Counter(pre_tokenize(text))
+        chunk_counts = count_chunks(text)
         alphabet = sorted({character for chunk in chunk_counts for character in chunk})
         base = len(SPECIALS) + len(alphabet)
         if vocab_size < base:
