@@ -1,0 +1,318 @@
+"""What "Explain BPE merges" shows for a selection: each chunk it touches, merge by merge.
+
+Merges never cross chunk boundaries and part of a chunk tokenizes differently from the
+whole, so a selection that cuts a chunk is widened to the whole chunk and the explanation
+says so. Everything here works in lines and code-point columns (the server converts to LSP
+positions) and never imports pygls: :func:`explain_selection` builds the structured
+explanation, :func:`explanation_data` turns it into JSON for editor integrations and
+:func:`render_markdown` into the page the user reads, in Portuguese or English.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from glassllm import ChunkExplanation, Tokenizer, TokenSpan
+
+__all__ = [
+    "CHUNK_LIMIT",
+    "ExplainedChunk",
+    "Explanation",
+    "Say",
+    "explain_selection",
+    "explanation_data",
+    "render_markdown",
+    "shown",
+]
+
+# A page with more chunks than this is unreadable and slow to build; the rest is counted,
+# not explained.
+CHUNK_LIMIT = 300
+
+# A catalogue lookup in the user's language: ``say("key", field=value) -> text``.
+Say = Callable[..., str]
+
+
+@dataclass(frozen=True)
+class ExplainedChunk:
+    """One chunk of the selection: the library's explanation, placed in the document."""
+
+    line: int
+    start: int  # code-point columns of the chunk in its line (original text)
+    end: int
+    text: str  # the chunk's original text (before NFC and ▁)
+    explanation: ChunkExplanation
+    cut: bool  # the selection covers only part of the chunk
+    selected: str  # the part of the original text the selection covers
+    alone: list[tuple[str, int]]  # how that part tokenizes on its own: (piece, id)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The chunks a selection touches, in document order."""
+
+    chunks: list[ExplainedChunk]
+    total: int  # chunks the selection touches; more than ``len(chunks)`` when truncated
+    start: tuple[int, int]  # the selection as explained (line, column): an empty
+    end: tuple[int, int]  # selection becomes the token under the cursor
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.chunks)
+
+    @property
+    def cut(self) -> bool:
+        return any(chunk.cut for chunk in self.chunks)
+
+
+def explain_selection(
+    tok: Tokenizer,
+    line_text: Callable[[int], str],
+    start: tuple[int, int],
+    end: tuple[int, int],
+    limit: int = CHUNK_LIMIT,
+) -> Explanation:
+    """Explain the chunks that the selection ``start``–``end`` touches.
+
+    ``line_text(n)`` is line ``n`` including its line ending; positions are (line,
+    code-point column) with ``start <= end``, already clamped to the document. An empty
+    selection means the token under the cursor (the one before it at the end of a line).
+    """
+    if start == end:
+        start, end = _token_at(tok, line_text(start[0]), start)
+    chunks: list[ExplainedChunk] = []
+    total = 0
+    for line in range(start[0], end[0] + 1):
+        text = line_text(line)
+        first = start[1] if line == start[0] else 0
+        last = end[1] if line == end[0] else len(text)
+        every = _chunk_bounds(tok.encode_spans(text))
+        touched = [index for index, (s, e) in enumerate(every) if s < last and first < e]
+        if not touched:
+            continue
+        total += len(touched)
+        room = limit - len(chunks)
+        if room <= 0:
+            continue
+        touched = touched[:room]
+        bounds = every[touched[0] : touched[-1] + 1]
+        for (chunk_start, chunk_end), explained in zip(bounds, _explain_chunks(tok, text, bounds, touched[0])):
+            cut = first > chunk_start or last < chunk_end
+            selected = text[max(first, chunk_start) : min(last, chunk_end)]
+            alone = [(span.piece, span.id) for span in tok.encode_spans(selected)] if cut else []
+            chunks.append(
+                ExplainedChunk(
+                    line=line,
+                    start=chunk_start,
+                    end=chunk_end,
+                    text=text[chunk_start:chunk_end],
+                    explanation=explained,
+                    cut=cut,
+                    selected=selected,
+                    alone=alone,
+                )
+            )
+    return Explanation(chunks, total, start, end)
+
+
+def _token_at(tok: Tokenizer, text: str, position: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The span of the token under the cursor, or the empty selection where there is none."""
+    line, column = position
+    content = len(text.rstrip("\r\n"))
+    column = min(column, content)
+    before = None
+    for span in tok.encode_spans(text[:content]):
+        if span.start == span.end:
+            continue  # a piece that NFC produced with no original characters of its own
+        if span.start <= column < span.end:
+            return (line, span.start), (line, span.end)
+        if span.end == column:
+            before = span
+    if before is not None:
+        return (line, before.start), (line, before.end)
+    return position, position
+
+
+def _chunk_bounds(spans: Sequence[TokenSpan]) -> list[tuple[int, int]]:
+    """Original (start, end) of each chunk of a text, from its token spans."""
+    bounds: list[tuple[int, int]] = []
+    current = -1
+    for span in spans:
+        if span.chunk != current:
+            bounds.append((span.start, span.end))
+            current = span.chunk
+        else:
+            bounds[-1] = (bounds[-1][0], span.end)
+    return bounds
+
+
+def _explain_chunks(
+    tok: Tokenizer, text: str, bounds: list[tuple[int, int]], index: int
+) -> list[ChunkExplanation]:
+    """Explanations of the consecutive chunks at ``bounds`` of ``text``, the first of
+    which is chunk number ``index`` of the line (indices and offsets are the line's).
+
+    Explaining only the touched stretch keeps a selection in a very long line cheap. NFC
+    can compose across a chunk boundary, so when the stretch alone does not cut into the
+    same chunks, the whole line is explained instead; that answer is right by definition.
+    """
+    first, last = bounds[0][0], bounds[-1][1]
+    part = tok.explain(text[first:last])
+    if len(part) == len(bounds) and all(
+        (item.start + first, item.end + first) == bound for item, bound in zip(part, bounds)
+    ):
+        return [
+            replace(item, index=item.index + index, start=item.start + first, end=item.end + first)
+            for item in part
+        ]
+    return tok.explain(text)[index : index + len(bounds)]
+
+
+def explanation_data(
+    explanation: Explanation,
+    position: Callable[[int, int], dict[str, int]],
+) -> dict[str, Any]:
+    """The explanation as JSON for editor integrations.
+
+    ``position(line, column)`` converts a code-point position to an LSP position. Each
+    chunk's ``steps`` replay ``encode_verbose``: its ``characters``, then each step's
+    ``pieces``; the ``ids`` of all chunks concatenated are ``encode`` of their text.
+    """
+
+    def span(line: int, start: int, end: int) -> dict[str, Any]:
+        return {"start": position(line, start), "end": position(line, end)}
+
+    return {
+        "selection": {"start": position(*explanation.start), "end": position(*explanation.end)},
+        "cut": explanation.cut,
+        "truncated": explanation.truncated,
+        "totalChunks": explanation.total,
+        "chunks": [
+            {
+                "index": item.explanation.index,
+                "chunk": item.explanation.chunk,
+                "text": item.text,
+                "range": span(item.line, item.start, item.end),
+                "cut": item.cut,
+                "selected": item.selected,
+                "alone": [{"piece": piece, "id": token_id} for piece, token_id in item.alone],
+                "characters": item.explanation.characters,
+                "steps": [
+                    {
+                        "rank": step.rank,
+                        "pair": list(step.pair),
+                        "result": step.result,
+                        "count": step.count,
+                        "pieces": step.pieces,
+                    }
+                    for step in item.explanation.steps
+                ],
+                "pieces": item.explanation.pieces,
+                "ids": item.explanation.ids,
+            }
+            for item in explanation.chunks
+        ],
+    }
+
+
+def shown(piece: str) -> str:
+    """``piece`` as a Markdown code span, with invisible characters spelled out.
+
+    Line breaks, tabs and other whitespace or format characters would vanish or break the
+    page; they appear as ``\\n``, ``\\t`` or ``U+2028``. ``▁`` stays: it is the piece.
+    """
+    visible = "".join(_visible(character) for character in piece)
+    fence = "`"
+    while fence in visible:
+        fence += "`"
+    padding = " " if visible.startswith("`") or visible.endswith("`") else ""
+    return f"{fence}{padding}{visible}{padding}{fence}"
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def _visible(character: str) -> str:
+    if character in _ESCAPES:
+        return _ESCAPES[character]
+    category = unicodedata.category(character)
+    if category[0] in "CZ" and character != " " or category[0] == "M":
+        return f"U+{ord(character):04X}"
+    return character
+
+
+def render_markdown(
+    explanation: Explanation,
+    say: Say,
+    number: Callable[[int], str],
+    tokenizer: str,
+    document: str,
+) -> str:
+    """The explanation as a Markdown page in the user's language.
+
+    ``say`` looks up the catalogue, ``number`` formats a count the way the language
+    does, ``tokenizer`` names the tokenizer and ``document`` the file.
+    """
+    (first_line, first_column), (last_line, last_column) = explanation.start, explanation.end
+    lines = [
+        f"# {say('explain.title')}",
+        "",
+        say(
+            "explain.header",
+            document=document,
+            tokenizer=tokenizer,
+            start=f"{first_line + 1}:{first_column + 1}",
+            end=f"{last_line + 1}:{last_column + 1}",
+        ),
+        "",
+    ]
+    if not explanation.chunks:
+        lines.append(say("explain.empty"))
+        return "\n".join(lines) + "\n"
+    token_count = sum(len(item.explanation.ids) for item in explanation.chunks)
+    lines.append(
+        say("explain.summary", chunks=number(explanation.total), tokens=number(token_count))
+        if not explanation.truncated
+        else say("explain.truncated", shown=number(len(explanation.chunks)), chunks=number(explanation.total))
+    )
+    if explanation.cut:
+        lines += ["", f"> {say('explain.cut')}"]
+    for position, item in enumerate(explanation.chunks, 1):
+        chunk = item.explanation
+        lines += [
+            "",
+            f"## {say('explain.chunk', number=position, chunk=shown(chunk.chunk))}",
+            "",
+            say("explain.where", line=item.line + 1, start=item.start + 1, end=item.end),
+        ]
+        if item.cut:
+            alone = " ".join(f"{shown(piece)} ({token_id})" for piece, token_id in item.alone)
+            lines.append(say("explain.chunk_cut", selected=shown(item.selected), alone=alone))
+        lines += ["", f"{say('explain.characters')}: " + " ".join(shown(c) for c in chunk.characters), ""]
+        if not chunk.steps:
+            lines.append(say("explain.no_merges"))
+        for step_number, step in enumerate(chunk.steps, 1):
+            evidence = (
+                say("explain.unknown_count")
+                if step.count is None
+                else say("explain.count", count=number(step.count))
+            )
+            pieces = " ".join(shown(piece) for piece in step.pieces)
+            lines.append(
+                f"{step_number}. "
+                + say(
+                    "explain.step",
+                    rank=number(step.rank),
+                    left=shown(step.pair[0]),
+                    right=shown(step.pair[1]),
+                    result=shown(step.result),
+                    evidence=evidence,
+                )
+                + f" → {pieces}"
+            )
+        tokens = " · ".join(f"{shown(piece)} ({token_id})" for piece, token_id in zip(chunk.pieces, chunk.ids))
+        lines += ["", f"{say('explain.tokens')}: {tokens}"]
+    return "\n".join(lines) + "\n"

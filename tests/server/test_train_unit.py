@@ -1,0 +1,74 @@
+"""Training from the editor without a server: gathering text, cancellation, atomic output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from glassllm import Tokenizer
+from glassllm_server.training import Percent, TrainingCancelled, gather_text, train_tokenizer
+
+
+def test_a_folder_gives_its_text_files_in_order(tmp_path):
+    (tmp_path / "b.txt").write_text("dois", encoding="utf-8")
+    (tmp_path / "a.md").write_text("um\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.txt").write_text("três", encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref", encoding="utf-8")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    (tmp_path / "latin1.txt").write_bytes("não".encode("latin-1"))
+    source = gather_text(tmp_path)
+    assert source.text == "um\ndois\ntrês\n"
+    assert [path.name for path in source.files] == ["a.md", "b.txt", "c.txt"]
+    assert [path.name for path in source.skipped] == ["latin1.txt"]
+
+
+def test_a_folder_without_text_and_a_binary_file_are_errors(tmp_path):
+    with pytest.raises(ValueError, match="no text files"):
+        gather_text(tmp_path)
+    (tmp_path / "x.txt").write_bytes(b"a\0b")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        gather_text(tmp_path / "x.txt")
+    with pytest.raises(OSError):
+        gather_text(tmp_path / "missing.txt")
+
+
+def test_training_writes_the_tokenizer_and_reports_each_merge(tmp_path):
+    reports = []
+    output = tmp_path / "new" / "tok.json"
+    tok = train_tokenizer("banana banana", 12, output, lambda d, t: reports.append((d, t)), lambda: False)
+    assert Tokenizer.load(output).merges == tok.merges == [("a", "n"), ("an", "a"), ("an", "ana"), ("b", "anana")]
+    assert reports == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_cancelling_leaves_an_existing_file_untouched_and_writes_nothing_new(tmp_path):
+    output = tmp_path / "tok.json"
+    output.write_text('{"old": true}', encoding="utf-8")
+    calls = []
+
+    def cancelled():
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(TrainingCancelled):
+        train_tokenizer("banana bandana cabana " * 50, 40, output, lambda d, t: None, cancelled)
+    assert json.loads(output.read_text(encoding="utf-8")) == {"old": True}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok.json"]
+    with pytest.raises(TrainingCancelled):
+        train_tokenizer("banana", 12, tmp_path / "other.json", lambda d, t: None, lambda: True)
+    assert not (tmp_path / "other.json").exists()
+
+
+def test_too_small_a_vocabulary_is_a_value_error(tmp_path):
+    with pytest.raises(ValueError, match="at least"):
+        train_tokenizer("banana", 5, tmp_path / "t.json", lambda d, t: None, lambda: False)
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_percent_reports_each_whole_percent_once():
+    percent = Percent()
+    seen = [p for done in range(1, 1001) if (p := percent(done, 1000)) is not None]
+    assert seen == list(range(0, 101))  # 1 of 1,000 is 0 %
+    assert Percent()(0, 0) == 100
