@@ -10,9 +10,15 @@ explanation, :func:`explanation_data` turns it into JSON for editor integrations
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import tempfile
+import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer, TokenSpan
@@ -21,11 +27,14 @@ __all__ = [
     "CHUNK_LIMIT",
     "ExplainedChunk",
     "Explanation",
+    "PAGES_KEPT",
     "Say",
+    "cache_folder",
     "explain_selection",
     "explanation_data",
     "render_markdown",
     "shown",
+    "write_page",
 ]
 
 # A page with more chunks than this is unreadable and slow to build; the rest is counted,
@@ -316,3 +325,43 @@ def render_markdown(
         tokens = " · ".join(f"{shown(piece)} ({token_id})" for piece, token_id in zip(chunk.pieces, chunk.ids))
         lines += ["", f"{say('explain.tokens')}: {tokens}"]
     return "\n".join(lines) + "\n"
+
+
+# Pages are written fresh each time (an editor may hold an older one open and would not
+# reload it); only the newest few are kept.
+PAGES_KEPT = 20
+
+
+def cache_folder() -> Path:
+    """The user's cache folder for glassllm: ``$XDG_CACHE_HOME/glassllm`` or the
+    platform's usual place (``~/.cache/glassllm`` on Linux)."""
+    if xdg := os.environ.get("XDG_CACHE_HOME"):
+        base = Path(xdg)
+    elif sys.platform == "win32" and (local := os.environ.get("LOCALAPPDATA")):
+        base = Path(local)
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path.home() / ".cache"
+    return base / "glassllm"
+
+
+def write_page(markdown: str, document: str, folder: Path | None = None) -> Path:
+    """Write an explanation page for ``document`` (a file name) to the cache folder and
+    return its path. The write is atomic; older pages beyond :data:`PAGES_KEPT` go."""
+    folder = cache_folder() if folder is None else folder
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^\w.-]+", "_", Path(document).stem)[:60] or "selection"
+    handle, temporary = tempfile.mkstemp(prefix=".explain-", suffix=".md", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
+            page.write(markdown)
+        path = folder / f"explain-{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    pages = sorted(folder.glob("explain-*.md"), key=lambda page: page.stat().st_mtime_ns)
+    for old in pages[:-PAGES_KEPT]:
+        old.unlink(missing_ok=True)
+    return path

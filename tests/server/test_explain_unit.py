@@ -173,3 +173,17 @@ def test_markdown_lists_every_step_with_rank_pair_result_and_count(tok):
 )
 def test_pieces_are_shown_as_code_with_invisible_characters_spelled_out(piece, expected):
     assert shown(piece) == expected
+
+
+def test_pages_go_to_the_xdg_cache_folder_and_only_the_newest_are_kept(tmp_path, monkeypatch):
+    from glassllm_server import explanation
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert explanation.cache_folder() == tmp_path / "glassllm"
+    monkeypatch.setattr(explanation, "PAGES_KEPT", 3)
+    paths = [explanation.write_page(f"# page {n}\n", "my notes.txt") for n in range(5)]
+    assert len(set(paths)) == 5
+    assert all(path.parent == tmp_path / "glassllm" and path.name.startswith("explain-my_notes-") for path in paths)
+    left = sorted((tmp_path / "glassllm").iterdir())
+    assert left == sorted(paths[-3:])
+    assert paths[-1].read_text(encoding="utf-8") == "# page 4\n"
