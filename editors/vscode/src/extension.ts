@@ -1,0 +1,314 @@
+/**
+ * The GlassLLM extension: starts `glassllm-lsp` with vscode-languageclient for plain text
+ * and Markdown, keeps a status bar item with the token count of the document and of the
+ * selection, shows merge explanations in the Markdown preview, and gives the server's
+ * commands a way to be run from the Command Palette.
+ */
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  CancellationToken,
+  CancellationTokenSource,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { LatestOnly } from './latest';
+import { Language, MESSAGES } from './messages';
+import { Stats, statusText, statusTooltip, sumStats, uiLanguage } from './status';
+
+const EXPLAIN_MERGES = 'glassllm.explainMerges';
+const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
+const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
+const STATS_REQUEST = 'glassllm/stats';
+const LANGUAGES = ['plaintext', 'markdown'];
+const STATUS_DELAY_MS = 150;
+
+let client: LanguageClient | undefined;
+
+function settings(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration('glassllm');
+}
+
+function language(): Language {
+  return uiLanguage(settings().get<string | null>('locale'), vscode.env.language);
+}
+
+function isGlassDocument(document: vscode.TextDocument): boolean {
+  return LANGUAGES.includes(document.languageId);
+}
+
+/** The `glassllm` section as the server reads it, without the keys only this extension uses. */
+function serverSettings(): Record<string, unknown> {
+  const section = JSON.parse(JSON.stringify(settings())) as Record<string, unknown>;
+  delete section.server;
+  delete section.trace;
+  return section;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const statusBar = new TokenStatusBar();
+  context.subscriptions.push(
+    statusBar,
+    vscode.commands.registerCommand(CHOOSE_TOKENIZER, chooseTokenizer),
+    vscode.window.onDidChangeActiveTextEditor(() => statusBar.refresh()),
+    vscode.window.onDidChangeTextEditorSelection((event) => {
+      if (event.textEditor === vscode.window.activeTextEditor) {
+        statusBar.refresh();
+      }
+    }),
+    vscode.workspace.onDidChangeTextDocument((event) => {
+      if (event.document === vscode.window.activeTextEditor?.document) {
+        statusBar.refresh();
+      }
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration('glassllm.server')) {
+        await stopClient();
+        await startClient(statusBar);
+      } else if (event.affectsConfiguration('glassllm')) {
+        statusBar.refresh();
+      }
+    }),
+  );
+  await startClient(statusBar);
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}
+
+async function stopClient(): Promise<void> {
+  const running = client;
+  client = undefined;
+  if (running && running.state !== State.Stopped) {
+    await running.stop();
+  }
+}
+
+async function startClient(statusBar: TokenStatusBar): Promise<void> {
+  const command = settings().get<string>('server.path') || 'glassllm-lsp';
+  const serverOptions: ServerOptions = {
+    command,
+    args: settings().get<string[]>('server.args') ?? [],
+    transport: TransportKind.stdio,
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: LANGUAGES.map((languageId) => ({ language: languageId })),
+    synchronize: { configurationSection: 'glassllm' },
+    initializationOptions: serverSettings,
+    middleware: {
+      executeCommand: runServerCommand,
+      window: { showDocument: showExplanation },
+    },
+  };
+  const started = new LanguageClient('glassllm', 'GlassLLM', serverOptions, clientOptions);
+  started.onDidChangeState(() => statusBar.refresh());
+  client = started;
+  try {
+    await started.start();
+  } catch {
+    client = undefined;
+    const words = MESSAGES[language()];
+    const choice = await vscode.window.showErrorMessage(words.serverMissing(command), words.openSettings);
+    if (choice === words.openSettings) {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'glassllm.server');
+    }
+  }
+}
+
+/**
+ * vscode-languageclient registers the server's commands itself; this middleware fills in
+ * their arguments when they come from the Command Palette or a menu instead of a code action.
+ */
+async function runServerCommand(
+  command: string,
+  args: unknown[],
+  next: (command: string, args: unknown[]) => vscode.ProviderResult<unknown>,
+): Promise<unknown> {
+  if (args.length > 0 || !client) {
+    return next(command, args);
+  }
+  if (command === EXPLAIN_MERGES) {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || !isGlassDocument(editor.document)) {
+      void vscode.window.showInformationMessage(MESSAGES[language()].noEditor);
+      return undefined;
+    }
+    const converter = client.code2ProtocolConverter;
+    return next(command, [converter.asUri(editor.document.uri), converter.asRange(editor.selection)]);
+  }
+  if (command === TRAIN_TOKENIZER) {
+    const trainArgs = await askTrainingArguments();
+    return trainArgs ? next(command, trainArgs) : undefined;
+  }
+  return next(command, args);
+}
+
+/** Explanations arrive as Markdown files: show them rendered, beside the text they explain. */
+async function showExplanation(
+  params: { uri: string; external?: boolean; takeFocus?: boolean },
+  next: (params: { uri: string }, token: CancellationToken) => unknown,
+): Promise<{ success: boolean }> {
+  const uri = vscode.Uri.parse(params.uri);
+  if (!params.external && uri.scheme === 'file' && uri.path.endsWith('.md')) {
+    try {
+      await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
+      return { success: true };
+    } catch {
+      // The built-in Markdown extension is disabled: open the file as text instead.
+    }
+  }
+  return (await next(params, new CancellationTokenSource().token)) as { success: boolean };
+}
+
+async function askTrainingArguments(): Promise<[string, number, string] | undefined> {
+  const words = MESSAGES[language()];
+  const editor = vscode.window.activeTextEditor;
+  const sources: (vscode.QuickPickItem & { pick: () => Promise<vscode.Uri | undefined> })[] = [];
+  if (editor) {
+    sources.push({
+      label: words.activeDocument,
+      description: path.basename(editor.document.uri.path),
+      pick: async () => editor.document.uri,
+    });
+  }
+  sources.push({
+    label: words.aFolder,
+    pick: async () =>
+      (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false }))?.[0],
+  });
+  const source = await vscode.window.showQuickPick(sources, { placeHolder: words.trainSource });
+  const corpus = await source?.pick();
+  if (!corpus || !client) {
+    return undefined;
+  }
+  const size = await vscode.window.showInputBox({
+    prompt: words.vocabSize,
+    value: '1024',
+    validateInput: (value) => (/^\d+$/.test(value.trim()) && Number(value) >= 5 ? undefined : words.vocabSizeInvalid),
+  });
+  if (size === undefined) {
+    return undefined;
+  }
+  const folder = vscode.workspace.getWorkspaceFolder(corpus)?.uri ?? vscode.Uri.joinPath(corpus, '..');
+  const output = await vscode.window.showSaveDialog({
+    title: words.trainOutput,
+    defaultUri: vscode.Uri.joinPath(folder, 'tokenizer.json'),
+    filters: { [words.tokenizerFiles]: ['json'] },
+  });
+  if (!output) {
+    return undefined;
+  }
+  return [client.code2ProtocolConverter.asUri(corpus), Number(size.trim()), output.fsPath];
+}
+
+async function chooseTokenizer(): Promise<void> {
+  const words = MESSAGES[language()];
+  const current = settings().get<string>('tokenizer');
+  const choices: (vscode.QuickPickItem & { value?: string })[] = [
+    { label: 'pt', description: `${words.portuguese} · ${words.packaged}`, value: 'pt' },
+    { label: 'en', description: `${words.english} · ${words.packaged}`, value: 'en' },
+    { label: words.fromFile },
+  ];
+  for (const choice of choices) {
+    if (choice.value === current) {
+      choice.detail = words.current;
+    }
+  }
+  const choice = await vscode.window.showQuickPick(choices, { placeHolder: words.chooseTokenizer });
+  if (!choice) {
+    return;
+  }
+  let value = choice.value;
+  if (value === undefined) {
+    const file = (
+      await vscode.window.showOpenDialog({ canSelectMany: false, filters: { [words.tokenizerFiles]: ['json'] } })
+    )?.[0];
+    if (!file) {
+      return;
+    }
+    // The server resolves relative paths against the workspace folder, which keeps the setting shareable.
+    const folder = vscode.workspace.getWorkspaceFolder(file);
+    value = folder ? path.relative(folder.uri.fsPath, file.fsPath) : file.fsPath;
+  }
+  const target = vscode.workspace.workspaceFolders
+    ? vscode.ConfigurationTarget.Workspace
+    : vscode.ConfigurationTarget.Global;
+  await settings().update('tokenizer', value, target);
+}
+
+interface EditorStats {
+  document: Stats;
+  selection: Stats | undefined;
+}
+
+/** The status bar item: the active document's token count and its selection's, from `glassllm/stats`. */
+class TokenStatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('glassllm.tokens', vscode.StatusBarAlignment.Right, 100);
+  private readonly latest = new LatestOnly<EditorStats | undefined>(
+    STATUS_DELAY_MS,
+    (signal) => this.fetch(signal),
+    (stats) => this.show(stats),
+    (error) => this.showError(error),
+  );
+
+  constructor() {
+    this.item.name = 'GlassLLM';
+    this.item.command = CHOOSE_TOKENIZER;
+  }
+
+  refresh(): void {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || !isGlassDocument(editor.document) || client?.state !== State.Running) {
+      this.latest.dispose();
+      this.item.hide();
+      return;
+    }
+    this.latest.poke();
+  }
+
+  dispose(): void {
+    this.latest.dispose();
+    this.item.dispose();
+  }
+
+  private async fetch(signal: AbortSignal): Promise<EditorStats | undefined> {
+    const editor = vscode.window.activeTextEditor;
+    const running = client;
+    if (!editor || !running || running.state !== State.Running) {
+      return undefined;
+    }
+    const cancel = new CancellationTokenSource();
+    signal.addEventListener('abort', () => cancel.cancel());
+    const textDocument = { uri: running.code2ProtocolConverter.asUri(editor.document.uri) };
+    const ask = (range?: vscode.Range) =>
+      running.sendRequest<Stats>(
+        STATS_REQUEST,
+        range ? { textDocument, range: running.code2ProtocolConverter.asRange(range) } : { textDocument },
+        cancel.token,
+      );
+    const selections = editor.selections.filter((selection) => !selection.isEmpty);
+    const [document, ...parts] = await Promise.all([ask(), ...selections.map((selection) => ask(selection))]);
+    return { document, selection: sumStats(parts) };
+  }
+
+  private show(stats: EditorStats | undefined): void {
+    if (!stats) {
+      this.item.hide();
+      return;
+    }
+    const lang = language();
+    this.item.text = statusText(stats.document, stats.selection, lang);
+    this.item.tooltip = statusTooltip(stats.document, stats.selection, lang);
+    this.item.show();
+  }
+
+  private showError(error: unknown): void {
+    this.item.text = '$(symbol-text) ?';
+    this.item.tooltip = `${MESSAGES[language()].statsFailed}: ${error instanceof Error ? error.message : String(error)}`;
+    this.item.show();
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * What the status bar says about a document and its selection: pure functions of the
+ * server's `glassllm/stats` answers, kept apart from the VS Code API so Node tests cover them.
+ */
+
+/** The answer of the `glassllm/stats` request, for a document or a range of it. */
+import { Language, MESSAGES } from './messages';
+
+export interface Stats {
+  tokens: number;
+  chunks: number;
+  characters: number;
+  unknown: number;
+  tokenizer: string;
+}
+
+
+/** The `glassllm.locale` setting wins (null: unset); otherwise Portuguese when VS Code's UI language is. */
+export function uiLanguage(localeSetting: string | null | undefined, vscodeLanguage: string): Language {
+  const chosen = localeSetting || vscodeLanguage;
+  return chosen.toLowerCase().startsWith('pt') ? 'pt' : 'en';
+}
+
+
+function numberFormat(language: Language, fractionDigits = 0): Intl.NumberFormat {
+  return new Intl.NumberFormat(language === 'pt' ? 'pt-BR' : 'en-US', {
+    minimumFractionDigits: fractionDigits,
+    maximumFractionDigits: fractionDigits,
+  });
+}
+
+function tokenCount(n: number, language: Language): string {
+  const words = MESSAGES[language];
+  return `${numberFormat(language).format(n)} ${n === 1 ? words.token : words.tokens}`;
+}
+
+/** Several selections count as their sum; they never overlap in VS Code. */
+export function sumStats(parts: readonly Stats[]): Stats | undefined {
+  if (parts.length === 0) {
+    return undefined;
+  }
+  return parts.reduce((total, part) => ({
+    tokens: total.tokens + part.tokens,
+    chunks: total.chunks + part.chunks,
+    characters: total.characters + part.characters,
+    unknown: total.unknown + part.unknown,
+    tokenizer: total.tokenizer,
+  }));
+}
+
+/**
+ * The status bar item's text: "1,234 tokens", or "12 / 1,234 tokens" while text is
+ * selected, with a warning sign when the document has characters the tokenizer does not know.
+ */
+export function statusText(document: Stats, selection: Stats | undefined, language: Language): string {
+  const format = numberFormat(language);
+  const count = selection
+    ? `${format.format(selection.tokens)} / ${tokenCount(document.tokens, language)}`
+    : tokenCount(document.tokens, language);
+  const unknown = document.unknown > 0 ? ` $(warning) ${format.format(document.unknown)}` : '';
+  return `$(symbol-text) ${count}${unknown}`;
+}
+
+function describe(stats: Stats, language: Language): string {
+  const words = MESSAGES[language];
+  const format = numberFormat(language);
+  const parts = [
+    tokenCount(stats.tokens, language),
+    `${format.format(stats.chunks)} ${words.chunks}`,
+    `${format.format(stats.characters)} ${words.characters}`,
+  ];
+  if (stats.tokens > 0) {
+    parts.push(`${numberFormat(language, 1).format(stats.characters / stats.tokens)} ${words.perToken}`);
+  }
+  parts.push(`${format.format(stats.unknown)} ${words.unknown}`);
+  return parts.join(' · ');
+}
+
+/** The hover text of the status bar item: every figure of the document and the selection. */
+export function statusTooltip(document: Stats, selection: Stats | undefined, language: Language): string {
+  const words = MESSAGES[language];
+  const lines = [
+    `GlassLLM · ${words.tokenizer} ${document.tokenizer}`,
+    `${words.document}: ${describe(document, language)}`,
+  ];
+  if (selection) {
+    lines.push(`${words.selection}: ${describe(selection, language)}`);
+  }
+  lines.push(words.click);
+  return lines.join('\n');
+}

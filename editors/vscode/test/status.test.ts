@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Stats, statusText, statusTooltip, sumStats, uiLanguage } from '../src/status';
+
+const documentStats: Stats = { tokens: 1234, chunks: 345, characters: 4812, unknown: 0, tokenizer: 'pt' };
+const selectionStats: Stats = { tokens: 12, chunks: 4, characters: 41, unknown: 0, tokenizer: 'pt' };
+
+describe('statusText', () => {
+  it('shows the document count alone without a selection', () => {
+    assert.equal(statusText(documentStats, undefined, 'en'), '$(symbol-text) 1,234 tokens');
+  });
+
+  it('shows the selection against the document', () => {
+    assert.equal(statusText(documentStats, selectionStats, 'en'), '$(symbol-text) 12 / 1,234 tokens');
+  });
+
+  it('uses Portuguese digit grouping', () => {
+    assert.equal(statusText(documentStats, selectionStats, 'pt'), '$(symbol-text) 12 / 1.234 tokens');
+  });
+
+  it('says token in the singular for one', () => {
+    assert.equal(statusText({ ...documentStats, tokens: 1 }, undefined, 'en'), '$(symbol-text) 1 token');
+  });
+
+  it('warns about unknown characters', () => {
+    assert.equal(statusText({ ...documentStats, unknown: 3 }, undefined, 'en'), '$(symbol-text) 1,234 tokens $(warning) 3');
+  });
+});
+
+describe('statusTooltip', () => {
+  it('gives every figure of the document and the selection in English', () => {
+    assert.equal(
+      statusTooltip(documentStats, selectionStats, 'en'),
+      [
+        'GlassLLM · tokenizer pt',
+        'Document: 1,234 tokens · 345 chunks · 4,812 characters · 3.9 chars/token · 0 unknown',
+        'Selection: 12 tokens · 4 chunks · 41 characters · 3.4 chars/token · 0 unknown',
+        'Click to choose the tokenizer.',
+      ].join('\n'),
+    );
+  });
+
+  it('gives every figure in Portuguese', () => {
+    assert.equal(
+      statusTooltip(documentStats, undefined, 'pt'),
+      [
+        'GlassLLM · tokenizador pt',
+        'Documento: 1.234 tokens · 345 trechos · 4.812 caracteres · 3,9 caracteres/token · 0 desconhecidos',
+        'Clique para escolher o tokenizador.',
+      ].join('\n'),
+    );
+  });
+
+  it('leaves out characters per token for an empty document', () => {
+    const empty: Stats = { tokens: 0, chunks: 0, characters: 0, unknown: 0, tokenizer: 'en' };
+    assert.match(statusTooltip(empty, undefined, 'en'), /^Document: 0 tokens · 0 chunks · 0 characters · 0 unknown$/m);
+  });
+});
+
+describe('sumStats', () => {
+  it('adds the selections up', () => {
+    assert.deepEqual(sumStats([selectionStats, { ...selectionStats, tokens: 3, unknown: 1 }]), {
+      tokens: 15, chunks: 8, characters: 82, unknown: 1, tokenizer: 'pt',
+    });
+  });
+
+  it('has nothing to add without a selection', () => {
+    assert.equal(sumStats([]), undefined);
+  });
+});
+
+describe('uiLanguage', () => {
+  it('follows VS Code when the setting is unset', () => {
+    assert.equal(uiLanguage(null, 'pt-br'), 'pt');
+    assert.equal(uiLanguage(undefined, 'pt-br'), 'pt');
+    assert.equal(uiLanguage('', 'de'), 'en');
+  });
+
+  it('lets the setting override VS Code', () => {
+    assert.equal(uiLanguage('en', 'pt-br'), 'en');
+    assert.equal(uiLanguage('pt', 'en'), 'pt');
+  });
+});

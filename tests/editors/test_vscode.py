@@ -1,0 +1,105 @@
+"""The VS Code extension: its Node test suite and build, and its contract with the server.
+
+Every server setting has a VS Code setting with the same default and vice versa (less the
+settings only the extension reads), and every server command is contributed to the
+Command Palette. The Node part (status text, debouncing, the manifest's strings; the
+TypeScript build, which type-checks the extension against the VS Code API; and
+`vsce package`) runs where npm is installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from glassllm_server.settings import Settings, parse_settings
+
+EXTENSION = Path(__file__).resolve().parents[2] / "editors" / "vscode"
+MANIFEST = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+PROPERTIES: dict[str, dict] = MANIFEST["contributes"]["configuration"]["properties"]
+# Read by the extension itself to start and trace the server; the server ignores them.
+CLIENT_ONLY = {"glassllm.server.path", "glassllm.server.args", "glassllm.trace.server"}
+SERVER_KEYS = {key: spec for key, spec in PROPERTIES.items() if key not in CLIENT_ONLY}
+
+
+def _other_valid_value(spec: dict):
+    """A valid value that differs from the setting's default."""
+    if spec["type"] == "boolean":
+        return not spec["default"]
+    if "enum" in spec:
+        return next(value for value in spec["enum"] if value is not None and value != spec["default"])
+    return "en" if spec["default"] != "en" else "pt"
+
+
+def _nested(key: str, value) -> dict:
+    """``glassllm.inlayHints.chunkBoundaries`` → the object VS Code sends for the section."""
+    *parents, leaf = key.removeprefix("glassllm.").split(".")
+    section: dict = {leaf: value}
+    for parent in reversed(parents):
+        section = {parent: section}
+    return section
+
+
+@pytest.mark.parametrize("key", sorted(SERVER_KEYS))
+def test_the_server_accepts_each_setting_and_its_default(key):
+    spec = SERVER_KEYS[key]
+    settings, problems = parse_settings(_nested(key, spec["default"]))
+    assert problems == []
+    assert settings == Settings(), f"{key}'s default in package.json is not the server's"
+    _, problems = parse_settings(_nested(key, ["not", "valid"]))
+    assert [problem.key for problem in problems] == [key], f"the server does not read {key}"
+
+
+def test_every_server_setting_has_a_vscode_setting():
+    changed_by = {}
+    for key, spec in SERVER_KEYS.items():
+        settings, problems = parse_settings(_nested(key, _other_valid_value(spec)))
+        assert problems == []
+        for field in dataclasses.fields(Settings):
+            if getattr(settings, field.name) != getattr(Settings(), field.name):
+                changed_by[field.name] = key
+    missing = {field.name for field in dataclasses.fields(Settings)} - set(changed_by)
+    assert not missing, f"server settings without a VS Code setting: {sorted(missing)}"
+
+
+def test_locale_is_unset_by_default_and_offers_both_languages():
+    assert PROPERTIES["glassllm.locale"]["default"] is None
+    assert PROPERTIES["glassllm.locale"]["enum"] == [None, "pt", "en"]
+
+
+@pytest.fixture(scope="module")
+def built_extension(tmp_path_factory) -> Path:
+    """The extension copied out of the checkout and built there: `npm ci`, then `npm test`."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed")
+    work = tmp_path_factory.mktemp("vscode") / "glassllm"
+    shutil.copytree(EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix"))
+    for command in ([npm, "ci", "--no-audit", "--no-fund"], [npm, "test"]):
+        result = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, f"{' '.join(command[1:])} failed:\n{result.stdout}\n{result.stderr}"
+    return work
+
+
+def test_node_suite_passes(built_extension):
+    """`npm test` (run by the fixture) compiled the extension and its tests passed."""
+    assert (built_extension / "out" / "src" / "extension.js").is_file()
+    assert (built_extension / "out" / "test" / "status.test.js").is_file()
+
+
+def test_vsce_packages_the_extension(built_extension):
+    result = subprocess.run(
+        [shutil.which("npm"), "run", "package"], cwd=built_extension, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    listing = subprocess.run(
+        [shutil.which("npx"), "vsce", "ls"], cwd=built_extension, capture_output=True, text=True, timeout=120
+    ).stdout.split()
+    assert "out/src/extension.js" in listing
+    assert "package.nls.pt-br.json" in listing
+    assert (built_extension / "glassllm.vsix").stat().st_size > 100_000
