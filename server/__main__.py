@@ -1,5 +1,49 @@
-"""Entry point placeholder replaced by the server issue."""
+"""``glassllm-lsp`` / ``python -m glassllm_server``: start the language server.
+
+stdio by default (what editors use); ``--tcp --host --port`` for a socket.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from glassllm_server import __version__
+
+__all__ = ["main"]
 
 
-def main() -> None:
-    raise SystemExit("glassllm-lsp is not built yet")
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="glassllm-lsp", description="The glassllm language server.")
+    parser.add_argument("--tcp", action="store_true", help="listen on a TCP socket instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    parser.add_argument("--log-file", help="write the log to this file (default: standard error)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log detail (-v info, -vv debug)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    arguments = _parser().parse_args(argv)
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(arguments.verbose, 2)]
+    handler: logging.Handler = (
+        logging.FileHandler(arguments.log_file, encoding="utf-8") if arguments.log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+    # Outgoing messages are logged at INFO by pygls: far too much even with -v.
+    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.DEBUG if arguments.verbose >= 2 else logging.WARNING)
+
+    from glassllm_server.features import create_server
+
+    server = create_server()
+    if arguments.tcp:
+        server.start_tcp(arguments.host, arguments.port)
+    else:
+        server.start_io()
+
+
+if __name__ == "__main__":
+    main()

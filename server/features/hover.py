@@ -1,0 +1,37 @@
+"""Hover: the token under the cursor, with its range covering exactly its characters."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from glassllm_server.describe import hover_markdown
+from glassllm_server.positions import content_length
+from glassllm_server.server import GlassServer
+
+__all__ = ["register"]
+
+
+def register(server: GlassServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: GlassServer, params: types.HoverParams) -> types.Hover | None:
+        document = ls.get_document(params.text_document.uri)
+        # The token's index in the document needs every line above it tokenized.
+        await ls.tokenized(document, params.position.line)
+        point = ls.point(document, params.position)
+        token = document.token_at(point)
+        if token is None:
+            return None
+        text = document.lines[token.line]
+        # A lone line-ending token of "\r\n" has no LSP range: positions cannot point
+        # between "\r" and "\n".
+        representable = token.end <= content_length(text) or (token.end == len(text) and token.start == content_length(text))
+        markdown = hover_markdown(
+            token,
+            ls.tokenizer.tokenizer.derivation(token.piece),
+            ls.tokenizer_label(),
+            ls.messages,
+        )
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
+            range=ls.range(document, token.start_point, token.end_point) if representable else None,
+        )

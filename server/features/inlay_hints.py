@@ -1,0 +1,61 @@
+"""Inlay hints for the requested range, resolved lazily to the piece and ID."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from glassllm_server.describe import code
+from glassllm_server.hints import inlay_hints
+from glassllm_server.positions import Point
+from glassllm_server.server import GlassServer
+
+__all__ = ["register"]
+
+
+def register(server: GlassServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=True))
+    async def inlay_hint(ls: GlassServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        document = ls.get_document(params.text_document.uri)
+        start = ls.point(document, params.range.start)
+        end = ls.point(document, params.range.end)
+        return [
+            types.InlayHint(
+                position=ls.position(document, hint.point),
+                label=hint.label,
+                data={
+                    "uri": document.uri,
+                    "version": document.version,
+                    "line": hint.point.line,
+                    "column": hint.token_column,
+                },
+            )
+            for hint in inlay_hints(document, start, end, ls.settings)
+        ]
+
+    @server.feature(types.INLAY_HINT_RESOLVE)
+    def resolve(ls: GlassServer, hint: types.InlayHint) -> types.InlayHint:
+        data: Any = hint.data
+        if not isinstance(data, dict):
+            return hint
+        document = ls.documents.get(data.get("uri"))
+        line, column = data.get("line"), data.get("column")
+        if (
+            document is None
+            or document.version != data.get("version")
+            or not isinstance(line, int)
+            or not isinstance(column, int)
+            or not 0 <= line < len(document.lines)
+        ):
+            # A stale or foreign hint comes back as it was.
+            return hint
+        found = document.span_at(Point(line, column))
+        if found is None:
+            return hint
+        span = found[1]
+        hint.tooltip = types.MarkupContent(
+            kind=types.MarkupKind.Markdown,
+            value=ls.messages("hint.tooltip", piece=code(span.piece), id=span.id),
+        )
+        return hint

@@ -1,0 +1,132 @@
+"""Every user-facing string of the server, in English and Portuguese, in one catalogue.
+
+Portuguese when the client's ``locale`` (from ``initialize``) starts with ``pt``, English
+otherwise; the ``glassllm.locale`` setting overrides. Strings are ``str.format``
+templates; numbers go through :func:`format_integer` / :func:`format_decimal`, since
+Portuguese writes ``1.234`` and ``3,9`` where English writes ``1,234`` and ``3.9``.
+To add a message, add one entry to :data:`CATALOGUE` with both languages.
+No pygls here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+__all__ = [
+    "CATALOGUE",
+    "Locale",
+    "Messages",
+    "choose_locale",
+    "format_decimal",
+    "format_integer",
+]
+
+Locale = Literal["en", "pt"]
+
+CATALOGUE: dict[str, dict[Locale, str]] = {
+    # Tokenizer names
+    "tokenizer.pt": {"en": "Portuguese", "pt": "português"},
+    "tokenizer.en": {"en": "English", "pt": "inglês"},
+    "tokenizer.file": {"en": "file {name}", "pt": "arquivo {name}"},
+    # Hover
+    "hover.index": {"en": "index {index} in the document", "pt": "índice {index} no documento"},
+    "hover.id": {"en": "ID {id}", "pt": "ID {id}"},
+    "hover.unknown": {
+        "en": "not in the alphabet: `<unk>`, decoded as ⁇",
+        "pt": "fora do alfabeto: `<unk>`, decodificado como ⁇",
+    },
+    "hover.chunk": {"en": "Chunk {chunk} → {pieces}", "pt": "Trecho {chunk} → {pieces}"},
+    "hover.derivation": {"en": "Merges: {derivation}", "pt": "Fusões: {derivation}"},
+    "hover.single": {"en": "A single character: no merges.", "pt": "Um único caractere: sem fusões."},
+    "hover.tokenizer": {"en": "Tokenizer: {name}", "pt": "Tokenizador: {name}"},
+    "hover.explain": {
+        "en": "Every merge step: the code action “Explain BPE merges” on a selection.",
+        "pt": "Cada passo das fusões: a ação de código “Explicar fusões BPE” numa seleção.",
+    },
+    # Inlay hints
+    "hint.tooltip": {"en": "{piece} · ID {id}", "pt": "{piece} · ID {id}"},
+    # Code lens and the stats command
+    "lens.count": {
+        "en": "{tokens} {token_word} · {ratio} chars/token",
+        "pt": "{tokens} {token_word} · {ratio} caracteres/token",
+    },
+    "lens.empty": {"en": "0 tokens", "pt": "0 tokens"},
+    "word.token": {"en": "token", "pt": "token"},
+    "word.tokens": {"en": "tokens", "pt": "tokens"},
+    "stats.message": {
+        "en": "{tokens} tokens, {chunks} chunks, {characters} characters, {unknown} unknown ({tokenizer})",
+        "pt": "{tokens} tokens, {chunks} trechos, {characters} caracteres, {unknown} desconhecidos ({tokenizer})",
+    },
+    # Settings and tokenizers
+    "settings.invalid": {
+        "en": "glassllm: invalid setting {key} = {value}: {expected}. Using the default.",
+        "pt": "glassllm: configuração inválida {key} = {value}: {expected}. Usando o padrão.",
+    },
+    "expected.boolean": {"en": "expected true or false", "pt": "esperado true ou false"},
+    "expected.tokenizer": {
+        "en": 'expected "pt", "en" or the path of a tokenizer JSON file',
+        "pt": 'esperado "pt", "en" ou o caminho de um arquivo JSON de tokenizador',
+    },
+    "expected.locale": {"en": 'expected "pt", "en" or null', "pt": 'esperado "pt", "en" ou null'},
+    "expected.object": {
+        "en": "expected an object of glassllm settings",
+        "pt": "esperado um objeto com as configurações do glassllm",
+    },
+    "tokenizer.broken": {
+        "en": "glassllm: cannot use the tokenizer {path}: {problem}. Still using {previous}.",
+        "pt": "glassllm: não é possível usar o tokenizador {path}: {problem}. Continuo usando {previous}.",
+    },
+    # Errors
+    "error.unknown_document": {
+        "en": "Unknown document {uri}: the server has no open document with that URI (didOpen first).",
+        "pt": "Documento desconhecido {uri}: o servidor não tem documento aberto com esse URI (didOpen antes).",
+    },
+    "error.invalid_params": {
+        "en": "Invalid params for {method}: {detail}",
+        "pt": "Parâmetros inválidos para {method}: {detail}",
+    },
+    "error.missing_params": {
+        "en": "{method} needs params: {expected}",
+        "pt": "{method} precisa de params: {expected}",
+    },
+    "error.notification": {
+        "en": "glassllm: internal error while handling a notification: {error}. Later errors go to the log only.",
+        "pt": "glassllm: erro interno ao tratar uma notificação: {error}. Os próximos erros vão só para o log.",
+    },
+}
+
+
+def choose_locale(client_locale: str | None, setting: str | None) -> Locale:
+    """The language to speak: the setting if given, else the client's, else English."""
+    chosen = setting or client_locale or ""
+    return "pt" if chosen.lower().startswith("pt") else "en"
+
+
+def format_integer(value: int, locale: Locale) -> str:
+    """``1234`` → ``"1,234"`` in English, ``"1.234"`` in Portuguese."""
+    text = f"{value:,}"
+    return text.replace(",", ".") if locale == "pt" else text
+
+
+def format_decimal(value: float, locale: Locale, digits: int = 1) -> str:
+    """``3.94`` → ``"3.9"`` in English, ``"3,9"`` in Portuguese (thousands grouped)."""
+    text = f"{value:,.{digits}f}"
+    if locale == "pt":
+        return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+    return text
+
+
+class Messages:
+    """The catalogue in one language: ``messages("hover.id", id=5)``."""
+
+    def __init__(self, locale: Locale) -> None:
+        self.locale = locale
+
+    def __call__(self, key: str, **fields: Any) -> str:
+        return CATALOGUE[key][self.locale].format(**fields)
+
+    def integer(self, value: int) -> str:
+        return format_integer(value, self.locale)
+
+    def decimal(self, value: float, digits: int = 1) -> str:
+        return format_decimal(value, self.locale, digits)

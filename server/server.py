@@ -1,0 +1,297 @@
+"""The glassllm language server: its state and the fixes it needs over stock pygls.
+
+:class:`GlassServer` holds the open documents, the settings, the tokenizer, the locale
+and the negotiated position encoding; the features (``features/``) are thin handlers
+over it. :class:`GlassProtocol` fixes what pygls 2.1 gets wrong for us:
+
+- a request whose params do not deserialize gets a -32602 answer (pygls sends none);
+- open documents live in :attr:`GlassServer.documents`, edited in place line by line,
+  instead of pygls' workspace, which rebuilds the whole text on every keystroke;
+- an exception in a notification handler is logged, and reported to the user once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from glassllm import PACKAGED, Tokenizer, packaged
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from glassllm_server import __version__
+from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.messages import Messages, choose_locale
+from glassllm_server.positions import Encoding, Point
+from glassllm_server.settings import Problem, Settings, parse_settings
+
+__all__ = ["GlassProtocol", "GlassServer", "RequestFailed"]
+
+logger = logging.getLogger(__name__)
+# pygls logs every outgoing message at INFO: a 7 MB document would be logged whole.
+logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
+
+# Background tokenizing gives the event loop back after this long, so requests that
+# arrive meanwhile wait at most about that much.
+_SLICE_SECONDS = 0.004
+_SLICE_LINES = 16
+
+
+class RequestFailed(JsonRpcException):
+    """LSP's RequestFailed: the request was well formed but cannot be answered."""
+
+    CODE = -32803
+    MESSAGE = "Request failed"
+
+
+class _Answered:
+    """Stands for a message already answered while it was being read."""
+
+
+class GlassProtocol(LanguageServerProtocol):
+    """pygls' protocol with our documents and with answers for malformed requests."""
+
+    _server: GlassServer
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcInvalidParams as error:
+            cause = error.__cause__
+            method = data.get("method", "?")
+            messages = self._server.messages
+            if "params" not in data:
+                detail = messages("error.missing_params", method=method, expected="none were sent")
+            else:
+                detail = messages("error.invalid_params", method=method, detail=_describe(cause))
+            if "id" in data and "method" in data:
+                self._send_response(data["id"], error=types.ResponseError(code=error.code, message=detail))
+            else:
+                logger.warning("%s", detail)
+            return _Answered()
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Answered):
+            return
+        super().handle_message(message)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None
+
+
+def _describe(error: BaseException | None) -> str:
+    """A short, readable account of a cattrs validation error."""
+    if error is None:
+        return "malformed"
+    parts = [str(error)]
+    for inner in getattr(error, "exceptions", []) or []:
+        notes = getattr(inner, "__notes__", None)
+        parts.append(f"{notes[0] if notes else ''} {inner}".strip())
+    return "; ".join(parts)
+
+
+class GlassServer(LanguageServer):
+    """The language server: state shared by every feature."""
+
+    protocol: GlassProtocol
+
+    def __init__(self) -> None:
+        super().__init__(
+            "glassllm-lsp",
+            __version__,
+            protocol_cls=GlassProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.documents: dict[str, Document] = {}
+        self.settings = Settings()
+        self.client_locale: str | None = None
+        self.root_path: Path | None = None
+        # The tokenizer in use and the setting value it came from ("pt", "en" or a path).
+        self.tokenizer = LineTokenizer(packaged("pt"), "pt")
+        self._tokenizing: dict[str, asyncio.Task[None]] = {}
+        self._reported: set[str] = set()
+        self._notification_error_reported = False
+
+    # Position encoding and locale
+
+    @property
+    def encoding(self) -> Encoding:
+        """The position encoding negotiated at initialize (UTF-16 until then)."""
+        try:
+            encoding = self.workspace.position_encoding
+        except RuntimeError:
+            return "utf-16"
+        return str(getattr(encoding, "value", encoding) or "utf-16")  # type: ignore[return-value]
+
+    @property
+    def locale(self) -> str:
+        return choose_locale(self.client_locale, self.settings.locale)
+
+    @property
+    def messages(self) -> Messages:
+        return Messages(self.locale)  # type: ignore[arg-type]
+
+    def tokenizer_label(self) -> str:
+        """How the current tokenizer is named to the user: "Portuguese (pt)", "file x.json"."""
+        name = self.tokenizer.name
+        if name in PACKAGED:
+            return f"{self.messages(f'tokenizer.{name}')} ({name})"
+        return self.messages("tokenizer.file", name=Path(name).name)
+
+    # Documents
+
+    def get_document(self, uri: str) -> Document:
+        """The open document ``uri``, or a clear JSON-RPC error for the client."""
+        document = self.documents.get(uri)
+        if document is None:
+            raise RequestFailed(self.messages("error.unknown_document", uri=uri))
+        return document
+
+    def point(self, document: Document, position: types.Position) -> Point:
+        """The document point an LSP position denotes (clamped as the spec says)."""
+        return document.index.clamp(position.line, position.character, self.encoding)
+
+    def position(self, document: Document, point: Point) -> types.Position:
+        line, character = document.index.point_position(point, self.encoding)
+        return types.Position(line=line, character=character)
+
+    def range(self, document: Document, start: Point, end: Point) -> types.Range:
+        return types.Range(start=self.position(document, start), end=self.position(document, end))
+
+    def open_document(self, uri: str, text: str, version: int | None) -> Document:
+        document = Document(uri, text, version, self.tokenizer)
+        self.documents[uri] = document
+        self.schedule_tokenizing(document)
+        return document
+
+    def close_document(self, uri: str) -> None:
+        self.documents.pop(uri, None)
+        task = self._tokenizing.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    def schedule_tokenizing(self, document: Document) -> None:
+        """Tokenize the rest of ``document`` in the background, a slice at a time."""
+        task = self._tokenizing.get(document.uri)
+        if task is not None and not task.done():
+            return
+        try:
+            self._tokenizing[document.uri] = asyncio.ensure_future(self._tokenize(document))
+        except RuntimeError:
+            # No running event loop (unit tests drive the server directly): lazily later.
+            pass
+
+    async def _tokenize(self, document: Document) -> None:
+        while not document.complete:
+            await self.tokenized(document, len(document.lines) - 1)
+
+    async def tokenized(self, document: Document, through_line: int | None = None) -> None:
+        """Wait until lines ``0..through_line`` (all, when None) have their tokens.
+
+        The work is done here in slices, yielding to the event loop between them, so
+        other requests are served meanwhile and a ``$/cancelRequest`` cancels the wait.
+        """
+        last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
+        while not document.tokenized_through(last):
+            deadline = time.perf_counter() + _SLICE_SECONDS
+            while time.perf_counter() < deadline and not document.tokenized_through(last):
+                document.tokenize_pending(_SLICE_LINES)
+            await asyncio.sleep(0)
+            if through_line is None:
+                last = len(document.lines) - 1
+
+    # Settings and the tokenizer
+
+    def configure(self, *raw: Any) -> bool:
+        """Settings from the defaults and each raw source in turn (later ones win).
+
+        Invalid values are reported once each; True when the tokenizer changed.
+        """
+        settings = Settings()
+        problems: list[Problem] = []
+        for source in raw:
+            settings, found = parse_settings(source, settings)
+            problems.extend(found)
+        self.settings = settings
+        for problem in problems:
+            self.report_once(self._problem_text(problem))
+        return self.use_tokenizer(settings.tokenizer)
+
+    def _problem_text(self, problem: Problem) -> str:
+        messages = self.messages
+        return messages("settings.invalid", key=problem.key, value=repr(problem.value), expected=messages(problem.expected))
+
+    def use_tokenizer(self, name: str) -> bool:
+        """Switch to tokenizer ``name``; on failure tell the user once and keep the old one."""
+        if name not in PACKAGED:
+            path = Path(name).expanduser()
+            if not path.is_absolute() and self.root_path is not None:
+                path = self.root_path / path
+            name = str(path)
+        if name == self.tokenizer.name:
+            return False
+        try:
+            tokenizer = packaged(name) if name in PACKAGED else Tokenizer.load(name)
+        except (OSError, KeyError, ValueError) as error:
+            problem = error.args[0] if isinstance(error, KeyError) and error.args else error
+            self.report_once(
+                self.messages("tokenizer.broken", path=name, problem=problem, previous=self.tokenizer_label())
+            )
+            return False
+        self.tokenizer = LineTokenizer(tokenizer, name)
+        for document in self.documents.values():
+            document.set_tokenizer(self.tokenizer)
+            self.schedule_tokenizing(document)
+        return True
+
+    def refresh_views(self) -> None:
+        """Ask the client to re-request what depends on the tokens, where it can."""
+        workspace = self.client_capabilities.workspace
+        if workspace is None:
+            return
+        if workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
+            self.workspace_inlay_hint_refresh(None)
+        if workspace.code_lens is not None and workspace.code_lens.refresh_support:
+            self.workspace_code_lens_refresh(None)
+        if workspace.semantic_tokens is not None and workspace.semantic_tokens.refresh_support:
+            self.workspace_semantic_tokens_refresh(None)
+
+    # Reporting
+
+    def report_once(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
+        """Show ``message`` to the user unless it was already shown this session."""
+        logger.warning("%s", message)
+        if message in self._reported:
+            return
+        self._reported.add(message)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log every error; show the first one out of a notification, then only log."""
+        logger.error("%s: %s", getattr(source, "__name__", source), error, exc_info=error)
+        if source.__name__ == "FeatureRequestError" or self._notification_error_reported:
+            return
+        self._notification_error_reported = True
+        self.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Error,
+                message=self.messages("error.notification", error=error),
+            )
+        )

@@ -1,0 +1,111 @@
+"""The typed ``glassllm`` configuration section and how raw client settings become it.
+
+Settings arrive three ways — ``initializationOptions``, ``workspace/configuration`` and
+``workspace/didChangeConfiguration`` — as JSON objects, either the section itself or an
+object holding it under ``"glassllm"``. Keys are camelCase as in an editor's settings
+file; nested ``inlayHints`` and dotted keys (``"inlayHints.chunkBoundaries"``) both work.
+An invalid value is reported (one problem per key) and that key keeps its default.
+No pygls here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+__all__ = ["SECTION", "Problem", "Settings", "parse_settings"]
+
+SECTION = "glassllm"
+LOCALES = ("pt", "en")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the user chose (defaults as documented in the README)."""
+
+    tokenizer: str = "pt"  # "pt", "en", or a path to a tokenizer JSON
+    chunk_boundaries: bool = True
+    space_markers: bool = True
+    token_boundaries: bool = False
+    semantic_tokens: bool = True
+    diagnostics: bool = True
+    locale: str | None = None  # None follows the client's locale
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An invalid setting: its key as the user wrote it, the value, and what is expected."""
+
+    key: str
+    value: Any
+    expected: str  # a message-catalogue key naming what the setting accepts
+
+
+# JSON key → (Settings field, validator returning the value or None when invalid, expected).
+def _boolean(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _tokenizer(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _locale(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip().lower()[:2] in LOCALES:
+        return value.strip().lower()[:2]
+    return None
+
+
+_FIELDS: dict[str, tuple[str, Any, str]] = {
+    "tokenizer": ("tokenizer", _tokenizer, "expected.tokenizer"),
+    "inlayHints.chunkBoundaries": ("chunk_boundaries", _boolean, "expected.boolean"),
+    "inlayHints.spaceMarkers": ("space_markers", _boolean, "expected.boolean"),
+    "inlayHints.tokenBoundaries": ("token_boundaries", _boolean, "expected.boolean"),
+    "semanticTokens": ("semantic_tokens", _boolean, "expected.boolean"),
+    "diagnostics": ("diagnostics", _boolean, "expected.boolean"),
+    "locale": ("locale", _locale, "expected.locale"),
+}
+
+
+def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and name not in _FIELDS:
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[Problem]]:
+    """Apply the settings in ``raw`` on top of ``base`` (defaults when None).
+
+    ``None`` or a missing key leaves the base value (``locale: null`` means "follow the
+    client"); unknown keys are ignored, since editors send their own keys alongside.
+    """
+    settings = base or Settings()
+    if raw is None:
+        return settings, []
+    if not isinstance(raw, Mapping):
+        return settings, [Problem(SECTION, raw, "expected.object")]
+    if isinstance(raw.get(SECTION), Mapping):
+        raw = raw[SECTION]
+    problems: list[Problem] = []
+    changes: dict[str, Any] = {}
+    for key, value in _flatten(raw).items():
+        if key not in _FIELDS:
+            continue
+        field, validate, expected = _FIELDS[key]
+        if value is None:
+            if field == "locale":
+                changes[field] = None
+            continue
+        checked = validate(value)
+        if checked is None:
+            problems.append(Problem(f"{SECTION}.{key}", value, expected))
+            changes[field] = getattr(Settings, field)
+        else:
+            changes[field] = checked
+    return replace(settings, **changes), problems

@@ -1,0 +1,200 @@
+"""Shared fixtures and helpers for the server tests: real clients over stdio, an
+independent position oracle, and documents with every tricky case.
+
+Fixtures (module scope; mark the test module with ``pytestmark = LOOP``):
+
+- ``client``: a pytest-lsp client talking to ``python -m glassllm_server`` over stdio,
+  initialized with the capabilities of each preset in :data:`PRESETS` (so each test runs
+  under UTF-8, UTF-16 and UTF-32) and English locale;
+- ``client_pt``: the same, with the client locale ``pt-BR``.
+
+``client.encoding`` is the negotiated position encoding and ``client.refreshes`` counts
+the ``workspace/*/refresh`` requests the server sent. To start a session of your own,
+use :func:`start_session` inside a ``pytest_lsp.fixture``.
+
+The oracle (:func:`lsp_lines`, :func:`position_of`, :func:`offset_of`, :func:`covered`)
+is written here from the specification, independently of ``glassllm_server.positions``,
+so that the tests check the server rather than the server's own conversion code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections import Counter
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+PRESETS = ["neovim@0.11", "visual-studio-code", "emacs"]
+ENCODING_OF_PRESET = {"neovim@0.11": "utf-8", "visual-studio-code": "utf-16", "emacs": "utf-32"}
+SERVER_COMMAND = [sys.executable, "-m", "glassllm_server"]
+LOOP = pytest.mark.asyncio(loop_scope="module")
+
+# Every case the issue lists, in one document: emoji (a surrogate pair in UTF-16), a ZWJ
+# family, "e" + U+0301 that NFC composes, CJK, tabs, CRLF and a lone CR, form feed and
+# U+2028 inside a line, a character the Portuguese tokenizer does not know (🧪), runs of
+# spaces, and a last line without a newline.
+TRICKY = (
+    "Era uma vez, 🙂 caf\u00e9 e cafe\u0301!\r\n"
+    "\tfam\u00edlia 👩\u200d👩\u200d👧 um\u2028dois\x0ctr\u00eas\r"
+    "ana  banana   b — 猫 🧪!\n"
+    "\n"
+    "sem fim"
+)
+
+TEXTS = {
+    "tricky": TRICKY,
+    "empty": "",
+    "one_line": "Era uma vez",
+    "trailing_newline": "Era uma vez\n",
+    "crlf": "um\r\ndois\r\n",
+    "lone_cr": "um\rdois\rtrês",
+    "emoji": "🙂🙂 a👩\u200d👩\u200d👧b",
+    "combining": "cafe\u0301 nai\u0308ve \u0958x",
+    "separators": "um\u2028dois\x0ctrês\x0b\x85quatro",
+    "cjk_tabs": "\t猫\t犬 漢字\tabc",
+}
+
+_uris = itertools.count()
+
+
+def new_uri(name: str = "doc") -> str:
+    """A fresh document URI, so that tests sharing a server never collide."""
+    return f"file:///tmp/glassllm-tests/{name}-{next(_uris)}.txt"
+
+
+async def start_session(
+    client: LanguageClient,
+    preset: str,
+    *,
+    locale: str | None = "en-US",
+    options: Any = None,
+    configuration: dict[str, Any] | None = None,
+) -> types.InitializeResult:
+    """Initialize ``client`` as the editor ``preset`` would, with refresh handlers."""
+    client.refreshes = Counter()  # type: ignore[attr-defined]
+
+    for method in (
+        types.WORKSPACE_INLAY_HINT_REFRESH,
+        types.WORKSPACE_CODE_LENS_REFRESH,
+        types.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
+    ):
+
+        def refresh(params: None, method: str = method) -> None:
+            client.refreshes[method] += 1  # type: ignore[attr-defined]
+
+        client.feature(method)(refresh)
+
+    if configuration is not None:
+        client.set_configuration(configuration)
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(preset),
+            locale=locale,
+            initialization_options=options,
+            workspace_folders=[types.WorkspaceFolder(uri="file:///tmp/glassllm-tests", name="tests")],
+        )
+    )
+    client.encoding = str(result.capabilities.position_encoding or "utf-16")  # type: ignore[attr-defined]
+    client.preset = preset  # type: ignore[attr-defined]
+    return result
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND), params=PRESETS, scope="module")
+async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+    await start_session(lsp_client, request.param)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND), params=PRESETS, scope="module")
+async def client_pt(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+    await start_session(lsp_client, request.param, locale="pt-BR")
+    yield
+    await lsp_client.shutdown_session()
+
+
+def open_document(client: LanguageClient, text: str, name: str = "doc", version: int = 1) -> str:
+    """Open ``text`` in the server under a fresh URI and return the URI."""
+    uri = new_uri(name)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="plaintext", version=version, text=text)
+        )
+    )
+    return uri
+
+
+# The oracle
+
+
+def lsp_lines(text: str) -> list[str]:
+    """LSP lines of ``text`` with their endings (only \\n, \\r\\n, \\r break lines)."""
+    lines, current, index = [], "", 0
+    while index < len(text):
+        character = text[index]
+        current += character
+        if character == "\r" and text[index + 1 : index + 2] == "\n":
+            current += "\n"
+            index += 1
+        if character in "\r\n":
+            lines.append(current)
+            current = ""
+        index += 1
+    lines.append(current)
+    return lines
+
+
+def _units(character: str, encoding: str) -> int:
+    code = ord(character)
+    if encoding == "utf-8":
+        return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+    if encoding == "utf-16":
+        return 2 if code > 0xFFFF else 1
+    return 1
+
+
+def position_of(text: str, offset: int, encoding: str) -> types.Position:
+    """The LSP position of code-point ``offset`` (a line ending's inside → its line's end)."""
+    start = 0
+    for number, line in enumerate(lsp_lines(text)):
+        if offset < start + len(line) or number == len(lsp_lines(text)) - 1:
+            content = line.rstrip("\r\n")
+            column = min(offset - start, len(content))
+            return types.Position(line=number, character=sum(_units(c, encoding) for c in content[:column]))
+        start += len(line)
+    raise AssertionError("unreachable")
+
+
+def offset_of(text: str, position: types.Position, encoding: str) -> int:
+    """The code-point offset of an LSP position (must be exact, not clamped)."""
+    lines = lsp_lines(text)
+    start = sum(len(line) for line in lines[: position.line])
+    units = 0
+    content = lines[position.line].rstrip("\r\n")
+    for column, character in enumerate(content):
+        if units == position.character:
+            return start + column
+        units += _units(character, encoding)
+    assert units == position.character, f"{position} is inside a character or past the line"
+    return start + len(content)
+
+
+def covered(text: str, lsp_range: types.Range, encoding: str) -> str:
+    """The characters of ``text`` that ``lsp_range`` covers."""
+    return text[offset_of(text, lsp_range.start, encoding) : offset_of(text, lsp_range.end, encoding)]
+
+
+def every_offset(text: str) -> list[int]:
+    """Offsets of every character that an LSP position can point at (line endings'
+    second character excluded)."""
+    offsets, start = [], 0
+    for line in lsp_lines(text):
+        content = len(line.rstrip("\r\n"))
+        offsets.extend(range(start, start + content + (1 if len(line) > content else 0)))
+        start += len(line)
+    return offsets
