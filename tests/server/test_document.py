@@ -1,0 +1,165 @@
+"""A document's tokens without a server: agreement with the library, edits, lookups, stats."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import TEXTS, TRICKY
+from glassllm import packaged
+from glassllm.tokenizer import UNK_ID
+from glassllm_server.document import Document, LineTokenizer, Stats
+from glassllm_server.positions import LineIndex, Point
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return LineTokenizer(packaged("pt"), "pt")
+
+
+def whole(document):
+    return Point(0, 0), Point(len(document.lines) - 1, len(document.lines[-1]))
+
+
+def as_offsets(document, tokens):
+    index = LineIndex(document.lines)
+    return [
+        (token.id, token.piece, index.point_offset(token.start_point), index.point_offset(token.end_point))
+        for token in tokens
+    ]
+
+
+def library_spans(tokenizer, text):
+    return [(span.id, span.piece, span.start, span.end) for span in tokenizer.tokenizer.encode_spans(text)]
+
+
+_characters = st.sampled_from(list("ab é\u0301\u0958🙂猫\t\r\n\x0c\u2028▁_.,!🧪\u200d"))
+_texts = st.text(alphabet=_characters, max_size=40)
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_tokens_agree_with_encode_spans(tokenizer, name):
+    text = TEXTS[name]
+    document = Document("u", text, 1, tokenizer)
+    tokens = list(document.tokens_in(*whole(document)))
+    assert as_offsets(document, tokens) == library_spans(tokenizer, text)
+    assert [token.index for token in tokens] == list(range(len(tokens)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_texts)
+def test_tokens_agree_with_encode_spans_on_any_text(tokenizer, text):
+    document = Document("u", text, 1, tokenizer)
+    tokens = list(document.tokens_in(*whole(document)))
+    assert as_offsets(document, tokens) == library_spans(tokenizer, text)
+    spans = tokenizer.tokenizer.encode_spans(text)
+    expected_chunks = len({span.chunk for span in spans})
+    assert document.stats() == Stats(
+        len(spans), expected_chunks, len(text), sum(span.id == UNK_ID for span in spans)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(_texts, st.data())
+def test_an_edit_gives_the_same_tokens_as_opening_the_result(tokenizer, text, data):
+    document = Document("u", text, 1, tokenizer)
+    document.stats()  # tokenize everything first, so the edit must update the totals
+    length = len(text)
+    start = data.draw(st.integers(0, length))
+    end = data.draw(st.integers(start, length))
+    inserted = data.draw(_texts)
+    index = LineIndex(document.lines)
+    document.apply_change(index.point(start), index.point(end), inserted)
+    expected = text[:start] + inserted + text[end:]
+    assert document.text == expected
+    fresh = Document("u", expected, 2, tokenizer)
+    assert document.lines == fresh.lines
+    assert document.stats() == fresh.stats()
+    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, expected)
+
+
+def test_inserting_a_newline_after_a_lone_cr_makes_one_crlf_line_break(tokenizer):
+    document = Document("u", "ab\rcd", 1, tokenizer)
+    document.apply_change(Point(1, 0), Point(1, 0), "\n")
+    assert document.lines == ["ab\r\n", "cd"]
+    document.apply_change(Point(0, 2), Point(0, 2), "x")
+    assert document.lines == ["abx\r\n", "cd"]
+
+
+def test_full_replacement_and_tokenizer_switch(tokenizer):
+    document = Document("u", "Era uma vez", 1, tokenizer)
+    assert document.stats().tokens == 4
+    document.replace_text("")
+    assert document.lines == [""]
+    assert document.stats() == Stats(0, 0, 0, 0)
+    document.replace_text("Once upon a time")
+    english = LineTokenizer(packaged("en"), "en")
+    document.set_tokenizer(english)
+    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(english, "Once upon a time")
+
+
+def test_token_at_each_character_of_the_tricky_document(tokenizer):
+    document = Document("u", TRICKY, 1, tokenizer)
+    index = LineIndex(document.lines)
+    spans = tokenizer.tokenizer.encode_spans(TRICKY)
+    for offset in range(len(TRICKY)):
+        token = document.token_at(index.point(offset))
+        holder = next(number for number, span in enumerate(spans) if span.start <= offset < span.end)
+        assert token is not None
+        assert token.index == holder
+        assert (index.point_offset(token.start_point), index.point_offset(token.end_point)) == (
+            spans[holder].start,
+            spans[holder].end,
+        )
+        assert token.chunk.pieces[token.piece_index] == token.piece
+    assert document.token_at(index.point(len(TRICKY))) is None
+
+
+def test_composed_accent_is_one_token_covering_both_code_points(tokenizer):
+    document = Document("u", "cafe\u0301", 1, tokenizer)
+    token = document.token_at(Point(0, 4))  # the combining accent
+    assert token is not None and "é" in token.piece
+    assert token.end == 5
+    assert document.lines[0][token.start : token.end].endswith("e\u0301")
+
+
+def test_range_stats_count_tokens_cut_by_the_edges(tokenizer):
+    document = Document("u", "Era uma vez\nna terra\n", 1, tokenizer)
+    # "Era" is E + ra, "▁uma", "▁vez", "\n", "na", "▁terra", "\n"
+    assert document.stats(Point(0, 1), Point(0, 5)) == Stats(tokens=3, chunks=2, characters=4, unknown=0)
+    assert document.stats(Point(0, 0), Point(0, 0)) == Stats(0, 0, 0, 0)
+    assert document.stats(Point(0, 11), Point(1, 1)) == Stats(tokens=2, chunks=2, characters=2, unknown=0)
+    assert document.stats(Point(1, 0), Point(2, 0)) == document.stats(Point(1, 0), Point(1, 9))
+
+
+@settings(max_examples=100, deadline=None)
+@given(_texts, st.data())
+def test_range_stats_match_the_library_spans_that_overlap(tokenizer, text, data):
+    document = Document("u", text, 1, tokenizer)
+    index = LineIndex(document.lines)
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    spans = tokenizer.tokenizer.encode_spans(text)
+    touched = [
+        span
+        for span in spans
+        if start < end
+        and (start < span.start <= end if span.start == span.end else span.start < end and span.end > start)
+    ]
+    stats = document.stats(index.point(start), index.point(end))
+    assert stats.tokens == len(touched)
+    assert stats.characters == end - start
+    assert stats.unknown == sum(span.id == UNK_ID for span in touched)
+    assert stats.chunks == len({span.chunk for span in touched})
+
+
+def test_background_style_tokenizing_is_incremental(tokenizer):
+    text = "linha um\n" * 50
+    document = Document("u", text, 1, tokenizer)
+    assert not document.complete
+    assert not document.tokenize_pending(10)
+    assert document.tokenized_through(9) and not document.tokenized_through(10)
+    assert document.tokens_before(30) == 30 * 3
+    assert document.tokenize_pending(1000)
+    assert document.complete
