@@ -322,16 +322,25 @@ class Document:
             yield self._token(line, number, span, self.tokens_before(line))
 
     def spans_in(self, start: Point, end: Point) -> Iterator[tuple[int, int, LineSpan]]:
-        """``(line, index in line, span)`` of the tokens that overlap ``[start, end)``."""
+        """``(line, index in line, span)`` of the tokens that overlap ``[start, end)``.
+
+        A token left with no characters by NFC (a decomposed character's second piece,
+        placed at the end of that character) goes with the character it ends.
+        """
         for line in range(start.line, end.line + 1):
             low = start.column if line == start.line else 0
             high = end.column if line == end.line else len(self.lines[line])
             if low >= high:
                 continue
             for number, span in enumerate(self.line_tokens(line).spans()):
-                if span.start >= high:
+                if span.start == span.end:
+                    if low < span.start <= high:
+                        yield line, number, span
+                    elif span.start > high:
+                        break
+                elif span.start >= high:
                     break
-                if span.end > low or span.start == span.end == low:
+                elif span.end > low:
                     yield line, number, span
 
     def stats(self, start: Point | None = None, end: Point | None = None) -> Stats:

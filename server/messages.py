@@ -93,6 +93,96 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "glassllm: internal error while handling a notification: {error}. Later errors go to the log only.",
         "pt": "glassllm: erro interno ao tratar uma notificação: {error}. Os próximos erros vão só para o log.",
     },
+    # Explain BPE merges (the code action, the command and the page it writes)
+    "explain.title": {"en": "Explain BPE merges", "pt": "Explicar fusões BPE"},
+    "explain.header": {
+        "en": "{document}, from {start} to {end} (line:character) · tokenizer: {tokenizer}",
+        "pt": "{document}, de {start} a {end} (linha:caractere) · tokenizador: {tokenizer}",
+    },
+    "explain.empty": {
+        "en": "Nothing to explain: the selection holds no text.",
+        "pt": "Nada a explicar: a seleção não contém texto.",
+    },
+    "explain.summary": {"en": "Chunks: {chunks} · tokens: {tokens}", "pt": "Trechos: {chunks} · tokens: {tokens}"},
+    "explain.truncated": {
+        "en": "The selection touches {chunks} chunks; the first {shown} are explained.",
+        "pt": "A seleção toca {chunks} trechos; os primeiros {shown} são explicados.",
+    },
+    "explain.cut": {
+        "en": "The selection cuts a chunk. Merges never cross chunk boundaries, and part of a chunk "
+        "tokenizes differently from the whole chunk, so every chunk the selection touches is explained whole.",
+        "pt": "A seleção corta um trecho. As fusões nunca atravessam o limite de um trecho, e uma parte de "
+        "um trecho é tokenizada de outro jeito que o trecho inteiro; por isso cada trecho que a seleção "
+        "toca é explicado inteiro.",
+    },
+    "explain.chunk": {"en": "Chunk {number}: {chunk}", "pt": "Trecho {number}: {chunk}"},
+    "explain.where": {"en": "Line {line}, characters {start} to {end}.", "pt": "Linha {line}, caracteres {start} a {end}."},
+    "explain.chunk_cut": {
+        "en": "The selection covers only {selected} of this chunk; on its own that would be {alone}.",
+        "pt": "A seleção cobre só {selected} deste trecho; sozinho, isso seria {alone}.",
+    },
+    "explain.characters": {"en": "Characters", "pt": "Caracteres"},
+    "explain.no_merges": {
+        "en": "No merge applies: the characters are the tokens.",
+        "pt": "Nenhuma fusão se aplica: os caracteres são os tokens.",
+    },
+    "explain.step": {
+        "en": "rank {rank}: {left} + {right} → {result} ({evidence}); pieces now",
+        "pt": "posição {rank}: {left} + {right} → {result} ({evidence}); peças agora",
+    },
+    "explain.count": {"en": "pair seen {count} times in training", "pt": "par visto {count} vezes no treino"},
+    "explain.unknown_count": {
+        "en": "training count not recorded in this tokenizer",
+        "pt": "contagem do treino não registrada neste tokenizador",
+    },
+    "explain.tokens": {"en": "Tokens (ID)", "pt": "Tokens (ID)"},
+    # Unknown characters (diagnostics)
+    "unknown.one": {
+        "en": "{characters} is not in the {tokenizer} tokenizer's alphabet: it becomes {unk} (id {id}) "
+        "and decoding shows {shown}",
+        "pt": "{characters} não está no alfabeto do tokenizador {tokenizer}: vira {unk} (id {id}) "
+        "e a decodificação mostra {shown}",
+    },
+    "unknown.many": {
+        "en": "{characters} are not in the {tokenizer} tokenizer's alphabet: they become {count} × {unk} "
+        "(id {id}) and decoding shows {shown}",
+        "pt": "{characters} não estão no alfabeto do tokenizador {tokenizer}: viram {count} × {unk} "
+        "(id {id}) e a decodificação mostra {shown}",
+    },
+    "unknown.line_endings": {
+        "en": "The line-ending character {characters} is not in the {tokenizer} tokenizer's alphabet: "
+        "each of the {count} in this document becomes {unk} (id {id}) and decoding shows {shown}",
+        "pt": "O caractere de fim de linha {characters} não está no alfabeto do tokenizador {tokenizer}: "
+        "cada um dos {count} deste documento vira {unk} (id {id}) e a decodificação mostra {shown}",
+    },
+    # Training a tokenizer from the editor
+    "train.title": {"en": "Training a tokenizer", "pt": "Treinando um tokenizador"},
+    "train.reading": {"en": "Reading {source}", "pt": "Lendo {source}"},
+    "train.progress": {"en": "{done} of {total} merges", "pt": "{done} de {total} fusões"},
+    "train.done": {
+        "en": "Trained {path}: {size} entries, {merges} merges, from {files} file(s) in {seconds} s.",
+        "pt": "Treinado {path}: {size} entradas, {merges} fusões, de {files} arquivo(s) em {seconds} s.",
+    },
+    "train.offer": {
+        "en": "{done} Use it in this workspace instead of {current}?",
+        "pt": "{done} Usar neste espaço de trabalho em vez de {current}?",
+    },
+    "train.use": {"en": "Use it", "pt": "Usar"},
+    "train.keep": {"en": "Keep the current one", "pt": "Manter o atual"},
+    "train.switched": {
+        "en": 'glassllm now uses {path} for this session. To keep it, set "glassllm.tokenizer": "{path}" '
+        "in your editor's settings.",
+        "pt": 'O glassllm agora usa {path} nesta sessão. Para manter, defina "glassllm.tokenizer": "{path}" '
+        "nas configurações do editor.",
+    },
+    "train.cancelled": {
+        "en": "Training cancelled: {path} was not written.",
+        "pt": "Treino cancelado: {path} não foi escrito.",
+    },
+    "train.failed": {
+        "en": "glassllm: cannot train a tokenizer: {problem}",
+        "pt": "glassllm: não é possível treinar um tokenizador: {problem}",
+    },
 }
 
 

@@ -1,0 +1,180 @@
+"""Settings, messages, hover text and inlay hints without a server."""
+
+from __future__ import annotations
+
+import pytest
+
+from glassllm import packaged
+from glassllm_server.describe import code, derivation_line, hover_markdown, lens_title, visible
+from glassllm_server.document import Document, LineTokenizer, Stats
+from glassllm_server.hints import inlay_hints
+from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
+from glassllm_server.positions import Point
+from glassllm_server.settings import Problem, Settings, parse_settings
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return LineTokenizer(packaged("pt"), "pt")
+
+
+# Settings
+
+
+def test_defaults():
+    settings = Settings()
+    assert settings.tokenizer == "pt"
+    assert (settings.chunk_boundaries, settings.space_markers, settings.token_boundaries) == (True, True, False)
+    assert (settings.semantic_tokens, settings.diagnostics, settings.locale) == (True, True, None)
+
+
+def test_nested_dotted_and_wrapped_forms_all_work():
+    nested, problems = parse_settings({"glassllm": {"tokenizer": "en", "inlayHints": {"tokenBoundaries": True}}})
+    dotted, _ = parse_settings({"tokenizer": "en", "inlayHints.tokenBoundaries": True})
+    assert nested == dotted == Settings(tokenizer="en", token_boundaries=True)
+    assert problems == []
+
+
+def test_later_sources_win_and_null_keeps_the_base():
+    base, _ = parse_settings({"tokenizer": "en", "locale": "pt"})
+    merged, _ = parse_settings({"tokenizer": None, "semanticTokens": False}, base)
+    assert merged == Settings(tokenizer="en", locale="pt", semantic_tokens=False)
+    assert parse_settings({"locale": None}, base)[0].locale is None
+
+
+def test_invalid_values_are_reported_and_fall_back_to_defaults():
+    settings, problems = parse_settings(
+        {"tokenizer": 3, "diagnostics": "yes", "locale": "fr", "inlayHints": {"spaceMarkers": 0}, "other": 1},
+        Settings(diagnostics=False),
+    )
+    assert settings == Settings()
+    assert problems == [
+        Problem("glassllm.tokenizer", 3, "expected.tokenizer"),
+        Problem("glassllm.diagnostics", "yes", "expected.boolean"),
+        Problem("glassllm.locale", "fr", "expected.locale"),
+        Problem("glassllm.inlayHints.spaceMarkers", 0, "expected.boolean"),
+    ]
+    assert parse_settings(["pt"])[1] == [Problem("glassllm", ["pt"], "expected.object")]
+
+
+def test_locale_setting_accepts_region_variants():
+    assert parse_settings({"locale": "pt-BR"})[0].locale == "pt"
+    assert parse_settings({"locale": "EN_us"})[0].locale == "en"
+
+
+# Messages
+
+
+def test_every_message_exists_in_both_languages():
+    for key, texts in CATALOGUE.items():
+        assert set(texts) == {"en", "pt"}, key
+        assert all(text.strip() for text in texts.values()), key
+
+
+def test_locale_choice():
+    assert choose_locale("pt-BR", None) == "pt"
+    assert choose_locale("pt", None) == "pt"
+    assert choose_locale("en-US", None) == "en"
+    assert choose_locale(None, None) == "en"
+    assert choose_locale("de", None) == "en"
+    assert choose_locale("pt-BR", "en") == "en"
+    assert choose_locale("en", "pt") == "pt"
+
+
+def test_numbers_in_each_language():
+    assert format_integer(1234567, "en") == "1,234,567"
+    assert format_integer(1234567, "pt") == "1.234.567"
+    assert format_decimal(3.94, "en") == "3.9"
+    assert format_decimal(3.94, "pt") == "3,9"
+    assert format_decimal(1234.5, "pt") == "1.234,5"
+
+
+def test_lens_title_in_both_languages():
+    stats = Stats(tokens=1234, chunks=900, characters=4813, unknown=0)
+    assert lens_title(stats, Messages("en")) == "1,234 tokens · 3.9 chars/token"
+    assert lens_title(stats, Messages("pt")) == "1.234 tokens · 3,9 caracteres/token"
+    assert lens_title(Stats(1, 1, 5, 0), Messages("en")) == "1 token · 5.0 chars/token"
+    assert lens_title(Stats(0, 0, 0, 0), Messages("pt")) == "0 tokens"
+
+
+# Hover text
+
+
+def test_visible_and_code_spans():
+    assert visible("a\tb\n\r\u2028\x0c\u200d▁") == "a\\tb\\n\\r\\u2028\\u000c\\u200d▁"
+    assert code("▁vez") == "`▁vez`"
+    assert code("a`b") == "``a`b``"
+    assert code("`") == "`` ` ``"
+
+
+def test_derivation_line_follows_the_issue_format():
+    assert derivation_line([("▁vez", "▁v", "ez"), ("ez", "e", "z")]) == "▁vez ← ▁v + ez ← e + z"
+    assert derivation_line([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [
+        ("en", ["**`▁vez`** · ID", "index 3 in the document", "Chunk `▁vez` → **`▁vez`**", "Merges: `▁vez ← ", "Tokenizer: Portuguese (pt)", "Explain BPE merges"]),
+        ("pt", ["**`▁vez`** · ID", "índice 3 no documento", "Trecho `▁vez` → **`▁vez`**", "Fusões: `▁vez ← ", "Tokenizador: português (pt)", "Explicar fusões BPE"]),
+    ],
+)
+def test_hover_markdown(tokenizer, locale, expected):
+    document = Document("u", "Era uma vez", 1, tokenizer)
+    token = document.token_at(Point(0, 8))
+    derivation = tokenizer.tokenizer.derivation(token.piece)
+    messages = Messages(locale)
+    label = f"{messages('tokenizer.pt')} (pt)"
+    text = hover_markdown(token, derivation, label, messages)
+    for part in expected:
+        assert part in text
+    assert derivation_line(derivation) in text
+
+
+def test_hover_markdown_for_an_unknown_character_and_a_single_character(tokenizer):
+    document = Document("u", "a🧪", 1, tokenizer)
+    unknown = document.token_at(Point(0, 1))
+    text = hover_markdown(unknown, [], "x", Messages("en"))
+    assert "**`🧪`** · ID 1 · not in the alphabet" in text
+    assert "A single character: no merges." in text
+
+
+# Inlay hints
+
+
+def hint_view(document, hints):
+    return [(hint.point, hint.label, document.lines[hint.point.line][hint.token_column]) for hint in hints]
+
+
+def test_default_hints_mark_chunk_boundaries_and_space_markers(tokenizer):
+    document = Document("u", "Era uma vez.\n", 1, tokenizer)
+    hints = inlay_hints(document, Point(0, 0), Point(1, 0), Settings())
+    # chunks: Era | ▁uma | ▁vez | . | \n ; no hint at the line start nor before "\n"
+    assert [(hint.point, hint.label) for hint in hints] == [
+        (Point(0, 3), "¦"),
+        (Point(0, 4), "▁"),
+        (Point(0, 7), "¦"),
+        (Point(0, 8), "▁"),
+        (Point(0, 11), "¦"),
+    ]
+    # each hint resolves to the token it describes
+    assert [document.token_at(Point(0, hint.token_column)).piece for hint in hints] == ["▁uma", "▁uma", "▁vez", "▁vez", "."]
+
+
+def test_token_boundaries_and_switches(tokenizer):
+    document = Document("u", "Era uma", 1, tokenizer)
+    only_tokens = Settings(chunk_boundaries=False, space_markers=False, token_boundaries=True)
+    assert [(hint.point, hint.label) for hint in inlay_hints(document, Point(0, 0), Point(0, 7), only_tokens)] == [
+        (Point(0, 1), "·")  # E · ra
+    ]
+    nothing = Settings(chunk_boundaries=False, space_markers=False)
+    assert inlay_hints(document, Point(0, 0), Point(0, 7), nothing) == []
+
+
+def test_hints_only_for_the_requested_range(tokenizer):
+    text = "Era uma vez\n" * 100
+    document = Document("u", text, 1, tokenizer)
+    hints = inlay_hints(document, Point(50, 5), Point(52, 4), Settings())
+    assert hints
+    assert all(Point(50, 5) <= hint.point <= Point(52, 4) for hint in hints)
+    assert not document.tokenized_through(0)  # lines outside the range stay untokenized
