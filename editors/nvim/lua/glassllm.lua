@@ -1,0 +1,295 @@
+--- GlassLLM for Neovim 0.11+: starts `glassllm-lsp` for text and Markdown, turns inlay hints
+--- on, maps a key to the "Explain BPE merges" code action, opens explanations beside the
+--- text, and keeps a token count (document, and the selection in visual mode) for the
+--- statusline. Copy this file to ~/.config/nvim/lua/glassllm.lua, or put editors/nvim on
+--- the runtimepath, then call require('glassllm').setup().
+local M = {}
+
+local EXPLAIN_COMMAND = 'glassllm.explainMerges'
+
+M.defaults = {
+  -- The server command; a list, as vim.lsp.config wants it.
+  cmd = { 'glassllm-lsp' },
+  filetypes = { 'text', 'markdown' },
+  -- Sent to the server as the `glassllm` section, e.g. { glassllm = { tokenizer = 'en' } }.
+  settings = { glassllm = {} },
+  inlay_hints = true,
+  -- Normal mode explains the token under the cursor, visual mode the selection; false: no mapping.
+  explain_key = '<leader>ge',
+  -- Quiet time after typing or moving the selection before the count is asked again.
+  debounce_ms = 100,
+}
+
+--- bufnr -> { document = stats?, selection = stats?, timer = uv_timer?, pending = { [kind] = request_id } }
+local buffers = {}
+
+local function glass_client(bufnr)
+  return vim.lsp.get_clients({ bufnr = bufnr, name = 'glassllm' })[1]
+end
+
+--- Character- and line-wise visual modes; a block selection is not one LSP range, so it
+--- shows the document's count only.
+local function in_visual_mode()
+  local mode = vim.fn.mode()
+  return mode == 'v' or mode == 'V'
+end
+
+--- Portuguese when the server's locale setting says so, or else when Neovim's messages are.
+local function language(client)
+  local settings = client and client.settings and client.settings.glassllm or {}
+  local chosen = settings.locale
+  if chosen == nil or chosen == '' or chosen == 'auto' then
+    chosen = vim.v.lang
+  end
+  return chosen:lower():sub(1, 2) == 'pt' and 'pt' or 'en'
+end
+
+local function group_digits(n, separator)
+  local digits = tostring(n):reverse():gsub('(%d%d%d)', '%1' .. separator):reverse()
+  return (digits:gsub('^' .. vim.pesc(separator), ''))
+end
+
+--- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode.
+--- Empty in buffers glassllm does not serve. Never waits for the server: it shows the
+--- last answer, and a fresh one redraws the statusline when it arrives. Statusline plugins
+--- may pass arguments of their own (lualine passes a table or a boolean): only a buffer
+--- number is taken.
+function M.statusline(bufnr)
+  if type(bufnr) ~= 'number' or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  local state = buffers[bufnr]
+  if not state or not state.document then
+    return ''
+  end
+  local separator = language(glass_client(bufnr)) == 'pt' and '.' or ','
+  local total = state.document.tokens
+  local text = group_digits(total, separator) .. (total == 1 and ' token' or ' tokens')
+  if state.selection and in_visual_mode() then
+    text = group_digits(state.selection.tokens, separator) .. '/' .. text
+  end
+  return text
+end
+
+--- The LSP range of the visual selection, exact in the client's position encoding.
+local function visual_range(bufnr, encoding)
+  local mode = vim.fn.mode()
+  local a, b = vim.fn.getpos('v'), vim.fn.getpos('.')
+  if a[2] > b[2] or (a[2] == b[2] and a[3] > b[3]) then
+    a, b = b, a
+  end
+  local first, last = a[2] - 1, b[2] - 1
+  local start_col, end_col
+  if mode == 'V' then
+    start_col, end_col = 0, nil
+  else
+    local last_line = vim.api.nvim_buf_get_lines(bufnr, last, last + 1, true)[1]
+    start_col = a[3] - 1
+    if b[3] > #last_line then
+      end_col = nil
+    else
+      -- Inclusive selection: the range ends after the last byte of the last selected character.
+      end_col = b[3] + vim.str_utf_end(last_line, b[3])
+    end
+  end
+  local function position(row, col)
+    if col == nil then
+      local line_count = vim.api.nvim_buf_line_count(bufnr)
+      if row + 1 < line_count then
+        return { line = row + 1, character = 0 }
+      end
+      local text = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, true)[1]
+      return { line = row, character = vim.str_utfindex(text, encoding) }
+    end
+    local text = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, true)[1]
+    return { line = row, character = vim.str_utfindex(text, encoding, math.min(col, #text)) }
+  end
+  return { start = position(first, start_col), ['end'] = position(last, end_col) }
+end
+
+--- Ask `glassllm/stats` for the document ('document') or the visual selection ('selection');
+--- a newer request for the same kind cancels the older one.
+local function request_stats(bufnr, kind)
+  local client = glass_client(bufnr)
+  local state = buffers[bufnr]
+  if not client or not state then
+    return
+  end
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+  if kind == 'selection' then
+    if not in_visual_mode() or vim.api.nvim_get_current_buf() ~= bufnr then
+      state.selection = nil
+      return
+    end
+    params.range = visual_range(bufnr, client.offset_encoding)
+  end
+  local previous = state.pending[kind]
+  if previous then
+    client:cancel_request(previous)
+  end
+  local ok, request_id
+  ok, request_id = client:request('glassllm/stats', params, function(err, result)
+    if state.pending[kind] ~= request_id then
+      return
+    end
+    state.pending[kind] = nil
+    if err or not result then
+      return
+    end
+    state[kind] = result
+    vim.cmd.redrawstatus()
+  end, bufnr)
+  state.pending[kind] = ok and request_id or nil
+end
+
+local function schedule_stats(bufnr, kind, delay)
+  local state = buffers[bufnr]
+  if not state then
+    return
+  end
+  state.timers[kind] = state.timers[kind] or vim.uv.new_timer()
+  state.timers[kind]:stop()
+  state.timers[kind]:start(delay, 0, vim.schedule_wrap(function()
+    if buffers[bufnr] == state then
+      request_stats(bufnr, kind)
+    end
+  end))
+end
+
+local function forget(bufnr)
+  local state = buffers[bufnr]
+  if not state then
+    return
+  end
+  for _, timer in pairs(state.timers) do
+    timer:stop()
+    timer:close()
+  end
+  buffers[bufnr] = nil
+end
+
+local function watch(bufnr, config)
+  if buffers[bufnr] then
+    return
+  end
+  local state = { pending = {}, timers = {} }
+  buffers[bufnr] = state
+  local group = vim.api.nvim_create_augroup('glassllm_buffer_' .. bufnr, { clear = true })
+  local delay = config.debounce_ms
+  -- on_lines sees every change (typing, undo, other plugins, the API) as it happens.
+  vim.api.nvim_buf_attach(bufnr, false, {
+    on_lines = function()
+      if buffers[bufnr] ~= state then
+        return true
+      end
+      schedule_stats(bufnr, 'document', delay)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ 'CursorMoved', 'ModeChanged' }, {
+    group = group,
+    buffer = bufnr,
+    callback = function()
+      if in_visual_mode() then
+        schedule_stats(bufnr, 'selection', delay)
+      elseif state.selection then
+        state.selection = nil
+        vim.cmd.redrawstatus()
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspDetach', {
+    group = group,
+    buffer = bufnr,
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if client and client.name == 'glassllm' then
+        forget(bufnr)
+        vim.api.nvim_del_augroup_by_id(group)
+      end
+    end,
+  })
+  schedule_stats(bufnr, 'document', 0)
+end
+
+local function command_of(action)
+  local command = action.command
+  if type(command) == 'table' then
+    return command.command
+  end
+  return command
+end
+
+--- Run the "Explain BPE merges" code action on the selection (visual mode) or on the token
+--- under the cursor (normal mode).
+function M.explain()
+  vim.lsp.buf.code_action({
+    apply = true,
+    filter = function(action)
+      return command_of(action) == EXPLAIN_COMMAND
+    end,
+  })
+end
+
+--- The server writes each explanation to a Markdown file and asks to show it: open it in a
+--- split beside the text instead of replacing the text in its window.
+local function show_document(err, params, ctx)
+  if params.external or not params.uri:match('%.md$') then
+    return vim.lsp.handlers['window/showDocument'](err, params, ctx)
+  end
+  local bufnr = vim.uri_to_bufnr(params.uri)
+  if vim.api.nvim_buf_is_loaded(bufnr) then
+    -- The same file may hold an earlier explanation: read it again.
+    vim.api.nvim_buf_call(bufnr, function()
+      vim.cmd('silent edit!')
+    end)
+  else
+    vim.fn.bufload(bufnr)
+  end
+  vim.bo[bufnr].buflisted = true
+  local win = vim.fn.win_findbuf(bufnr)[1]
+  if not win then
+    local previous = vim.api.nvim_get_current_win()
+    vim.cmd('botright vsplit')
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, bufnr)
+    if params.takeFocus == false then
+      vim.api.nvim_set_current_win(previous)
+    end
+  elseif params.takeFocus ~= false then
+    vim.api.nvim_set_current_win(win)
+  end
+  return { success = true }
+end
+
+function M.setup(opts)
+  local config = vim.tbl_deep_extend('force', M.defaults, opts or {})
+  vim.lsp.config('glassllm', {
+    cmd = config.cmd,
+    filetypes = config.filetypes,
+    root_markers = { '.git' },
+    settings = config.settings,
+    handlers = { ['window/showDocument'] = show_document },
+  })
+  vim.lsp.enable('glassllm')
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = vim.api.nvim_create_augroup('glassllm', { clear = true }),
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if not client or client.name ~= 'glassllm' then
+        return
+      end
+      if config.inlay_hints then
+        vim.lsp.inlay_hint.enable(true, { bufnr = args.buf })
+      end
+      if config.explain_key then
+        vim.keymap.set({ 'n', 'x' }, config.explain_key, M.explain, {
+          buffer = args.buf,
+          desc = 'GlassLLM: explain BPE merges',
+        })
+      end
+      watch(args.buf, config)
+    end,
+  })
+end
+
+return M

