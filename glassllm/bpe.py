@@ -23,8 +23,10 @@ learned pair is left. Each such round is one *step* of the explanation.
 from __future__ import annotations
 
 import heapq
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
+from itertools import repeat
 
 __all__ = ["Pair", "get_stats", "merge", "apply_merges", "learn_merges"]
 
@@ -62,16 +64,20 @@ def apply_merges(chunk: str, ranks: Mapping[Pair, int]) -> tuple[list[str], list
     """
     symbols = list(chunk)
     applied: list[Pair] = []
+    get = ranks.get
     while len(symbols) > 1:
-        best = min(zip(symbols, symbols[1:]), key=lambda pair: ranks.get(pair, _NEVER))
-        if best not in ranks:
+        pairs = list(zip(symbols, symbols[1:]))
+        pair_ranks = list(map(get, pairs, repeat(_NEVER)))
+        best = min(pair_ranks)
+        if best == _NEVER:
             break
-        symbols = merge(symbols, best)
-        applied.append(best)
+        pair = pairs[pair_ranks.index(best)]
+        symbols = merge(symbols, pair)
+        applied.append(pair)
     return symbols, applied
 
 
-_NEVER = float("inf")
+_NEVER = sys.maxsize  # the rank of a pair that was never learned
 
 Progress = Callable[[int, int], None]
 

@@ -229,11 +229,13 @@ class Tokenizer:
 
     def _encode_chunks(self, chunks: list[str]) -> list[_Encoded]:
         """The cached tokens of each chunk, encoding the chunks not seen yet."""
-        entries = list(map(self._cache.get, chunks))
+        cache = self._cache
+        entries = list(map(cache.get, chunks))
         if None in entries:
             for index, entry in enumerate(entries):
                 if entry is None:
-                    entries[index] = self._encode_chunk(chunks[index])
+                    chunk = chunks[index]
+                    entries[index] = cache.get(chunk) or self._encode_chunk(chunk)
         return entries
 
     def _encode_chunk(self, chunk: str) -> _Encoded:
