@@ -221,3 +221,35 @@ def test_statusline_follows_an_edit(nvim):
     expected = _count_text(len(_tokens(TEXT + added + "\n")))
     nvim.keys(f"<Esc>Go{added}<Esc>")
     nvim.wait_for(STATUSLINE, lambda text: expected in text, f"'{expected}' after typing a line")
+
+
+def test_explain_key_opens_the_merge_steps_beside_the_text(nvim):
+    line = TEXT.splitlines()[0]
+    word = line.index("menina")
+    (chunk,) = packaged("pt").explain(" menina")
+    # The cursor on "menina"; <leader>ge (backslash by default) runs "Explain BPE merges".
+    nvim.keys(f"<Esc>gg0{word}l\\ge")
+    page = nvim.wait_for(
+        """
+        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+          local buf = vim.api.nvim_win_get_buf(win)
+          if vim.api.nvim_buf_get_name(buf):match('%.md$') then
+            return {
+              name = vim.api.nvim_buf_get_name(buf),
+              lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+              windows = #vim.api.nvim_tabpage_list_wins(0),
+            }
+          end
+        end
+        return vim.NIL
+        """,
+        lambda found: found is not None,
+        "a window with the explanation page",
+    )
+    assert page["name"].startswith(str(nvim.home / "cache" / "glassllm")), page["name"]
+    assert page["windows"] == 2, "the page opens in a split beside the text"
+    text = "\n".join(page["lines"])
+    for step in chunk.steps:
+        assert str(step.rank) in text and step.result in text, f"merge {step} is missing from:\n{text}"
+    for piece_id in chunk.ids:
+        assert str(piece_id) in text
