@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from glassllm_server.features import create_server
 from glassllm_server.settings import Settings, parse_settings
 
 EXTENSION = Path(__file__).resolve().parents[2] / "editors" / "vscode"
@@ -25,6 +26,8 @@ PROPERTIES: dict[str, dict] = MANIFEST["contributes"]["configuration"]["properti
 # Read by the extension itself to start and trace the server; the server ignores them.
 CLIENT_ONLY = {"glassllm.server.path", "glassllm.server.args", "glassllm.trace.server"}
 SERVER_KEYS = {key: spec for key, spec in PROPERTIES.items() if key not in CLIENT_ONLY}
+# The extension's own command: a quick pick that writes glassllm.tokenizer.
+CLIENT_COMMANDS = {"glassllm.chooseTokenizer"}
 
 
 def _other_valid_value(spec: dict):
@@ -70,6 +73,12 @@ def test_every_server_setting_has_a_vscode_setting():
 def test_locale_is_unset_by_default_and_offers_both_languages():
     assert PROPERTIES["glassllm.locale"]["default"] is None
     assert PROPERTIES["glassllm.locale"]["enum"] == [None, "pt", "en"]
+
+
+def test_every_server_command_is_contributed_and_vice_versa():
+    server_commands = set(create_server().protocol.fm.commands)
+    contributed = {entry["command"] for entry in MANIFEST["contributes"]["commands"]}
+    assert contributed - CLIENT_COMMANDS == server_commands
 
 
 @pytest.fixture(scope="module")

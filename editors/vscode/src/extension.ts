@@ -20,6 +20,7 @@ import { Language, MESSAGES } from './messages';
 import { Stats, statusText, statusTooltip, sumStats, uiLanguage } from './status';
 
 const EXPLAIN_MERGES = 'glassllm.explainMerges';
+const SHOW_STATS = 'glassllm.showStats';
 const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
 const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
 const STATS_REQUEST = 'glassllm/stats';
@@ -131,14 +132,15 @@ async function runServerCommand(
   if (args.length > 0 || !client) {
     return next(command, args);
   }
-  if (command === EXPLAIN_MERGES) {
+  if (command === EXPLAIN_MERGES || command === SHOW_STATS) {
     const editor = vscode.window.activeTextEditor;
     if (!editor || !isGlassDocument(editor.document)) {
       void vscode.window.showInformationMessage(MESSAGES[language()].noEditor);
       return undefined;
     }
     const converter = client.code2ProtocolConverter;
-    return next(command, [converter.asUri(editor.document.uri), converter.asRange(editor.selection)]);
+    const uri = converter.asUri(editor.document.uri);
+    return next(command, command === SHOW_STATS ? [uri] : [uri, converter.asRange(editor.selection)]);
   }
   if (command === TRAIN_TOKENIZER) {
     const trainArgs = await askTrainingArguments();
