@@ -248,6 +248,9 @@ def test_explain_key_opens_the_merge_steps_beside_the_text(nvim):
     )
     assert page["name"].startswith(str(nvim.home / "cache" / "glassllm")), page["name"]
     assert page["windows"] == 2, "the page opens in a split beside the text"
+    time.sleep(0.5)  # an attach, had it been started, is scheduled by now
+    attached = nvim.lua(f"return #vim.lsp.get_clients({{ bufnr = vim.fn.bufnr({json.dumps(page['name'])}) }})")
+    assert attached == 0, "the page is for reading: glassllm does not tokenize it"
     text = "\n".join(page["lines"])
     for step in chunk.steps:
         assert str(step.rank) in text and step.result in text, f"merge {step} is missing from:\n{text}"

@@ -237,6 +237,7 @@ local function show_document(err, params, ctx)
     return vim.lsp.handlers['window/showDocument'](err, params, ctx)
   end
   local bufnr = vim.uri_to_bufnr(params.uri)
+  vim.b[bufnr].glassllm_explanation = true
   if vim.api.nvim_buf_is_loaded(bufnr) then
     -- The same file may hold an earlier explanation: read it again.
     vim.api.nvim_buf_call(bufnr, function()
@@ -266,7 +267,12 @@ function M.setup(opts)
   vim.lsp.config('glassllm', {
     cmd = config.cmd,
     filetypes = config.filetypes,
-    root_markers = { '.git' },
+    root_dir = function(bufnr, on_dir)
+      -- Explanation pages are Markdown too, but they are for reading, not tokenizing.
+      if not vim.b[bufnr].glassllm_explanation then
+        on_dir(vim.fs.root(bufnr, '.git'))
+      end
+    end,
     settings = config.settings,
     handlers = { ['window/showDocument'] = show_document },
   })
