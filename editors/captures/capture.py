@@ -152,7 +152,7 @@ def capture(name: str, convert: str) -> None:
     (HERE / f"{name}.txt").write_text(tmux("capture-pane", "-p", "-t", SESSION), encoding="utf-8")
     svg = HERE / f"{name}.svg"
     svg.write_text(ansi_to_svg(tmux("capture-pane", "-p", "-e", "-t", SESSION)), encoding="utf-8")
-    subprocess.run([convert, str(svg), str(HERE / f"{name}.png")], check=True)
+    subprocess.run([convert, str(svg), "-strip", "-colors", "128", str(HERE / f"{name}.png")], check=True)
     svg.unlink()
 
 
@@ -185,6 +185,7 @@ def main() -> None:
             keys("Escape", "0v5e", pause=0.8)
             capture("selection", convert)
             keys("Escape", "5G0", "5w", "\\ge", pause=1.5)
+            keys("/^Characters", "Enter", "zt", pause=0.5)
             capture("explain", convert)
         finally:
             tmux("kill-session", "-t", SESSION)
