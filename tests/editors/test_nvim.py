@@ -103,6 +103,20 @@ class Neovim:
 
 
 STATUSLINE = "return vim.api.nvim_eval_statusline(vim.o.statusline, {}).str"
+# The explanation page shown in the current tab, if any, and how many windows the tab has.
+PAGE = """
+for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  local buf = vim.api.nvim_win_get_buf(win)
+  if vim.api.nvim_buf_get_name(buf):match('%.md$') then
+    return {
+      name = vim.api.nvim_buf_get_name(buf),
+      lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+      windows = #vim.api.nvim_tabpage_list_wins(0),
+    }
+  end
+end
+return vim.NIL
+"""
 MODE = "return vim.fn.mode()"
 
 
@@ -225,27 +239,10 @@ def test_statusline_follows_an_edit(nvim):
 
 def test_explain_key_opens_the_merge_steps_beside_the_text(nvim):
     line = TEXT.splitlines()[0]
-    word = line.index("menina")
     (chunk,) = packaged("pt").explain(" menina")
     # The cursor on "menina"; <leader>ge (backslash by default) runs "Explain BPE merges".
-    nvim.keys(f"<Esc>gg0{word}l\\ge")
-    page = nvim.wait_for(
-        """
-        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-          local buf = vim.api.nvim_win_get_buf(win)
-          if vim.api.nvim_buf_get_name(buf):match('%.md$') then
-            return {
-              name = vim.api.nvim_buf_get_name(buf),
-              lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
-              windows = #vim.api.nvim_tabpage_list_wins(0),
-            }
-          end
-        end
-        return vim.NIL
-        """,
-        lambda found: found is not None,
-        "a window with the explanation page",
-    )
+    nvim.keys(f"<Esc>gg0{line.index('menina')}l\\ge")
+    page = nvim.wait_for(PAGE, lambda found: found is not None, "a window with the explanation page")
     assert page["name"].startswith(str(nvim.home / "cache" / "glassllm")), page["name"]
     assert page["windows"] == 2, "the page opens in a split beside the text"
     time.sleep(0.5)  # an attach, had it been started, is scheduled by now
@@ -256,3 +253,18 @@ def test_explain_key_opens_the_merge_steps_beside_the_text(nvim):
         assert str(step.rank) in text and step.result in text, f"merge {step} is missing from:\n{text}"
     for piece_id in chunk.ids:
         assert str(piece_id) in text
+
+
+def test_the_next_explanation_replaces_the_page(nvim):
+    first = nvim.lua(PAGE)
+    line = TEXT.splitlines()[1]
+    (chunk,) = packaged("pt").explain(" quente")
+    # Back to the text (the page took the focus), then explain "quente" on line 2.
+    nvim.keys(f"<Esc><C-w>p2G0{line.index('quente')}l\\ge")
+    page = nvim.wait_for(
+        PAGE,
+        lambda found: found is not None and found["name"] != first["name"],
+        "the second explanation page",
+    )
+    assert page["windows"] == 2, "the new page replaces the old one in its window"
+    assert f"`{chunk.chunk}`" in "\n".join(page["lines"])

@@ -247,18 +247,21 @@ local function show_document(err, params, ctx)
     vim.fn.bufload(bufnr)
   end
   vim.bo[bufnr].buflisted = true
-  local win = vim.fn.win_findbuf(bufnr)[1]
+  -- One window for explanations: a new page replaces the one shown, instead of a new split.
+  local win
+  for _, candidate in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.b[vim.api.nvim_win_get_buf(candidate)].glassllm_explanation then
+      win = candidate
+      break
+    end
+  end
+  local previous = vim.api.nvim_get_current_win()
   if not win then
-    local previous = vim.api.nvim_get_current_win()
     vim.cmd('botright vsplit')
     win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(win, bufnr)
-    if params.takeFocus == false then
-      vim.api.nvim_set_current_win(previous)
-    end
-  elseif params.takeFocus ~= false then
-    vim.api.nvim_set_current_win(win)
   end
+  vim.api.nvim_win_set_buf(win, bufnr)
+  vim.api.nvim_set_current_win(params.takeFocus == false and previous or win)
   return { success = true }
 end
 
