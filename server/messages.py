@@ -86,8 +86,8 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "pt": "Parâmetros inválidos para {method}: {detail}",
     },
     "error.missing_params": {
-        "en": "{method} needs params: {expected}",
-        "pt": "{method} precisa de params: {expected}",
+        "en": "{method} needs params, and none were sent",
+        "pt": "{method} precisa de params, e nenhum foi enviado",
     },
     "error.notification": {
         "en": "glassllm: internal error while handling a notification: {error}. Later errors go to the log only.",
@@ -212,8 +212,8 @@ class Messages:
     def __init__(self, locale: Locale) -> None:
         self.locale = locale
 
-    def __call__(self, key: str, **fields: Any) -> str:
-        return CATALOGUE[key][self.locale].format(**fields)
+    def __call__(self, name: str, /, **fields: Any) -> str:
+        return CATALOGUE[name][self.locale].format(**fields)
 
     def integer(self, value: int) -> str:
         return format_integer(value, self.locale)

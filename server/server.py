@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,18 +60,21 @@ class GlassProtocol(LanguageServerProtocol):
     _server: GlassServer
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        missing = "jsonrpc" in data and "method" in data and "params" not in data
+        if missing:
+            # Custom methods cannot even be read without the member; null is the same.
+            data = {**data, "params": None}
         try:
             return super().structure_message(data)
-        except JsonRpcInvalidParams as error:
-            cause = error.__cause__
+        except JsonRpcException as error:
             method = data.get("method", "?")
             messages = self._server.messages
-            if "params" not in data:
-                detail = messages("error.missing_params", method=method, expected="none were sent")
+            if missing or data.get("params") is None:
+                detail = messages("error.missing_params", method=method)
             else:
-                detail = messages("error.invalid_params", method=method, detail=_describe(cause))
+                detail = messages("error.invalid_params", method=method, detail=_describe(error.__cause__))
             if "id" in data and "method" in data:
-                self._send_response(data["id"], error=types.ResponseError(code=error.code, message=detail))
+                self._send_response(data["id"], error=types.ResponseError(code=JsonRpcInvalidParams.CODE, message=detail))
             else:
                 logger.warning("%s", detail)
             return _Answered()
@@ -128,6 +132,9 @@ class GlassServer(LanguageServer):
         self._tokenizing: dict[str, asyncio.Task[None]] = {}
         self._reported: set[str] = set()
         self._notification_error_reported = False
+        # Called with a URI when that document opened, changed, closed or was re-tokenized,
+        # or when settings changed (push diagnostics follow documents this way).
+        self.document_listeners: list[Callable[[str], None]] = []
 
     # Position encoding and locale
 
@@ -179,13 +186,20 @@ class GlassServer(LanguageServer):
         document = Document(uri, text, version, self.tokenizer)
         self.documents[uri] = document
         self.schedule_tokenizing(document)
+        self.document_changed(uri)
         return document
+
+    def document_changed(self, uri: str) -> None:
+        """Tell the :attr:`document_listeners` that document ``uri`` changed in some way."""
+        for listener in self.document_listeners:
+            listener(uri)
 
     def close_document(self, uri: str) -> None:
         self.documents.pop(uri, None)
         task = self._tokenizing.pop(uri, None)
         if task is not None:
             task.cancel()
+        self.document_changed(uri)
 
     def schedule_tokenizing(self, document: Document) -> None:
         """Tokenize the rest of ``document`` in the background, a slice at a time."""
@@ -259,13 +273,18 @@ class GlassServer(LanguageServer):
         for document in self.documents.values():
             document.set_tokenizer(self.tokenizer)
             self.schedule_tokenizing(document)
+            self.document_changed(document.uri)
         return True
 
     def refresh_views(self) -> None:
         """Ask the client to re-request what depends on the tokens, where it can."""
+        for uri in list(self.documents):
+            self.document_changed(uri)
         workspace = self.client_capabilities.workspace
         if workspace is None:
             return
+        if workspace.diagnostics is not None and workspace.diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
         if workspace.inlay_hint is not None and workspace.inlay_hint.refresh_support:
             self.workspace_inlay_hint_refresh(None)
         if workspace.code_lens is not None and workspace.code_lens.refresh_support:
@@ -285,8 +304,12 @@ class GlassServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log every error; show the first one out of a notification, then only log."""
+        if getattr(source, "__name__", "") == "FeatureRequestError":
+            # Already answered to the client as a JSON-RPC error.
+            logger.info("request failed: %s", error)
+            return
         logger.error("%s: %s", getattr(source, "__name__", source), error, exc_info=error)
-        if source.__name__ == "FeatureRequestError" or self._notification_error_reported:
+        if self._notification_error_reported:
             return
         self._notification_error_reported = True
         self.window_show_message(

@@ -34,6 +34,8 @@ def register(server: GlassServer) -> None:
         elif params.root_path:
             ls.root_path = Path(params.root_path)
         initial["options"] = params.initialization_options
+        # Apply the options now, so that requests before the first pull already use them.
+        ls.configure(initial["options"])
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: GlassServer, params: types.InitializedParams) -> None:

@@ -30,6 +30,7 @@ def register(server: GlassServer) -> None:
                 document.replace_text(change.text)
         document.version = params.text_document.version
         ls.schedule_tokenizing(document)
+        ls.document_changed(document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: GlassServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -19,6 +19,8 @@ so that the tests check the server rather than the server's own conversion code.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import itertools
 import sys
 from collections import Counter
@@ -198,3 +200,54 @@ def every_offset(text: str) -> list[int]:
         offsets.extend(range(start, start + content + (1 if len(line) > content else 0)))
         start += len(line)
     return offsets
+
+
+def range_of(text: str, start: int, end: int, encoding: str) -> types.Range:
+    """The LSP range of code-point offsets ``[start, end)`` (oracle side)."""
+    return types.Range(start=position_of(text, start, encoding), end=position_of(text, end, encoding))
+
+
+def line_spans(tokenizer: Any, text: str) -> list[tuple[int, str, int, int]]:
+    """``(id, piece, start, end)`` of every token, from ``encode_spans`` of each LSP line."""
+    spans, start = [], 0
+    for line in lsp_lines(text):
+        spans.extend((s.id, s.piece, start + s.start, start + s.end) for s in tokenizer.encode_spans(line))
+        start += len(line)
+    return spans
+
+
+async def hover(client: LanguageClient, uri: str, position: types.Position) -> types.Hover | None:
+    return await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+    )
+
+
+async def stats(client: LanguageClient, uri: str, lsp_range: types.Range | None = None) -> Any:
+    """``glassllm/stats`` as a plain dict."""
+    params: dict[str, Any] = {"textDocument": {"uri": uri}}
+    if lsp_range is not None:
+        params["range"] = {
+            "start": {"line": lsp_range.start.line, "character": lsp_range.start.character},
+            "end": {"line": lsp_range.end.line, "character": lsp_range.end.character},
+        }
+    answer = await client.protocol.send_request_async("glassllm/stats", params)
+    return {name: getattr(answer, name) for name in ("tokens", "chunks", "characters", "unknown", "tokenizer")}
+
+
+_NO_PARAMS = object()
+
+
+async def send_raw(client: LanguageClient, method: str, params: Any = _NO_PARAMS) -> Any:
+    """Send a request exactly as given (malformed params, or none at all) and await
+    the answer; a JSON-RPC error raises ``JsonRpcException``."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": f"raw-{next(_uris)}", "method": method}
+    if params is not _NO_PARAMS:
+        message["params"] = params
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    client.protocol._request_futures[message["id"]] = future
+    client.protocol._send_data(message)
+    return await asyncio.wrap_future(future)
+
+
+def send_raw_notification(client: LanguageClient, method: str, params: Any) -> None:
+    client.protocol._send_data({"jsonrpc": "2.0", "method": method, "params": params})
