@@ -230,6 +230,17 @@ def test_statusline_counts_the_visual_selection(nvim):
     nvim.wait_for(STATUSLINE, lambda text: "/" not in text, "the selection count to go after <Esc>")
 
 
+def test_a_selection_ending_on_a_multibyte_character_counts_exactly(nvim):
+    second = TEXT.splitlines()[1]
+    start, end = second.index("avô"), second.index("avô") + len("avô")
+    tokens = sum(1 for span in _tokens(second) if span.start < end and span.end > start)
+    expected = f"{tokens}/{_count_text(len(_tokens(TEXT)))}"
+    # "avô": the selection's last character is two bytes long in UTF-8.
+    nvim.keys(f"<Esc>2G0{start}lve")
+    nvim.wait_for(STATUSLINE, lambda text: expected in text, f"'{expected}' for the selection 'avô'")
+    nvim.keys("<Esc>")
+
+
 def test_statusline_follows_an_edit(nvim):
     added = "E foram felizes para sempre."
     expected = _count_text(len(_tokens(TEXT + added + "\n")))

@@ -20,7 +20,7 @@ M.defaults = {
   debounce_ms = 100,
 }
 
---- bufnr -> { document = stats?, selection = stats?, timer = uv_timer?, pending = { [kind] = request_id } }
+--- bufnr -> { document = stats?, selection = stats?, timers = { [kind] = uv_timer }, pending = { [kind] = request_id } }
 local buffers = {}
 
 local function glass_client(bufnr)
@@ -38,7 +38,7 @@ end
 local function language(client)
   local settings = client and client.settings and client.settings.glassllm or {}
   local chosen = settings.locale
-  if chosen == nil or chosen == '' or chosen == 'auto' then
+  if type(chosen) ~= 'string' or chosen == '' then
     chosen = vim.v.lang
   end
   return chosen:lower():sub(1, 2) == 'pt' and 'pt' or 'en'
