@@ -17,7 +17,7 @@ from glassllm import TokenSpan
 
 from glassllm_server.positions import Encoding, columns_to_units, content_length
 
-__all__ = ["BAND_LIMIT", "TOKEN_TYPES", "delta_edit", "encode_bands", "line_bands"]
+__all__ = ["BAND_LIMIT", "TOKEN_TYPES", "Band", "delta_edit", "encode_bands", "line_bands"]
 
 # Two standard types that themes color differently: strings green and keywords bold in
 # Neovim's default scheme, orange and blue in VS Code's Dark+.
@@ -28,14 +28,17 @@ TOKEN_TYPES = ["string", "keyword"]
 BAND_LIMIT = 200_000
 
 
-def line_bands(text: str, spans: Sequence[TokenSpan], encoding: Encoding) -> list[tuple[int, int]]:
-    """``(start, length)`` in code units of each band of a line (its text with its ending)."""
+Band = tuple[int, int, int]  # start and length in code units, token type (0 or 1)
+
+
+def line_bands(text: str, spans: Sequence[TokenSpan], encoding: Encoding) -> list[Band]:
+    """The bands of a line (its text with its ending), types alternating from 0."""
     content = content_length(text)
-    bands: list[tuple[int, int]] = []
+    bands: list[Band] = []
     if text.isascii() or encoding == "utf-32":
         for span in spans:
             if span.start < span.end <= content:
-                bands.append((span.start, span.end - span.start))
+                bands.append((span.start, span.end - span.start, len(bands) & 1))
         return bands
     position = 0  # code units up to ``column``
     column = 0
@@ -46,17 +49,16 @@ def line_bands(text: str, spans: Sequence[TokenSpan], encoding: Encoding) -> lis
         piece = text[span.start : span.end]
         position += columns_to_units(gap, len(gap), encoding)
         length = columns_to_units(piece, len(piece), encoding)
-        bands.append((position, length))
+        bands.append((position, length, len(bands) & 1))
         position += length
         column = span.end
     return bands
 
 
-def encode_bands(
-    lines: Iterable[tuple[int, list[tuple[int, int]]]],
-    limit: int = BAND_LIMIT,
-) -> list[int]:
-    """LSP semantic-token data for ``(line number, bands)`` in increasing line order."""
+def encode_bands(lines: Iterable[tuple[int, list[Band]]], limit: int = BAND_LIMIT) -> list[int]:
+    """LSP semantic-token data for ``(line number, bands)`` in increasing line order.
+
+    Stops before the line that would take it past ``limit`` bands."""
     data: list[int] = []
     previous_line = 0
     count = 0
@@ -67,8 +69,8 @@ def encode_bands(
             break
         previous_start = 0
         delta_line = line - previous_line
-        for index, (start, length) in enumerate(bands):
-            data += (delta_line, start - previous_start, length, index & 1, 0)
+        for start, length, kind in bands:
+            data += (delta_line, start - previous_start, length, kind, 0)
             delta_line = 0
             previous_start = start
         previous_line = line

@@ -320,7 +320,7 @@ def render_markdown(
                     result=shown(step.result),
                     evidence=evidence,
                 )
-                + f" → {pieces}"
+                + f" {pieces}"
             )
         tokens = " · ".join(f"{shown(piece)} ({token_id})" for piece, token_id in zip(chunk.pieces, chunk.ids))
         lines += ["", f"{say('explain.tokens')}: {tokens}"]

@@ -64,9 +64,11 @@ def unknown_message(
     tokenizer: str,
     *,
     line_endings: int = 0,
+    number: Callable[[int], str] = str,
 ) -> str:
     """The diagnostic text for one run (``tokens`` <unk> tokens) or, with
-    ``line_endings``, for the document's unknown line-ending characters."""
+    ``line_endings``, for the document's unknown line-ending characters. ``number``
+    formats counts the way the user's language does."""
     fields = {
         "characters": describe_characters(characters),
         "tokenizer": tokenizer,
@@ -75,7 +77,7 @@ def unknown_message(
         "shown": UNK_TEXT * tokens if tokens <= 8 else f"{UNK_TEXT} × {tokens}",
     }
     if line_endings:
-        return say("unknown.line_endings", count=line_endings, **fields)
+        return say("unknown.line_endings", count=number(line_endings), **fields)
     if tokens == 1:
         return say("unknown.one", **fields)
-    return say("unknown.many", count=tokens, **fields)
+    return say("unknown.many", count=number(tokens), **fields)

@@ -1,0 +1,115 @@
+"""Explain BPE merges: the ``glassllm.explainMerges`` command and the code action that
+offers it on any selection.
+
+The command answers the explanation as JSON (for editor integrations) and shows it with
+no plugin at all: a Markdown page written to the user's cache folder and opened with
+``window/showDocument``, or, where the client cannot open documents (or opening fails),
+the same text in ``window/showMessage``.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+
+from glassllm_server.explanation import explain_selection, explanation_data, render_markdown, write_page
+from glassllm_server.positions import Point
+from glassllm_server.server import GlassServer
+
+__all__ = ["EXPLAIN_MERGES", "register"]
+
+logger = logging.getLogger(__name__)
+
+EXPLAIN_MERGES = "glassllm.explainMerges"
+
+
+def _document_name(uri: str) -> str:
+    """The file name a URI ends with, for titles ("untitled:Untitled-1" → "Untitled-1")."""
+    parsed = urlparse(uri)
+    return PurePosixPath(unquote(parsed.path)).name or uri
+
+
+def _show_message(ls: GlassServer, text: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=text))
+
+
+def _show(ls: GlassServer, markdown: str, name: str) -> str | None:
+    """Show the page; returns the URI of the file written, if any."""
+    window = ls.client_capabilities.window
+    can_open = window is not None and window.show_document is not None and window.show_document.support
+    try:
+        path = write_page(markdown, name)
+    except OSError as error:
+        logger.warning("cannot write the explanation page: %s", error)
+        _show_message(ls, markdown)
+        return None
+    uri = path.as_uri()
+    if not can_open:
+        _show_message(ls, markdown)
+        return uri
+
+    def opened(future: Future[Any]) -> None:
+        # The answer arrives after the command's; a refusal still shows the text.
+        if future.cancelled() or future.exception() is not None or not getattr(future.result(), "success", False):
+            _show_message(ls, markdown)
+
+    # Sent before the command answers, so the page opens as the command completes.
+    ls.window_show_document(types.ShowDocumentParams(uri=uri, take_focus=True)).add_done_callback(opened)
+    return uri
+
+
+def register(server: GlassServer) -> None:
+    @server.command(EXPLAIN_MERGES)
+    async def explain_merges(ls: GlassServer, uri: str, selection: types.Range) -> dict[str, Any]:
+        document = ls.get_document(uri)
+        start = ls.point(document, selection.start)
+        end = ls.point(document, selection.end)
+        if end < start:
+            start, end = end, start
+        tok = document.tokenizer.tokenizer
+        explanation = explain_selection(tok, document.lines.__getitem__, start, end)
+        messages = ls.messages
+
+        def position(line: int, column: int) -> dict[str, int]:
+            converted = ls.position(document, Point(line, column))
+            return {"line": converted.line, "character": converted.character}
+
+        data = explanation_data(explanation, position)
+        name = _document_name(uri)
+        label = ls.tokenizer_label()
+        markdown = render_markdown(explanation, messages, messages.integer, label, name)
+        data.update({"uri": uri, "tokenizer": label, "markdown": markdown, "page": _show(ls, markdown, name)})
+        return data
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.Empty]),
+    )
+    def code_action(ls: GlassServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
+        uri = params.text_document.uri
+        if uri not in ls.documents:
+            return []
+        if params.context.only and types.CodeActionKind.Empty not in params.context.only:
+            return []
+        title = ls.messages("explain.title")
+        selection = {
+            "start": {"line": params.range.start.line, "character": params.range.start.character},
+            "end": {"line": params.range.end.line, "character": params.range.end.character},
+        }
+        # Neovim runs an action's ``command`` when chosen; clients without code action
+        # literals take a bare Command.
+        command = types.Command(title=title, command=EXPLAIN_MERGES, arguments=[uri, selection])
+        text_document = ls.client_capabilities.text_document
+        literals = (
+            text_document is not None
+            and text_document.code_action is not None
+            and text_document.code_action.code_action_literal_support is not None
+        )
+        if not literals:
+            return [command]
+        return [types.CodeAction(title=title, kind=types.CodeActionKind.Empty, command=command)]

@@ -1,0 +1,55 @@
+"""Document highlight: the token under the cursor and every other occurrence of its ID
+in the text around it.
+
+LSP does not say which part of the document is visible, so "visible" is taken as the
+lines within :data:`NEARBY_LINES` of the cursor, more than any editor window shows.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from glassllm_server.positions import Point, content_length
+from glassllm_server.server import GlassServer
+
+__all__ = ["HIGHLIGHT_LIMIT", "NEARBY_LINES", "register"]
+
+NEARBY_LINES = 200
+# A one-character token ("a", "▁") can occur thousands of times near the cursor.
+HIGHLIGHT_LIMIT = 2000
+
+
+def register(server: GlassServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+    async def highlight(ls: GlassServer, params: types.DocumentHighlightParams) -> list[types.DocumentHighlight]:
+        document = ls.get_document(params.text_document.uri)
+        point = ls.point(document, params.position)
+        token = document.token_at(point)
+        if (token is None or token.start >= content_length(document.lines[point.line])) and point.column > 0:
+            # At the end of a line the cursor sits after its last token: that one is meant.
+            token = document.token_at(Point(point.line, point.column - 1))
+        if token is None or token.start >= content_length(document.lines[token.line]):
+            return []
+        first = max(point.line - NEARBY_LINES, 0)
+        last = min(point.line + NEARBY_LINES, len(document.lines) - 1)
+        # Nearest lines first, so that the limit drops the far occurrences.
+        found: list[tuple[int, int, int]] = []  # line, start and end columns
+        for line in sorted(range(first, last + 1), key=lambda number: abs(number - point.line)):
+            tokens = document.line_tokens(line)
+            if not any(token.id in chunk.ids for chunk in tokens.chunks):
+                continue
+            content = content_length(document.lines[line])
+            found.extend(
+                (line, span.start, span.end)
+                for span in tokens.spans()
+                if span.id == token.id and span.start < span.end <= content
+            )
+            if len(found) >= HIGHLIGHT_LIMIT:
+                break
+        return [
+            types.DocumentHighlight(
+                range=ls.range(document, Point(line, start), Point(line, end)),
+                kind=types.DocumentHighlightKind.Text,
+            )
+            for line, start, end in sorted(found[:HIGHLIGHT_LIMIT])
+        ]

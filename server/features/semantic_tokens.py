@@ -1,0 +1,95 @@
+"""Semantic tokens: every token of the document as alternating colored bands (full,
+range and delta), from :mod:`glassllm_server.bands`."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from lsprotocol import types
+
+from glassllm_server.bands import TOKEN_TYPES, Band, delta_edit, encode_bands, line_bands
+from glassllm_server.document import Document
+from glassllm_server.server import GlassServer
+
+__all__ = ["LEGEND", "register"]
+
+LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=[])
+
+# Lines encoded between two yields to the event loop, so a large document's bands never
+# hold up other requests for long, and a cancelled request stops early.
+_SLICE_LINES = 2000
+
+
+async def _bands(ls: GlassServer, document: Document, first: int, last: int) -> list[tuple[int, list[Band]]]:
+    encoding = ls.encoding
+    bands = []
+    for start in range(first, last + 1, _SLICE_LINES):
+        for line in range(start, min(start + _SLICE_LINES, last + 1)):
+            bands.append((line, line_bands(document.lines[line], document.line_spans(line), encoding)))
+        await asyncio.sleep(0)
+    return bands
+
+
+def register(server: GlassServer) -> None:
+    # The last full answer per document, for delta requests: (result id, data).
+    last_result: dict[str, tuple[str, list[int]]] = {}
+    result_ids = itertools.count(1)
+
+    async def full_data(ls: GlassServer, uri: str) -> list[int]:
+        document = ls.get_document(uri)
+        if not ls.settings.semantic_tokens:
+            return []
+        return encode_bands(await _bands(ls, document, 0, len(document.lines) - 1))
+
+    def remember(uri: str, data: list[int]) -> str:
+        result_id = str(next(result_ids))
+        last_result[uri] = (result_id, data)
+        return result_id
+
+    def forget(uri: str) -> None:
+        if uri not in server.documents:
+            last_result.pop(uri, None)
+
+    server.document_listeners.append(forget)
+
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+    async def full(ls: GlassServer, params: types.SemanticTokensParams) -> types.SemanticTokens:
+        uri = params.text_document.uri
+        data = await full_data(ls, uri)
+        return types.SemanticTokens(data=data, result_id=remember(uri, data))
+
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
+    async def delta(
+        ls: GlassServer, params: types.SemanticTokensDeltaParams
+    ) -> types.SemanticTokens | types.SemanticTokensDelta:
+        uri = params.text_document.uri
+        data = await full_data(ls, uri)
+        previous = last_result.get(uri)
+        result_id = remember(uri, data)
+        if previous is None or previous[0] != params.previous_result_id:
+            return types.SemanticTokens(data=data, result_id=result_id)
+        edit = delta_edit(previous[1], data)
+        edits = [] if edit is None else [types.SemanticTokensEdit(start=edit[0], delete_count=edit[1], data=edit[2])]
+        return types.SemanticTokensDelta(edits=edits, result_id=result_id)
+
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
+    async def in_range(ls: GlassServer, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
+        document = ls.get_document(params.text_document.uri)
+        if not ls.settings.semantic_tokens:
+            return types.SemanticTokens(data=[])
+        start = ls.point(document, params.range.start)
+        end = ls.point(document, params.range.end)
+        if end < start:
+            start, end = end, start
+        bands = await _bands(ls, document, start.line, end.line)
+        low = document.index.point_position(start, ls.encoding)[1]
+        high = document.index.point_position(end, ls.encoding)[1]
+        # Bands of the first and last lines that lie wholly outside the range are left out
+        # (each band keeps its type, so colors match the full answer).
+        if bands:
+            first_line, first = bands[0]
+            bands[0] = (first_line, [band for band in first if band[0] + band[1] > low])
+            last_line, last = bands[-1]
+            bands[-1] = (last_line, [band for band in last if band[0] < high])
+        return types.SemanticTokens(data=encode_bands(bands))

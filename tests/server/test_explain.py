@@ -1,0 +1,162 @@
+"""Explain BPE merges end to end: the code action, the command's structured answer (equal
+to ``encode_verbose`` and ``encode``), and the page shown with no plugin."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Union
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pygls.uris import to_fs_path
+
+from glassllm import packaged
+
+from conftest import LOOP, PRESETS, SERVER_COMMAND, TRICKY, covered, open_document, position_of, start_session
+
+pytestmark = LOOP
+
+# The server writes pages to $XDG_CACHE_HOME/glassllm: a folder of this module's own.
+CACHE = tempfile.mkdtemp(prefix="glassllm-test-cache-")
+ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
+TOK = packaged("pt")
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module")
+async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+    await start_session(lsp_client, request.param)
+    yield
+    await lsp_client.shutdown_session()
+    shutil.rmtree(CACHE, ignore_errors=True)
+
+
+def whole_range(text: str, encoding: str) -> types.Range:
+    return types.Range(start=types.Position(line=0, character=0), end=position_of(text, len(text), encoding))
+
+
+async def explain(client: LanguageClient, uri: str, selection: types.Range) -> dict:
+    arguments = [uri, {"start": {"line": selection.start.line, "character": selection.start.character},
+                       "end": {"line": selection.end.line, "character": selection.end.character}}]
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="glassllm.explainMerges", arguments=arguments)
+    )
+
+
+def replay(chunks: list[dict]) -> list[dict]:
+    return [{"chunk": c["chunk"], "steps": [c["characters"]] + [s["pieces"] for s in c["steps"]]} for c in chunks]
+
+
+def read_code_actions_right(client: LanguageClient) -> None:
+    """lsprotocol 2025.0 reads every object with a ``command`` key as a Command, even a
+    CodeAction whose ``command`` is an object: tell the test client apart properly."""
+    converter = client.protocol._converter
+
+    def structure(value: dict, _: object) -> types.Command | types.CodeAction:
+        if isinstance(value.get("command"), str):
+            return converter.structure(value, types.Command)
+        return converter.structure(value, types.CodeAction)
+
+    converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)
+
+
+async def test_the_code_action_carries_the_command(client: LanguageClient):
+    read_code_actions_right(client)
+    uri = open_document(client, "Era uma vez")
+    selection = types.Range(start=types.Position(line=0, character=4), end=types.Position(line=0, character=7))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=selection,
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert len(actions) == 1
+    (action,) = actions
+    assert isinstance(action, types.CodeAction)
+    assert action.title == "Explain BPE merges"
+    assert action.command.command == "glassllm.explainMerges"
+    assert list(action.command.arguments) == [uri, {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 7}}]
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=action.command.command, arguments=action.command.arguments)
+    )
+    assert [chunk["chunk"] for chunk in answer["chunks"]] == ["▁uma"]
+
+
+async def test_the_whole_tricky_document_agrees_with_encode_verbose_and_encode(client: LanguageClient):
+    uri = open_document(client, TRICKY)
+    answer = await explain(client, uri, whole_range(TRICKY, client.encoding))
+    assert replay(answer["chunks"]) == TOK.encode_verbose(TRICKY)
+    assert [token for chunk in answer["chunks"] for token in chunk["ids"]] == TOK.encode(TRICKY)
+    assert answer["cut"] is False and answer["truncated"] is False
+    assert "".join(chunk["text"] for chunk in answer["chunks"]) == TRICKY
+    for chunk in answer["chunks"]:
+        if chunk["text"] not in ("\r", "\n"):
+            assert covered(TRICKY, types.Range(**{k: types.Position(**v) for k, v in chunk["range"].items()}), client.encoding) == chunk["text"]
+        for step in chunk["steps"]:
+            assert TOK.ranks[tuple(step["pair"])] == step["rank"]
+            assert step["count"] == TOK.merge_counts[step["rank"]]
+
+
+@pytest.mark.parametrize(("start", "end", "chunk"), [(9, 10, " vez"), (16, 18, " café"), (25, 27, " cafe\u0301")])
+async def test_a_selection_that_cuts_a_chunk_explains_it_whole_and_says_so(client: LanguageClient, start, end, chunk):
+    text = "Era uma vez, 🙂 café e cafe\u0301!"
+    uri = open_document(client, text)
+    selection = types.Range(start=position_of(text, start, client.encoding), end=position_of(text, end, client.encoding))
+    answer = await explain(client, uri, selection)
+    (explained,) = answer["chunks"]
+    assert explained["text"] == chunk and explained["cut"] is True and answer["cut"] is True
+    assert replay([explained]) == TOK.encode_verbose(chunk)
+    assert explained["selected"] == text[start:end]
+    assert [item["id"] for item in explained["alone"]] == TOK.encode(text[start:end])
+    assert "The selection cuts a chunk" in answer["markdown"]
+
+
+async def test_an_empty_selection_explains_the_token_under_the_cursor(client: LanguageClient):
+    text = "um 🙂🙂 dois\n"
+    uri = open_document(client, text)
+    cursor = position_of(text, 4, client.encoding)  # the second 🙂
+    answer = await explain(client, uri, types.Range(start=cursor, end=cursor))
+    (explained,) = answer["chunks"]
+    assert explained["text"] == " 🙂🙂"
+    selection = types.Range(**{k: types.Position(**v) for k, v in answer["selection"].items()})
+    assert covered(text, selection, client.encoding) == "🙂"
+
+
+async def test_the_page_is_written_to_the_cache_and_shown(client: LanguageClient):
+    text = "Era uma vez\r\n"
+    uri = open_document(client, text, name="história")
+    answer = await explain(client, uri, whole_range(text, client.encoding))
+    page = Path(to_fs_path(answer["page"]))
+    assert page.parent == Path(CACHE) / "glassllm"
+    markdown = page.read_text(encoding="utf-8")
+    assert markdown == answer["markdown"]
+    assert markdown.startswith("# Explain BPE merges\n")
+    assert "história" in markdown and "Portuguese (pt)" in markdown
+    for chunk in TOK.explain("Era uma vez"):
+        for step in chunk.steps:
+            assert f"rank {step.rank}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}` (pair seen {step.count:,} times in training)" in markdown
+    # The page is shown before the command answers, so it has arrived by now.
+    if client.preset == "emacs":  # no window/showDocument: the text comes as a message
+        assert client.messages[-1].message == markdown
+        assert client.messages[-1].type == types.MessageType.Info
+    else:
+        assert client.shown_documents[-1].uri == answer["page"]
+        assert client.shown_documents[-1].take_focus is True
+
+
+async def test_an_unknown_document_is_a_clear_error(client: LanguageClient):
+    with pytest.raises(Exception, match="Unknown document"):
+        await explain(client, "file:///nowhere.txt", whole_range("", client.encoding))
+
+
+async def test_an_empty_document_has_nothing_to_explain(client: LanguageClient):
+    uri = open_document(client, "")
+    answer = await explain(client, uri, whole_range("", client.encoding))
+    assert answer["chunks"] == []
+    assert "Nothing to explain" in answer["markdown"]
+
