@@ -103,6 +103,7 @@ async def start_session(
     )
     client.encoding = str(result.capabilities.position_encoding or "utf-16")  # type: ignore[attr-defined]
     client.preset = preset  # type: ignore[attr-defined]
+    client.server_capabilities = result.capabilities  # type: ignore[attr-defined]
     return result
 
 

@@ -1,0 +1,142 @@
+"""Semantic-token bands end to end: one band per token, exact in UTF-8/16/32, alternating
+types, range and delta answers consistent with full, and the setting that turns them off."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from conftest import LOOP, TEXTS, TRICKY, covered, lsp_lines, offset_of, open_document, position_of
+
+from glassllm import packaged
+
+pytestmark = LOOP
+TOK = packaged("pt")
+
+
+def bands(text: str, data: list[int], encoding: str) -> list[tuple[int, str, int]]:
+    """(line, covered text, type) of each band, decoded with the test oracle."""
+    decoded, line, start = [], 0, 0
+    for index in range(0, len(data), 5):
+        delta_line, delta_start, length, kind, modifiers = data[index : index + 5]
+        assert modifiers == 0
+        line += delta_line
+        start = delta_start if delta_line else start + delta_start
+        band = types.Range(
+            start=types.Position(line=line, character=start), end=types.Position(line=line, character=start + length)
+        )
+        decoded.append((line, covered(text, band, encoding), kind))
+    return decoded
+
+
+def offsets(text: str, data: list[int], encoding: str) -> list[tuple[int, int, int]]:
+    """(start, end, type) of each band as code-point offsets into ``text``."""
+    found, line, start = [], 0, 0
+    for index in range(0, len(data), 5):
+        delta_line, delta_start, length, kind, _ = data[index : index + 5]
+        line += delta_line
+        start = delta_start if delta_line else start + delta_start
+        begin = offset_of(text, types.Position(line=line, character=start), encoding)
+        found.append((begin, offset_of(text, types.Position(line=line, character=start + length), encoding), kind))
+    return found
+
+
+def expected_bands(text: str) -> list[tuple[int, str]]:
+    """Every token of every line, without line endings and empty NFC leftovers."""
+    found = []
+    for number, line in enumerate(lsp_lines(text)):
+        content = len(line.rstrip("\r\n"))
+        for span in TOK.encode_spans(line):
+            if span.start < span.end <= content:
+                found.append((number, line[span.start : span.end]))
+    return found
+
+
+async def full(client: LanguageClient, uri: str) -> types.SemanticTokens:
+    return await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+
+async def test_the_legend_has_two_standard_types(client: LanguageClient):
+    provider = client.server_capabilities.semantic_tokens_provider
+    assert list(provider.legend.token_types) == ["string", "keyword"]
+    assert provider.full.delta is True and provider.range is True
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+async def test_every_token_is_one_band_that_covers_exactly_its_characters(client: LanguageClient, name: str):
+    text = TEXTS[name]
+    uri = open_document(client, text)
+    answer = await full(client, uri)
+    decoded = bands(text, list(answer.data), client.encoding)
+    assert [(line, piece) for line, piece, _ in decoded] == expected_bands(text)
+    # Neighbours on a line differ; each line starts with the first type.
+    for (line_a, _, kind_a), (line_b, _, kind_b) in zip(decoded, decoded[1:]):
+        assert kind_b == (1 - kind_a if line_a == line_b else 0)
+
+
+async def test_a_range_answer_is_the_full_answer_cut_to_the_range(client: LanguageClient):
+    uri = open_document(client, TRICKY)
+    whole = list((await full(client, uri)).data)
+    # From inside "família" on line 1 to inside "banana" on line 2.
+    start, end = TRICKY.index("mília"), TRICKY.index("nana")
+    answer = await client.text_document_semantic_tokens_range_async(
+        types.SemanticTokensRangeParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=position_of(TRICKY, start, client.encoding), end=position_of(TRICKY, end, client.encoding)
+            ),
+        )
+    )
+    touching = [
+        band for band in offsets(TRICKY, whole, client.encoding) if band[0] < end and band[1] > start
+    ]
+    assert offsets(TRICKY, list(answer.data), client.encoding) == touching
+    assert touching[0][0] <= start < touching[0][1] and touching[-1][0] < end <= touching[-1][1]
+
+
+async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: LanguageClient):
+    text = "Era uma vez\num gato 🙂\nfim"
+    uri = open_document(client, text)
+    before = await full(client, uri)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(start=types.Position(line=1, character=3), end=types.Position(line=1, character=7)),
+                    text="cachorro",
+                )
+            ],
+        )
+    )
+    delta = await client.text_document_semantic_tokens_full_delta_async(
+        types.SemanticTokensDeltaParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=before.result_id
+        )
+    )
+    assert isinstance(delta, types.SemanticTokensDelta)
+    data = list(before.data)
+    for edit in sorted(delta.edits, key=lambda e: e.start, reverse=True):
+        data[edit.start : edit.start + edit.delete_count] = list(edit.data or [])
+    new_text = "Era uma vez\num cachorro 🙂\nfim"
+    assert [(line, piece) for line, piece, _ in bands(new_text, data, client.encoding)] == expected_bands(new_text)
+    # Only the edited line's tokens travel.
+    assert sum(len(edit.data or []) for edit in delta.edits) < len(data)
+    # A stale result id gets a full answer.
+    again = await client.text_document_semantic_tokens_full_delta_async(
+        types.SemanticTokensDeltaParams(text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id="stale")
+    )
+    assert isinstance(again, types.SemanticTokens) and list(again.data) == data
+
+
+async def test_the_setting_turns_bands_off_and_on(client: LanguageClient):
+    uri = open_document(client, "Era uma vez")
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"semanticTokens": False}})
+    )
+    assert list((await full(client, uri)).data) == []
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    assert len((await full(client, uri)).data) == 5 * 4
