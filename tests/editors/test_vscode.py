@@ -2,17 +2,21 @@
 
 Every server setting has a VS Code setting with the same default and vice versa (less the
 settings only the extension reads), and every server command is contributed to the
-Command Palette. The Node part (status text, debouncing, the manifest's strings; the
-TypeScript build, which type-checks the extension against the VS Code API; and
-`vsce package`) runs where npm is installed.
+Command Palette. The Node part (status text, debouncing, the manifest's strings, the
+extension's requests and command arguments sent to a real glassllm-lsp; the TypeScript
+build, which type-checks the extension against the VS Code API; and `vsce package`) runs
+where npm is installed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -83,20 +87,25 @@ def test_every_server_command_is_contributed_and_vice_versa():
 
 @pytest.fixture(scope="module")
 def built_extension(tmp_path_factory) -> Path:
-    """The extension copied out of the checkout and built there: `npm ci`, then `npm test`."""
+    """The extension copied out of the checkout and built there: `npm ci`, then `npm test`
+    with this Python's glassllm-lsp on the PATH, so the tests against a real server run."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is not installed")
     work = tmp_path_factory.mktemp("vscode") / "glassllm"
     shutil.copytree(EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix"))
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([sysconfig.get_path("scripts"), os.path.dirname(sys.executable), env["PATH"]])
     for command in ([npm, "ci", "--no-audit", "--no-fund"], [npm, "test"]):
-        result = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=300)
+        result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, f"{' '.join(command[1:])} failed:\n{result.stdout}\n{result.stderr}"
+    assert "# skipped 0" in result.stdout, f"some Node tests were skipped:\n{result.stdout}"
     return work
 
 
 def test_node_suite_passes(built_extension):
-    """`npm test` (run by the fixture) compiled the extension and its tests passed."""
+    """`npm test` (run by the fixture) compiled the extension and all its tests passed,
+    those against a real glassllm-lsp included."""
     assert (built_extension / "out" / "src" / "extension.js").is_file()
     assert (built_extension / "out" / "test" / "status.test.js").is_file()
 

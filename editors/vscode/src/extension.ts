@@ -15,15 +15,19 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
+import {
+  CHOOSE_TOKENIZER,
+  editorArguments,
+  EXPLAIN_MERGES,
+  SHOW_STATS,
+  STATS_REQUEST,
+  statsParams,
+  TRAIN_TOKENIZER,
+} from './commands';
 import { LatestOnly } from './latest';
 import { Language, MESSAGES } from './messages';
 import { Stats, statusText, statusTooltip, sumStats, uiLanguage } from './status';
 
-const EXPLAIN_MERGES = 'glassllm.explainMerges';
-const SHOW_STATS = 'glassllm.showStats';
-const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
-const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
-const STATS_REQUEST = 'glassllm/stats';
 const LANGUAGES = ['plaintext', 'markdown'];
 const STATUS_DELAY_MS = 150;
 
@@ -139,8 +143,7 @@ async function runServerCommand(
       return undefined;
     }
     const converter = client.code2ProtocolConverter;
-    const uri = converter.asUri(editor.document.uri);
-    return next(command, command === SHOW_STATS ? [uri] : [uri, converter.asRange(editor.selection)]);
+    return next(command, editorArguments(command, converter.asUri(editor.document.uri), converter.asRange(editor.selection)) ?? []);
   }
   if (command === TRAIN_TOKENIZER) {
     const trainArgs = await askTrainingArguments();
@@ -285,11 +288,11 @@ class TokenStatusBar implements vscode.Disposable {
     }
     const cancel = new CancellationTokenSource();
     signal.addEventListener('abort', () => cancel.cancel());
-    const textDocument = { uri: running.code2ProtocolConverter.asUri(editor.document.uri) };
+    const uri = running.code2ProtocolConverter.asUri(editor.document.uri);
     const ask = (range?: vscode.Range) =>
       running.sendRequest<Stats>(
         STATS_REQUEST,
-        range ? { textDocument, range: running.code2ProtocolConverter.asRange(range) } : { textDocument },
+        statsParams(uri, range && running.code2ProtocolConverter.asRange(range)),
         cancel.token,
       );
     const selections = editor.selections.filter((selection) => !selection.isEmpty);

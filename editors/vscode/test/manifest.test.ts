@@ -9,7 +9,7 @@ const read = (name: string) => JSON.parse(readFileSync(join(root, name), 'utf8')
 const manifest = read('package.json');
 const english: Record<string, string> = read('package.nls.json');
 const portuguese: Record<string, string> = read('package.nls.pt-br.json');
-const source = readFileSync(join(root, 'src', 'extension.ts'), 'utf8');
+const source = readFileSync(join(root, 'src', 'commands.ts'), 'utf8');
 
 function placeholders(value: unknown, found: Set<string> = new Set()): Set<string> {
   if (typeof value === 'string') {
@@ -49,7 +49,7 @@ describe('package.json', () => {
   });
 
   it('contributes every command the extension names, and names every command it contributes', () => {
-    const named = new Set([...source.matchAll(/^const [A-Z_]+ = '(glassllm\.[A-Za-z]+)';$/gm)].map((match) => match[1]));
+    const named = new Set([...source.matchAll(/^export const [A-Z_]+ = '(glassllm\.[A-Za-z]+)';$/gm)].map((match) => match[1]));
     const contributed = new Set(manifest.contributes.commands.map((entry: { command: string }) => entry.command));
     assert.deepEqual([...contributed].sort(), [...named].sort());
   });

@@ -1,0 +1,40 @@
+/**
+ * The server's commands and requests as the extension calls them, kept apart from the VS
+ * Code API so Node tests can send exactly these messages to a real glassllm-lsp.
+ */
+
+export const EXPLAIN_MERGES = 'glassllm.explainMerges';
+export const SHOW_STATS = 'glassllm.showStats';
+export const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
+export const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
+export const STATS_REQUEST = 'glassllm/stats';
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+/**
+ * The arguments of a server command run from the Command Palette, taken from the active
+ * editor: explain the selection (or the token at the cursor), count the document. Other
+ * commands ask the user for theirs (undefined here).
+ */
+export function editorArguments(command: string, uri: string, selection: LspRange): unknown[] | undefined {
+  if (command === EXPLAIN_MERGES) {
+    return [uri, selection];
+  }
+  if (command === SHOW_STATS) {
+    return [uri];
+  }
+  return undefined;
+}
+
+/** The params of `glassllm/stats`: the whole document, or a range of it. */
+export function statsParams(uri: string, range?: LspRange): { textDocument: { uri: string }; range?: LspRange } {
+  return range ? { textDocument: { uri }, range } : { textDocument: { uri } };
+}
