@@ -1,0 +1,141 @@
+"""Training from the editor end to end: progress in percent, the tokenizer written and
+offered, cancellation that leaves no file, clear errors."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from conftest import LOOP, open_document
+
+from glassllm import Tokenizer
+
+pytestmark = LOOP
+HELDOUT = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def answer_offers(client: LanguageClient):
+    """Answer ``window/showMessageRequest`` with ``client.choice`` and keep the requests."""
+    client.offers = []
+    client.choice = None
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def offer(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        client.offers.append(params)
+        return None if client.choice is None else types.MessageActionItem(title=client.choice)
+
+
+async def train(client: LanguageClient, *arguments):
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="glassllm.trainTokenizer", arguments=list(arguments))
+    )
+
+
+def new_token(client: LanguageClient, seen: set) -> str:
+    (token,) = [token for token in client.progress_reports if token not in seen]
+    return token
+
+
+async def stats(client: LanguageClient, uri: str):
+    return await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+
+
+async def test_training_on_a_document_reports_percent_writes_the_file_and_switches(client: LanguageClient, tmp_path: Path):
+    text = HELDOUT.read_text(encoding="utf-8")[:20000]
+    uri = open_document(client, text)
+    output = tmp_path / "new" / "mine.json"
+    seen = set(client.progress_reports)
+    client.choice = "Use it"
+    answer = await train(client, uri, 300, str(output))
+    assert answer["cancelled"] is False and answer["path"] == str(output)
+    expected = Tokenizer.train(text, 300)
+    saved = Tokenizer.load(output)
+    assert saved.merges == expected.merges and saved.merge_counts == expected.merge_counts
+    assert answer["vocabSize"] == expected.vocab_size and answer["merges"] == len(expected.merges)
+
+    reports = client.progress_reports[new_token(client, seen)]
+    begin, *middle, end = reports
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable is True
+    assert begin.title == "Training a tokenizer"
+    percentages = [report.percentage for report in middle]
+    assert percentages == sorted(set(percentages)) and percentages[-1] == 100
+    assert len(percentages) > 50
+    assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith(f"Trained {output}")
+
+    for _ in range(100):
+        if (await stats(client, uri)).tokenizer == str(output):
+            break
+        await asyncio.sleep(0.02)
+    assert (await stats(client, uri)).tokenizer == str(output)
+    assert client.offers[-1].message.endswith("Use it in this workspace instead of Portuguese (pt)?")
+    assert [action.title for action in client.offers[-1].actions] == ["Use it", "Keep the current one"]
+    assert any(message.message.startswith(f"glassllm now uses {output}") for message in client.messages)
+
+
+async def test_training_on_a_folder_reads_its_text_files_and_keeps_the_tokenizer_when_told(
+    client: LanguageClient, tmp_path: Path
+):
+    (tmp_path / "a.txt").write_text("banana banana\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("cabana\n", encoding="utf-8")
+    (tmp_path / "c.bin").write_bytes(b"\0\1\2")
+    uri = open_document(client, "x")
+    before = (await stats(client, uri)).tokenizer
+    client.choice = "Keep the current one"
+    offers = len(client.offers)
+    answer = await train(client, tmp_path.as_uri(), 20, str(tmp_path / "out.json"))
+    assert answer["files"] == [str(tmp_path / "a.txt"), str(tmp_path / "b.md")]
+    assert Tokenizer.load(tmp_path / "out.json").merges == Tokenizer.train("banana banana\ncabana\n", 20).merges
+    for _ in range(100):
+        if len(client.offers) > offers:
+            break
+        await asyncio.sleep(0.02)
+    assert len(client.offers) == offers + 1
+    assert (await stats(client, uri)).tokenizer == before
+
+
+async def test_cancelling_the_progress_stops_training_and_writes_nothing(client: LanguageClient, tmp_path: Path):
+    generator = random.Random(7)
+    syllables = [a + b for a in "bcdfglmnprstv" for b in "aeiou"]
+    words = ["".join(generator.choices(syllables, k=generator.randint(1, 5))) for _ in range(20000)]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(" ".join(generator.choices(words, k=150000)), encoding="utf-8")
+    output = tmp_path / "out" / "never.json"
+    seen = set(client.progress_reports)
+    running = asyncio.ensure_future(train(client, str(corpus), 30000, str(output)))
+    token = None
+    for _ in range(1000):
+        fresh = [t for t in client.progress_reports if t not in seen]
+        if fresh and any(isinstance(r, types.WorkDoneProgressReport) for r in client.progress_reports[fresh[0]]):
+            token = fresh[0]
+            break
+        await asyncio.sleep(0.01)
+    assert token is not None, "no progress reported"
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    answer = await running
+    assert answer == {"cancelled": True, "path": str(output)}
+    assert not output.exists()
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["corpus.txt"]
+    end = client.progress_reports[token][-1]
+    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == f"Training cancelled: {output} was not written."
+    percentages = [r.percentage for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressReport)]
+    assert percentages[-1] < 100
+
+
+@pytest.mark.parametrize(
+    ("source", "size", "problem"),
+    [("missing-folder-for-glassllm-tests", 100, "No such file"), (None, 3, "at least")],
+)
+async def test_problems_are_clear_errors(client: LanguageClient, tmp_path: Path, source, size, problem):
+    if source is None:
+        source = open_document(client, "banana")
+    else:
+        source = str(tmp_path / source)
+    with pytest.raises(Exception, match=f"cannot train a tokenizer: .*{problem}"):
+        await train(client, source, size, str(tmp_path / "t.json"))
+    assert not (tmp_path / "t.json").exists()
