@@ -149,6 +149,12 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "pt": "{characters} não estão no alfabeto do tokenizador {tokenizer}: viram {count} × {unk} "
         "(id {id}) e a decodificação mostra {shown}",
     },
+    "unknown.line_ending": {
+        "en": "The line-ending character {characters} is not in the {tokenizer} tokenizer's alphabet: "
+        "it becomes {unk} (id {id}) and decoding shows {shown}",
+        "pt": "O caractere de fim de linha {characters} não está no alfabeto do tokenizador {tokenizer}: "
+        "vira {unk} (id {id}) e a decodificação mostra {shown}",
+    },
     "unknown.line_endings": {
         "en": "The line-ending character {characters} is not in the {tokenizer} tokenizer's alphabet: "
         "each of the {count} in this document becomes {unk} (id {id}) and decoding shows {shown}",

@@ -76,6 +76,8 @@ def unknown_message(
         "id": UNK_ID,
         "shown": UNK_TEXT * tokens if tokens <= 8 else f"{UNK_TEXT} × {tokens}",
     }
+    if line_endings == 1:
+        return say("unknown.line_ending", **fields)
     if line_endings:
         return say("unknown.line_endings", count=number(line_endings), **fields)
     if tokens == 1:

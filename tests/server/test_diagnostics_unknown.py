@@ -62,6 +62,8 @@ def test_the_message_fields():
     assert seen[-1][0] == "unknown.many" and seen[-1][1]["count"] == "2" and seen[-1][1]["shown"] == "⁇⁇"
     unknown_message(say, "猫" * 20, 20, "Portuguese")
     assert seen[-1][1]["shown"] == "⁇ × 20"
+    unknown_message(say, "\r", 1, "Portuguese", line_endings=1)
+    assert seen[-1][0] == "unknown.line_ending"
     unknown_message(say, "\r", 1, "Portuguese", line_endings=7)
     assert seen[-1][0] == "unknown.line_endings" and seen[-1][1]["count"] == "7"
     assert seen[-1][1]["characters"] == "U+000D"

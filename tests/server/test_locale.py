@@ -1,0 +1,99 @@
+"""Both languages: the explanation, its code action, diagnostics and training speak
+Portuguese to a pt client and English otherwise; ``glassllm.locale`` overrides."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from conftest import LOOP, open_document
+
+from glassllm import packaged
+from glassllm_server.messages import CATALOGUE
+
+pytestmark = LOOP
+TOK = packaged("pt")
+SERVER = Path(__file__).resolve().parents[2] / "server"
+
+
+async def action_title(client: LanguageClient, uri: str) -> str:
+    (action,) = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    return action.title
+
+
+async def explain_page(client: LanguageClient, uri: str, end: int) -> str:
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="glassllm.explainMerges",
+            arguments=[uri, {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": end}}],
+        )
+    )
+    return answer["markdown"]
+
+
+async def diagnostic_messages(client: LanguageClient, uri: str) -> list[str]:
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    return [item.message for item in report.items]
+
+
+async def test_a_portuguese_client_reads_portuguese(client_pt: LanguageClient):
+    text = "Era uma vez 🧪\r\n"
+    uri = open_document(client_pt, text)
+    assert await action_title(client_pt, uri) == "Explicar fusões BPE"
+    assert await diagnostic_messages(client_pt, uri) == [
+        "'🧪' não está no alfabeto do tokenizador português: vira <unk> (id 1) e a decodificação mostra ⁇",
+        "O caractere de fim de linha U+000D não está no alfabeto do tokenizador português: vira <unk> (id 1) "
+        "e a decodificação mostra ⁇",
+    ]
+    page = await explain_page(client_pt, uri, 9)
+    assert page.startswith("# Explicar fusões BPE\n")
+    assert "tokenizador: português (pt)" in page and "Trecho 3: `▁vez`" in page
+    assert "A seleção corta um trecho." in page
+    step = TOK.explain("Era")[0].steps[0]
+    assert f"posição {step.rank}: `r` + `a` → `ra` (par visto {step.count:,} vezes no treino)".replace(",", ".") in page
+    assert step.count >= 1000  # so that the thousands separator is checked
+
+
+async def test_an_english_client_reads_english_until_the_setting_says_portuguese(client: LanguageClient):
+    uri = open_document(client, "Era uma vez 🧪")
+    assert await action_title(client, uri) == "Explain BPE merges"
+    assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' is not in the Portuguese tokenizer's alphabet")
+    page = await explain_page(client, uri, 3)
+    step = TOK.explain("Era")[0].steps[0]
+    assert f"rank {step.rank}: `r` + `a` → `ra` (pair seen {step.count:,} times in training)" in page
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "pt-BR"}}))
+    assert await action_title(client, uri) == "Explicar fusões BPE"
+    assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' não está no alfabeto do tokenizador português")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    assert await action_title(client, uri) == "Explain BPE merges"
+
+
+async def test_the_setting_can_also_make_a_portuguese_client_read_english(client_pt: LanguageClient):
+    uri = open_document(client_pt, "Era")
+    client_pt.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}}))
+    assert await action_title(client_pt, uri) == "Explain BPE merges"
+    client_pt.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    assert await action_title(client_pt, uri) == "Explicar fusões BPE"
+
+
+@pytest.mark.parametrize(
+    "module", ["explanation.py", "unknown.py", "features/explain.py", "features/diagnostics.py", "features/train.py"]
+)
+def test_every_message_these_features_use_is_in_the_catalogue_in_both_languages(module: str):
+    source = (SERVER / module).read_text(encoding="utf-8")
+    keys = set(re.findall(r"""(?:say|messages)\(\s*["']([a-z_]+\.[a-z_.]+)["']""", source))
+    assert keys, module
+    for key in keys:
+        assert set(CATALOGUE[key]) == {"en", "pt"}, key
