@@ -12,12 +12,13 @@ No pygls here: the data is LSP's relative integer encoding, five integers per to
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
 
 from glassllm import TokenSpan
 
 from glassllm_server.positions import Encoding, columns_to_units, content_length
 
-__all__ = ["BAND_LIMIT", "TOKEN_TYPES", "Band", "delta_edit", "encode_bands", "line_bands"]
+__all__ = ["BAND_LIMIT", "TOKEN_TYPES", "Band", "delta_edits", "encode_bands", "line_bands"]
 
 # Two standard types that themes color differently: strings green and keywords bold in
 # Neovim's default scheme, orange and blue in VS Code's Dark+.
@@ -78,18 +79,40 @@ def encode_bands(lines: Iterable[tuple[int, list[Band]]], limit: int = BAND_LIMI
     return data
 
 
-def delta_edit(old: Sequence[int], new: Sequence[int]) -> tuple[int, int, list[int]] | None:
-    """The one edit ``(start, delete_count, data)`` that turns ``old`` into ``new``, or
-    ``None`` when they are equal. Common prefix and suffix are kept, on whole tokens."""
-    if len(old) == len(new) and old == new:
-        return None
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    prefix -= prefix % 5
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    suffix -= suffix % 5
-    return prefix, len(old) - prefix - suffix, list(new[prefix : len(new) - suffix])
+def delta_edits(old: Sequence[int], new: Sequence[int]) -> list[tuple[int, int, list[int]]]:
+    """Edits ``(start, delete_count, data)`` that turn ``old`` into ``new``: in increasing
+    order, each relative to ``old``, empty when they are equal.
+
+    Lines are compared whole: a line's integers depend only on its bands and the gap to
+    the line before, so an edit on one line costs one small edit, even when the answer
+    was cut at :data:`BAND_LIMIT` and its last lines changed too.
+    """
+    old_lines, old_starts = _line_groups(old)
+    new_lines, new_starts = _line_groups(new)
+    # Common first and last lines are set aside before the (slower) general matching.
+    first = 0
+    while first < min(len(old_lines), len(new_lines)) and old_lines[first] == new_lines[first]:
+        first += 1
+    last = 0
+    while (
+        last < min(len(old_lines), len(new_lines)) - first
+        and old_lines[len(old_lines) - 1 - last] == new_lines[len(new_lines) - 1 - last]
+    ):
+        last += 1
+    matcher = SequenceMatcher(
+        None, old_lines[first : len(old_lines) - last], new_lines[first : len(new_lines) - last], autojunk=False
+    )
+    edits = []
+    for tag, old_from, old_to, new_from, new_to in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        start, stop = old_starts[first + old_from], old_starts[first + old_to]
+        edits.append((start, stop - start, list(new[new_starts[first + new_from] : new_starts[first + new_to]])))
+    return edits
+
+
+def _line_groups(data: Sequence[int]) -> tuple[list[tuple[int, ...]], list[int]]:
+    """The integers of ``data`` grouped by line, and where each group starts (then the end)."""
+    starts = [index for index in range(0, len(data), 5) if index == 0 or data[index]]
+    starts.append(len(data))
+    return [tuple(data[a:b]) for a, b in zip(starts, starts[1:])], starts

@@ -8,7 +8,7 @@ import itertools
 
 from lsprotocol import types
 
-from glassllm_server.bands import TOKEN_TYPES, Band, delta_edit, encode_bands, line_bands
+from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands
 from glassllm_server.document import Document
 from glassllm_server.server import GlassServer
 
@@ -19,16 +19,7 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=[])
 # Lines encoded between two yields to the event loop, so a large document's bands never
 # hold up other requests for long, and a cancelled request stops early.
 _SLICE_LINES = 2000
-
-
-async def _bands(ls: GlassServer, document: Document, first: int, last: int) -> list[tuple[int, list[Band]]]:
-    encoding = ls.encoding
-    bands = []
-    for start in range(first, last + 1, _SLICE_LINES):
-        for line in range(start, min(start + _SLICE_LINES, last + 1)):
-            bands.append((line, line_bands(document.lines[line], document.line_spans(line), encoding)))
-        await asyncio.sleep(0)
-    return bands
+_CACHE_LIMIT = 1 << 17
 
 
 def register(server: GlassServer) -> None:
@@ -40,12 +31,41 @@ def register(server: GlassServer) -> None:
         document = ls.get_document(uri)
         if not ls.settings.semantic_tokens:
             return []
-        return encode_bands(await _bands(ls, document, 0, len(document.lines) - 1))
+        return encode_bands(await bands_of(ls, document, 0, len(document.lines) - 1))
 
     def remember(uri: str, data: list[int]) -> str:
         result_id = str(next(result_ids))
         last_result[uri] = (result_id, data)
         return result_id
+
+    # Bands by line text, for the tokenizer and encoding in use: an edit recomputes only
+    # the lines it touched.
+    cache: dict[str, list[Band]] = {}
+    cache_owner: list[object] = [None]
+
+    async def bands_of(ls: GlassServer, document: Document, first: int, last: int) -> list[tuple[int, list[Band]]]:
+        """The bands of lines ``first..last``, stopping once past :data:`BAND_LIMIT`."""
+        encoding = ls.encoding
+        if cache_owner[0] != (document.tokenizer, encoding):
+            cache.clear()
+            cache_owner[0] = (document.tokenizer, encoding)
+        bands = []
+        count = 0
+        for start in range(first, last + 1, _SLICE_LINES):
+            for line in range(start, min(start + _SLICE_LINES, last + 1)):
+                text = document.lines[line]
+                found = cache.get(text)
+                if found is None:
+                    found = line_bands(text, document.line_spans(line), encoding)
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[text] = found
+                bands.append((line, found))
+                count += len(found)
+                if count > BAND_LIMIT:
+                    return bands
+            await asyncio.sleep(0)
+        return bands
 
     def forget(uri: str) -> None:
         if uri not in server.documents:
@@ -69,8 +89,10 @@ def register(server: GlassServer) -> None:
         result_id = remember(uri, data)
         if previous is None or previous[0] != params.previous_result_id:
             return types.SemanticTokens(data=data, result_id=result_id)
-        edit = delta_edit(previous[1], data)
-        edits = [] if edit is None else [types.SemanticTokensEdit(start=edit[0], delete_count=edit[1], data=edit[2])]
+        edits = [
+            types.SemanticTokensEdit(start=start, delete_count=count, data=inserted)
+            for start, count, inserted in delta_edits(previous[1], data)
+        ]
         return types.SemanticTokensDelta(edits=edits, result_id=result_id)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
@@ -82,7 +104,7 @@ def register(server: GlassServer) -> None:
         end = ls.point(document, params.range.end)
         if end < start:
             start, end = end, start
-        bands = await _bands(ls, document, start.line, end.line)
+        bands = list(await bands_of(ls, document, start.line, end.line))
         low = document.index.point_position(start, ls.encoding)[1]
         high = document.index.point_position(end, ls.encoding)[1]
         # Bands of the first and last lines that lie wholly outside the range are left out

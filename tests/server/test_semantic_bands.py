@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import packaged
-from glassllm_server.bands import delta_edit, encode_bands, line_bands
+from glassllm_server.bands import delta_edits, encode_bands, line_bands
 from glassllm_server.positions import ENCODINGS, content_length, split_lines
 
 TRICKY = "Olá 🙂 fam 👩\u200d👩\u200d👧\tcafe\u0301 x\x0cy\u2028z\r\n猫 e\r\n\nfim"
@@ -75,14 +75,34 @@ def test_the_limit_stops_at_a_whole_line(tok):
     assert len(encode_bands(bands, limit=first_line + 1)) == 5 * first_line
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 3), max_size=12).map(lambda xs: [v for x in xs for v in (x, 1, 2, x & 1, 0)]),
-       st.lists(st.integers(0, 3), max_size=12).map(lambda xs: [v for x in xs for v in (x, 1, 2, x & 1, 0)]))
-def test_a_delta_edit_turns_old_data_into_new(old, new):
-    edit = delta_edit(old, new)
-    if old == new:
-        assert edit is None
-        return
-    start, delete, data = edit
-    assert start % 5 == 0 and delete % 5 == 0
-    assert old[:start] + data + old[start + delete :] == new
+def lines_data(lines: list[list[int]]) -> list[int]:
+    """Semantic-token data for lines given as lists of band starts (length 1, type 0)."""
+    return encode_bands((number, [(start, 1, 0) for start in starts]) for number, starts in enumerate(lines))
+
+
+band_lines = st.lists(st.lists(st.integers(0, 3), max_size=3).map(sorted).map(lambda xs: sorted(set(xs))), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(band_lines, band_lines)
+def test_delta_edits_turn_old_data_into_new(old_lines, new_lines):
+    old, new = lines_data(old_lines), lines_data(new_lines)
+    edits = delta_edits(old, new)
+    assert (edits == []) == (old == new)
+    result = list(old)
+    for start, delete, data in reversed(edits):
+        assert start % 5 == 0 and delete % 5 == 0
+        result[start : start + delete] = data
+    assert result == new
+    assert [start for start, _, _ in edits] == sorted(start for start, _, _ in edits)
+
+
+def test_an_edit_and_a_moved_cut_give_two_small_edits():
+    old_lines = [[0, 2], [1], [0, 3], [2]] * 50
+    new_lines = [list(line) for line in old_lines]
+    new_lines[3] = [0, 1, 2]
+    old = encode_bands(((n, [(s, 1, 0) for s in line]) for n, line in enumerate(old_lines)), limit=190)
+    new = encode_bands(((n, [(s, 1, 0) for s in line]) for n, line in enumerate(new_lines)), limit=190)
+    edits = delta_edits(old, new)
+    assert len(edits) == 2
+    assert sum(len(data) for _, _, data in edits) <= 5 * 5
