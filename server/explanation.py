@@ -83,12 +83,15 @@ def explain_selection(
     start: tuple[int, int],
     end: tuple[int, int],
     limit: int = CHUNK_LIMIT,
+    chunk_count: Callable[[int], int] | None = None,
 ) -> Explanation:
     """Explain the chunks that the selection ``start``–``end`` touches.
 
     ``line_text(n)`` is line ``n`` including its line ending; positions are (line,
     code-point column) with ``start <= end``, already clamped to the document. An empty
     selection means the token under the cursor (the one before it at the end of a line).
+    Past ``limit`` chunks the rest are only counted; ``chunk_count(n)``, when given,
+    counts the chunks of a whole line from a cache instead of tokenizing it again.
     """
     if start == end:
         start, end = _token_at(tok, line_text(start[0]), start)
@@ -98,6 +101,9 @@ def explain_selection(
         text = line_text(line)
         first = start[1] if line == start[0] else 0
         last = end[1] if line == end[0] else len(text)
+        if len(chunks) >= limit and chunk_count is not None and first == 0 and last >= len(text):
+            total += chunk_count(line)
+            continue
         every = _chunk_bounds(tok.encode_spans(text))
         touched = [index for index, (s, e) in enumerate(every) if s < last and first < e]
         if not touched:

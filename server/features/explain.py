@@ -72,7 +72,9 @@ def register(server: GlassServer) -> None:
         if end < start:
             start, end = end, start
         tok = document.tokenizer.tokenizer
-        explanation = explain_selection(tok, document.lines.__getitem__, start, end)
+        explanation = explain_selection(
+            tok, document.lines.__getitem__, start, end, chunk_count=lambda line: len(document.line_tokens(line).chunks)
+        )
         messages = ls.messages
 
         def position(line: int, column: int) -> dict[str, int]:

@@ -103,6 +103,8 @@ def test_long_selections_are_truncated_and_counted(tok):
     assert len(explanation.chunks) == 7
     assert explanation.total == 50  # four words and a line break, ten times
     assert explanation.truncated
+    counted = explain(tok, text, start, end, limit=7, chunk_count=lambda line: len(tok.explain(lines[line])))
+    assert counted == explanation
 
 
 @settings(max_examples=150, deadline=None)
