@@ -92,7 +92,9 @@ def register(server: GlassServer) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.Empty]),
     )
-    def code_action(ls: GlassServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
+    async def code_action(ls: GlassServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
+        # Asynchronous like the configuration handlers, so that a title follows a locale
+        # change sent just before it.
         uri = params.text_document.uri
         if uri not in ls.documents:
             return []
