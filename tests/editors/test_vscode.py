@@ -2,10 +2,10 @@
 
 Every server setting has a VS Code setting with the same default and vice versa (less the
 settings only the extension reads), and every server command is contributed to the
-Command Palette. The Node part (status text, debouncing, the manifest's strings, the
-extension's requests and command arguments sent to a real glassllm-lsp; the TypeScript
-build, which type-checks the extension against the VS Code API; and `vsce package`) runs
-where npm is installed.
+Command Palette. The Node part (status text, debouncing, the manifest's strings; the
+extension activated with a stand-in for the VS Code API against a real glassllm-lsp; the
+TypeScript build, which type-checks the extension against the VS Code API; and
+`vsce package`) runs where npm is installed.
 """
 
 from __future__ import annotations

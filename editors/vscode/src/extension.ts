@@ -13,7 +13,6 @@ import {
   LanguageClientOptions,
   ServerOptions,
   State,
-  TransportKind,
 } from 'vscode-languageclient/node';
 import {
   CHOOSE_TOKENIZER,
@@ -95,10 +94,11 @@ async function stopClient(): Promise<void> {
 
 async function startClient(statusBar: TokenStatusBar): Promise<void> {
   const command = settings().get<string>('server.path') || 'glassllm-lsp';
+  // No `transport`: with TransportKind.stdio the client would append `--stdio`, which
+  // glassllm-lsp does not take; it speaks over stdio by default.
   const serverOptions: ServerOptions = {
     command,
     args: settings().get<string[]>('server.args') ?? [],
-    transport: TransportKind.stdio,
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: LANGUAGES.map((languageId) => ({ language: languageId })),

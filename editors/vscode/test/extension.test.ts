@@ -1,0 +1,88 @@
+/**
+ * The extension itself — activate(), vscode-languageclient, the status bar, the
+ * middleware — run on Node with a stand-in for the VS Code API (./fake-vscode) and a real
+ * glassllm-lsp. Skipped when glassllm-lsp is not on the PATH (tests/editors/test_vscode.py
+ * puts it there).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type * as Extension from '../src/extension';
+import * as vscode from './fake-vscode';
+
+vscode.install();
+// Required after install(), so that its `require('vscode')` gets the stand-in.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const extension: typeof Extension = require('../src/extension');
+
+const missing = spawnSync('glassllm-lsp', ['--version']).status !== 0;
+const TEXT = 'Era uma vez uma menina.\n';
+
+async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('the extension in a stand-in VS Code', { skip: missing && 'glassllm-lsp is not on the PATH' }, () => {
+  const folder = mkdtempSync(join(tmpdir(), 'glassllm-vscode-'));
+  const context = { subscriptions: [] as { dispose(): unknown }[] };
+  const document = vscode.textDocument(vscode.Uri.file(join(folder, 'conto.txt')), 'plaintext', TEXT);
+  const editor = {
+    document,
+    selection: new vscode.Selection(0, 0, 0, 0),
+    selections: [new vscode.Selection(0, 0, 0, 0)],
+  };
+  const statusBar = () => vscode.fake.statusBarItems[0];
+
+  before(async () => {
+    process.env.XDG_CACHE_HOME = join(folder, 'cache');
+    vscode.workspace.textDocuments.push(document);
+    vscode.window.activeTextEditor = editor;
+    await extension.activate(context as never);
+  });
+
+  after(async () => {
+    await extension.deactivate();
+    context.subscriptions.forEach((item) => item.dispose());
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('shows the document token count in the status bar', async () => {
+    await until('the status bar count', () => (statusBar()?.visible ? statusBar().text : undefined));
+    assert.equal(statusBar().text, '$(symbol-text) 9 tokens');
+    assert.match(statusBar().tooltip, /^GlassLLM · tokenizer pt\nDocument: 9 tokens · 7 chunks · 24 characters/);
+  });
+
+  it('counts the selection as it changes', async () => {
+    const selection = new vscode.Selection(0, 0, 0, 11);
+    Object.assign(editor, { selection, selections: [selection] });
+    vscode.fake.selectionChanged.fire({ textEditor: editor });
+    await until('the selection count', () => (statusBar().text.includes(' / ') ? true : undefined));
+    assert.equal(statusBar().text, '$(symbol-text) 4 / 9 tokens');
+  });
+
+  it('explains the selection from the Command Palette in the Markdown preview', async () => {
+    await vscode.commands.executeCommand('glassllm.explainMerges');
+    const preview = await until('the Markdown preview', () =>
+      vscode.fake.executed.find((call) => call.command === 'markdown.showPreviewToSide'),
+    );
+    const page = (preview.args[0] as vscode.Uri).fsPath;
+    assert.ok(page.startsWith(join(folder, 'cache', 'glassllm')), page);
+    const markdown = readFileSync(page, 'utf8');
+    for (const chunk of ['Era', '▁uma', '▁vez']) {
+      assert.ok(markdown.includes(`\`${chunk}\``), `${chunk} is not explained:\n${markdown}`);
+    }
+  });
+});
