@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import zip_longest
 from pathlib import Path
 
 import pytest
@@ -39,15 +40,21 @@ def test_every_server_command_setting_and_the_stats_request_are_documented(name)
 
 
 def test_the_portuguese_readme_has_the_same_sections_pictures_and_links():
-    def outline(text: str) -> tuple[list[int], list[str]]:
+    def outline(text: str) -> tuple[list[str], list[str]]:
         prose = _without_code(text)
-        levels = [len(match) for match in re.findall(r"^(#+) ", prose, flags=re.M)]
+        headings = re.findall(r"^(#+ .*)$", prose, flags=re.M)
         targets = re.findall(r"\]\(([^)#]+)\)", prose)
-        return levels, sorted(target for target in targets if not target.startswith("README"))
+        return headings, sorted(target for target in targets if not target.startswith("README"))
 
-    english, portuguese = outline(READMES["README.md"]), outline(READMES["README.pt-BR.md"])
-    assert english[0] == portuguese[0], "the sections differ"
-    assert english[1] == portuguese[1], "the pictures or links differ"
+    (english, english_links), (portuguese, portuguese_links) = outline(READMES["README.md"]), outline(
+        READMES["README.pt-BR.md"]
+    )
+    levels = [heading.split(" ")[0] for heading in english]
+    assert levels == [heading.split(" ")[0] for heading in portuguese], (
+        "README.pt-BR.md must translate every section of README.md, in order:\n"
+        + "\n".join(f"{en!r:45} {pt!r}" for en, pt in zip_longest(english, portuguese, fillvalue=""))
+    )
+    assert english_links == portuguese_links, "the pictures or links differ"
 
 
 def test_the_pictures_exist():
