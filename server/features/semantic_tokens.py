@@ -110,8 +110,7 @@ def register(server: GlassServer) -> None:
         # Bands of the first and last lines that lie wholly outside the range are left out
         # (each band keeps its type, so colors match the full answer).
         if bands:
-            first_line, first = bands[0]
-            bands[0] = (first_line, [band for band in first if band[0] + band[1] > low])
-            last_line, last = bands[-1]
-            bands[-1] = (last_line, [band for band in last if band[0] < high])
+            bands[0] = (start.line, [band for band in bands[0][1] if band[0] + band[1] > low])
+        if bands and bands[-1][0] == end.line:
+            bands[-1] = (end.line, [band for band in bands[-1][1] if band[0] < high])
         return types.SemanticTokens(data=encode_bands(bands))
