@@ -6,6 +6,7 @@ stdio by default (what editors use); ``--tcp --host --port`` for a socket.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 
@@ -39,6 +40,12 @@ def main(argv: list[str] | None = None) -> None:
     from glassllm_server.features import create_server
 
     server = create_server()
+    # Modules, classes and pygls' generated converters live as long as the process:
+    # keep the garbage collector from walking them again and again; collect less often,
+    # since tokenizing a large document allocates millions of objects that all survive.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
     if arguments.tcp:
         server.start_tcp(arguments.host, arguments.port)
     else:

@@ -63,7 +63,10 @@ def hover_markdown(
     head = f"**{code(token.piece)}** · {messages('hover.id', id=token.id)}"
     if token.id == UNK_ID:
         head += f" · {messages('hover.unknown')}"
-    head += f" · {messages('hover.index', index=messages.integer(token.index))}"
+    if token.index is None:
+        head += f" · {messages('hover.index_pending')}"
+    else:
+        head += f" · {messages('hover.index', index=messages.integer(token.index))}"
     pieces = " ".join(
         f"**{code(piece)}**" if number == token.piece_index else code(piece)
         for number, piece in enumerate(token.chunk.pieces)

@@ -146,7 +146,9 @@ class DocumentToken:
     line: int
     start: int  # code-point columns within the line, [start, end)
     end: int
-    index: int  # position of the token in the whole document's token sequence
+    # Position of the token in the whole document's token sequence; None while the
+    # lines above it are not all tokenized yet (a large document just opened).
+    index: int | None
     chunk: ChunkTokens
     chunk_index: int  # index of the chunk within its line
     piece_index: int  # index of the token within its chunk
@@ -296,21 +298,23 @@ class Document:
         return None
 
     def token_at(self, point: Point) -> DocumentToken | None:
-        """Like :meth:`span_at`, with the token's index in the document and its chunk."""
+        """Like :meth:`span_at`, with the token's chunk and its index in the document
+        (None until the lines above are tokenized: see :meth:`tokenize_pending`)."""
         found = self.span_at(point)
         if found is None:
             return None
         number, span = found
-        return self._token(point.line, number, span, self.tokens_before(point.line))
+        return self._token(point.line, number, span)
 
-    def _token(self, line: int, number: int, span: LineSpan, before: int) -> DocumentToken:
+    def _token(self, line: int, number: int, span: LineSpan) -> DocumentToken:
+        before = self.tokens_before(line) if self.tokenized_through(line - 1) else None
         return DocumentToken(
             span.id,
             span.piece,
             line,
             span.start,
             span.end,
-            before + number,
+            None if before is None else before + number,
             self.line_tokens(line).chunks[span.chunk],
             span.chunk,
             span.piece_index,
@@ -319,7 +323,7 @@ class Document:
     def tokens_in(self, start: Point, end: Point) -> Iterator[DocumentToken]:
         """Tokens that overlap ``[start, end)``, in order (an empty range touches none)."""
         for line, number, span in self.spans_in(start, end):
-            yield self._token(line, number, span, self.tokens_before(line))
+            yield self._token(line, number, span)
 
     def spans_in(self, start: Point, end: Point) -> Iterator[tuple[int, int, LineSpan]]:
         """``(line, index in line, span)`` of the tokens that overlap ``[start, end)``.

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from glassllm_server.document import Document
+from glassllm_server.document import Document, LineTokens
 from glassllm_server.positions import Point, content_length
 from glassllm_server.settings import Settings
 
-__all__ = ["LABELS", "Hint", "inlay_hints"]
+__all__ = ["LABELS", "Hint", "inlay_hints", "line_hints"]
 
 HintKind = Literal["chunk", "space", "token"]
 LABELS: dict[HintKind, str] = {"chunk": "¦", "space": "▁", "token": "·"}
@@ -36,35 +36,45 @@ class Hint(NamedTuple):
         return LABELS[self.kind]
 
 
+def line_hints(text: str, tokens: LineTokens, switches: tuple[bool, bool, bool]) -> list[tuple[int, str, int]]:
+    """``(column, kind, token column)`` of every hint of one line, in column order.
+
+    ``switches`` are (chunk boundaries, space markers, token boundaries).
+    """
+    chunks, spaces, inner = switches
+    content = content_length(text)
+    found: list[tuple[int, str, int]] = []
+    previous_end, previous_chunk = 0, -1
+    for span in tokens.spans():
+        column = span.start
+        if span.start != span.end and 0 < column < content and column == previous_end:
+            if span.chunk != previous_chunk:
+                if chunks:
+                    found.append((column, "chunk", column))
+            elif inner:
+                found.append((column, "token", column))
+        previous_end, previous_chunk = span.end, span.chunk
+    if spaces:
+        offset = text.find(" ")
+        while offset >= 0:
+            found.append((offset + 1, "space", offset))
+            offset = text.find(" ", offset + 1)
+        found.sort(key=lambda hint: hint[0])
+    return found
+
+
 def inlay_hints(document: Document, start: Point, end: Point, settings: Settings) -> list[Hint]:
     """The hints whose position lies within ``[start, end]``, in document order."""
     if end < start:
         start, end = end, start
-    wanted = (settings.chunk_boundaries, settings.space_markers, settings.token_boundaries)
-    if not any(wanted):
+    switches = (settings.chunk_boundaries, settings.space_markers, settings.token_boundaries)
+    if not any(switches):
         return []
     hints: list[Hint] = []
     for line in range(start.line, end.line + 1):
         low = start.column if line == start.line else 0
-        text = document.lines[line]
-        content = content_length(text)
-        high = min(end.column if line == end.line else content, content)
-        previous_end, previous_chunk = 0, -1
-        for span in document.line_tokens(line).spans():
-            if span.start > high:
-                break
-            column = span.start
-            boundary = 0 < column < content and column == previous_end and column >= low
-            if boundary and span.start != span.end:
-                if span.chunk != previous_chunk:
-                    if settings.chunk_boundaries:
-                        hints.append(Hint(Point(line, column), "chunk", column))
-                elif settings.token_boundaries:
-                    hints.append(Hint(Point(line, column), "token", column))
-            if settings.space_markers:
-                for offset in range(max(span.start, low - 1), min(span.end, high)):
-                    if text[offset] == " ":
-                        hints.append(Hint(Point(line, offset + 1), "space", offset))
-            previous_end, previous_chunk = span.end, span.chunk
-    hints.sort(key=lambda hint: hint.point)
+        high = end.column if line == end.line else len(document.lines[line])
+        for column, kind, token_column in line_hints(document.lines[line], document.line_tokens(line), switches):
+            if low <= column <= high:
+                hints.append(Hint(Point(line, column), kind, token_column))  # type: ignore[arg-type]
     return hints

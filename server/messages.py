@@ -30,6 +30,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     "tokenizer.file": {"en": "file {name}", "pt": "arquivo {name}"},
     # Hover
     "hover.index": {"en": "index {index} in the document", "pt": "índice {index} no documento"},
+    "hover.index_pending": {
+        "en": "index in the document: still counting the lines above",
+        "pt": "índice no documento: ainda contando as linhas acima",
+    },
     "hover.id": {"en": "ID {id}", "pt": "ID {id}"},
     "hover.unknown": {
         "en": "not in the alphabet: `<unk>`, decoded as ⁇",

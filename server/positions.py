@@ -25,6 +25,7 @@ __all__ = [
     "Encoding",
     "LineIndex",
     "Point",
+    "column_units",
     "columns_to_units",
     "content_length",
     "split_lines",
@@ -89,6 +90,20 @@ def units_to_columns(text: str, units: int, encoding: Encoding) -> int:
         return len(data.decode("utf-16-le", "ignore"))
     data = text.encode("utf-8", "surrogatepass")[:units]
     return len(data.decode("utf-8", "ignore"))
+
+
+def column_units(text: str, encoding: Encoding) -> list[int] | None:
+    """Code units before each column of ``text`` (``len(text) + 1`` entries), or None
+    when every code point is one unit (then columns are units)."""
+    if encoding == "utf-32" or text.isascii():
+        return None
+    if encoding == "utf-16":
+        if max(text) < "\U00010000":
+            return None
+        sizes = [2 if character > "\uffff" else 1 for character in text]
+    else:
+        sizes = [len(character.encode("utf-8", "surrogatepass")) for character in text]
+    return [0, *accumulate(sizes)]
 
 
 class LineIndex:

@@ -13,15 +13,19 @@ over it. :class:`GlassProtocol` fixes what pygls 2.1 gets wrong for us:
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from glassllm import PACKAGED, Tokenizer, packaged
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
@@ -31,7 +35,7 @@ from glassllm_server.messages import Messages, choose_locale
 from glassllm_server.positions import Encoding, Point
 from glassllm_server.settings import Problem, Settings, parse_settings
 
-__all__ = ["GlassProtocol", "GlassServer", "RequestFailed"]
+__all__ = ["GlassProtocol", "GlassServer", "Raw", "RequestFailed"]
 
 logger = logging.getLogger(__name__)
 # pygls logs every outgoing message at INFO: a 7 MB document would be logged whole.
@@ -39,8 +43,7 @@ logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
 
 # Background tokenizing gives the event loop back after this long, so requests that
 # arrive meanwhile wait at most about that much.
-_SLICE_SECONDS = 0.004
-_SLICE_LINES = 16
+_SLICE_SECONDS = 0.002
 
 
 class RequestFailed(JsonRpcException):
@@ -52,6 +55,17 @@ class RequestFailed(JsonRpcException):
 
 class _Answered:
     """Stands for a message already answered while it was being read."""
+
+
+class Raw:
+    """A result already in JSON form, sent as it is.
+
+    For answers with thousands of items (inlay hints), where converting lsprotocol
+    objects with cattrs would cost more than computing them.
+    """
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 class GlassProtocol(LanguageServerProtocol):
@@ -78,6 +92,13 @@ class GlassProtocol(LanguageServerProtocol):
             else:
                 logger.warning("%s", detail)
             return _Answered()
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is None and isinstance(result, Raw):
+            self._result_types.pop(msg_id, None)
+            self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "result": result.value})
+            return
+        super()._send_response(msg_id, result, error)
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _Answered):
@@ -130,11 +151,53 @@ class GlassServer(LanguageServer):
         # The tokenizer in use and the setting value it came from ("pt", "en" or a path).
         self.tokenizer = LineTokenizer(packaged("pt"), "pt")
         self._tokenizing: dict[str, asyncio.Task[None]] = {}
+        # Per document, resolved after each slice of background tokenizing.
+        self._progress: dict[str, asyncio.Future[None]] = {}
+        self._tokenizing_now = 0  # background tokenizing tasks running
         self._reported: set[str] = set()
         self._notification_error_reported = False
         # Called with a URI when that document opened, changed, closed or was re-tokenized,
         # or when settings changed (push diagnostics follow documents this way).
         self.document_listeners: list[Callable[[str], None]] = []
+
+    # Transport
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio, reading with the event loop itself.
+
+        pygls reads stdin on a worker thread, one ``run_in_executor`` per header line and
+        body: while the event loop is busy tokenizing, every message then waits for the
+        GIL several times (~100 ms). A pipe read by the loop waits at most one slice.
+        """
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve_io(stdin or sys.stdin.buffer))
+        except BrokenPipeError:
+            logger.error("The connection to the client is lost: shutting down.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    async def _serve_io(self, stdin: BinaryIO) -> None:
+        loop = asyncio.get_running_loop()
+        reader: Any = asyncio.StreamReader()
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        except (OSError, ValueError):
+            # Not a pipe or a socket (a regular file, say): pygls' threaded reader.
+            reader = StdinAsyncReader(stdin, self.thread_pool)
+        try:
+            await run_async(
+                stop_event=self._stop_event,
+                reader=reader,
+                protocol=self.protocol,
+                logger=logger,
+                error_handler=self.report_server_error,
+            )
+        except asyncio.IncompleteReadError:
+            logger.error("The client closed the connection in the middle of a message.")
 
     # Position encoding and locale
 
@@ -199,6 +262,9 @@ class GlassServer(LanguageServer):
         task = self._tokenizing.pop(uri, None)
         if task is not None:
             task.cancel()
+        progress = self._progress.pop(uri, None)
+        if progress is not None and not progress.done():
+            progress.set_result(None)
         self.document_changed(uri)
 
     def schedule_tokenizing(self, document: Document) -> None:
@@ -213,23 +279,46 @@ class GlassServer(LanguageServer):
             pass
 
     async def _tokenize(self, document: Document) -> None:
-        while not document.complete:
-            await self.tokenized(document, len(document.lines) - 1)
+        """The one task that tokenizes ``document``: short slices, then the event loop
+        serves whatever arrived meanwhile, and whoever waits is told of the progress."""
+        # Tokenizing a large document allocates millions of objects that all survive:
+        # with the cyclic garbage collector on, its passes over the growing heap cost
+        # more than the tokenizing. None of these objects form cycles.
+        self._tokenizing_now += 1
+        gc.disable()
+        try:
+            while not document.complete:
+                deadline = time.perf_counter() + _SLICE_SECONDS
+                while time.perf_counter() < deadline and not document.tokenize_pending(1):
+                    pass
+                progress = self._progress.pop(document.uri, None)
+                if progress is not None and not progress.done():
+                    progress.set_result(None)
+                await asyncio.sleep(0)
+        finally:
+            self._tokenizing_now -= 1
+            if not self._tokenizing_now:
+                gc.enable()
+                # Later passes skip everything alive now (the tokens above all);
+                # reference counting still frees them when a document closes.
+                gc.freeze()
 
     async def tokenized(self, document: Document, through_line: int | None = None) -> None:
         """Wait until lines ``0..through_line`` (all, when None) have their tokens.
 
-        The work is done here in slices, yielding to the event loop between them, so
-        other requests are served meanwhile and a ``$/cancelRequest`` cancels the wait.
+        The background task does the work; a ``$/cancelRequest`` cancels only the wait.
         """
-        last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
-        while not document.tokenized_through(last):
-            deadline = time.perf_counter() + _SLICE_SECONDS
-            while time.perf_counter() < deadline and not document.tokenized_through(last):
-                document.tokenize_pending(_SLICE_LINES)
-            await asyncio.sleep(0)
-            if through_line is None:
-                last = len(document.lines) - 1
+        while True:
+            last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
+            if document.tokenized_through(last):
+                return
+            if self.documents.get(document.uri) is not document:
+                raise RequestFailed(self.messages("error.unknown_document", uri=document.uri))
+            self.schedule_tokenizing(document)
+            progress = self._progress.get(document.uri)
+            if progress is None:
+                progress = self._progress[document.uri] = asyncio.get_running_loop().create_future()
+            await asyncio.shield(progress)
 
     # Settings and the tokenizer
 

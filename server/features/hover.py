@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from lsprotocol import types
 
 from glassllm_server.describe import hover_markdown
@@ -10,13 +12,20 @@ from glassllm_server.server import GlassServer
 
 __all__ = ["register"]
 
+_INDEX_WAIT_SECONDS = 0.3
+
 
 def register(server: GlassServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: GlassServer, params: types.HoverParams) -> types.Hover | None:
         document = ls.get_document(params.text_document.uri)
-        # The token's index in the document needs every line above it tokenized.
-        await ls.tokenized(document, params.position.line)
+        # The token's index in the document needs every line above it tokenized: wait a
+        # little for that (a large document just opened), then answer without it.
+        if not document.tokenized_through(params.position.line - 1):
+            try:
+                await asyncio.wait_for(ls.tokenized(document, params.position.line - 1), _INDEX_WAIT_SECONDS)
+            except TimeoutError:
+                pass
         point = ls.point(document, params.position)
         token = document.token_at(point)
         if token is None:

@@ -8,31 +8,35 @@ from lsprotocol import types
 
 from glassllm_server.describe import code
 from glassllm_server.hints import inlay_hints
-from glassllm_server.positions import Point
-from glassllm_server.server import GlassServer
+from glassllm_server.positions import Point, column_units
+from glassllm_server.server import GlassServer, Raw
 
 __all__ = ["register"]
 
 
 def register(server: GlassServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=True))
-    async def inlay_hint(ls: GlassServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    async def inlay_hint(ls: GlassServer, params: types.InlayHintParams) -> Raw:
         document = ls.get_document(params.text_document.uri)
         start = ls.point(document, params.range.start)
         end = ls.point(document, params.range.end)
-        return [
-            types.InlayHint(
-                position=ls.position(document, hint.point),
-                label=hint.label,
-                data={
-                    "uri": document.uri,
-                    "version": document.version,
-                    "line": hint.point.line,
-                    "column": hint.token_column,
-                },
+        encoding = ls.encoding
+        units: dict[int, list[int] | None] = {}
+        answer = []
+        # Thousands of hints for a screenful of prose: built as JSON directly (see Raw).
+        for hint in inlay_hints(document, start, end, ls.settings):
+            line, column = hint.point
+            if line not in units:
+                units[line] = column_units(document.lines[line], encoding)
+            line_units = units[line]
+            answer.append(
+                {
+                    "position": {"line": line, "character": column if line_units is None else line_units[column]},
+                    "label": hint.label,
+                    "data": {"uri": document.uri, "version": document.version, "line": line, "column": hint.token_column},
+                }
             )
-            for hint in inlay_hints(document, start, end, ls.settings)
-        ]
+        return Raw(answer)
 
     @server.feature(types.INLAY_HINT_RESOLVE)
     def resolve(ls: GlassServer, hint: types.InlayHint) -> types.InlayHint:

@@ -152,18 +152,20 @@ def test_range_stats_match_the_library_spans_that_overlap(tokenizer, text, data)
     index = LineIndex(document.lines)
     start = data.draw(st.integers(0, len(text)))
     end = data.draw(st.integers(start, len(text)))
-    spans = tokenizer.tokenizer.encode_spans(text)
+    spans, base = [], 0  # (id, start, end, chunk) from the library, line by line
+    for number, line in enumerate(lsp_lines(text)):
+        spans.extend((s.id, base + s.start, base + s.end, (number, s.chunk)) for s in tokenizer.tokenizer.encode_spans(line))
+        base += len(line)
     touched = [
-        span
-        for span in spans
-        if start < end
-        and (start < span.start <= end if span.start == span.end else span.start < end and span.end > start)
+        (token_id, first, last, chunk)
+        for token_id, first, last, chunk in spans
+        if start < end and (start < first <= end if first == last else first < end and last > start)
     ]
     stats = document.stats(index.point(start), index.point(end))
     assert stats.tokens == len(touched)
     assert stats.characters == end - start
-    assert stats.unknown == sum(span.id == UNK_ID for span in touched)
-    assert stats.chunks == len({span.chunk for span in touched})
+    assert stats.unknown == sum(token_id == UNK_ID for token_id, _, _, _ in touched)
+    assert stats.chunks == len({chunk for _, _, _, chunk in touched})
 
 
 def test_background_style_tokenizing_is_incremental(tokenizer):
