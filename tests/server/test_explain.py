@@ -160,3 +160,20 @@ async def test_an_empty_document_has_nothing_to_explain(client: LanguageClient):
     assert answer["chunks"] == []
     assert "Nothing to explain" in answer["markdown"]
 
+
+
+async def test_a_reversed_or_out_of_range_selection_is_clamped(client: LanguageClient):
+    text = "um dois\ntrês"
+    uri = open_document(client, text)
+    far = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=99, character=99))
+    assert replay((await explain(client, uri, far))["chunks"]) == TOK.encode_verbose(text)
+    backwards = types.Range(start=position_of(text, 7, client.encoding), end=position_of(text, 2, client.encoding))
+    assert [chunk["text"] for chunk in (await explain(client, uri, backwards))["chunks"]] == [" dois"]
+
+
+async def test_wrong_arguments_are_invalid_params(client: LanguageClient):
+    with pytest.raises(Exception) as raised:
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="glassllm.explainMerges", arguments=["file:///x.txt"])
+        )
+    assert getattr(raised.value, "code", None) == -32602
