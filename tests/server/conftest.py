@@ -238,10 +238,10 @@ async def stats(client: LanguageClient, uri: str, lsp_range: types.Range | None 
 _NO_PARAMS = object()
 
 
-async def send_raw(client: LanguageClient, method: str, params: Any = _NO_PARAMS) -> Any:
+async def send_raw(client: LanguageClient, method: str, params: Any = _NO_PARAMS, msg_id: str | None = None) -> Any:
     """Send a request exactly as given (malformed params, or none at all) and await
     the answer; a JSON-RPC error raises ``JsonRpcException``."""
-    message: dict[str, Any] = {"jsonrpc": "2.0", "id": f"raw-{next(_uris)}", "method": method}
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id or f"raw-{next(_uris)}", "method": method}
     if params is not _NO_PARAMS:
         message["params"] = params
     future: concurrent.futures.Future[Any] = concurrent.futures.Future()

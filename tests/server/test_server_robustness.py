@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import shutil
 import uuid
 from pathlib import Path
@@ -159,6 +160,32 @@ async def test_several_changes_in_one_notification_apply_in_order(client):
     answer = await stats(client, uri)
     assert answer["characters"] == len("abc\nLinha")
     assert answer["tokens"] == len(PT.encode("abc\nLinha"))
+
+
+async def test_long_tokenizing_never_blocks_and_can_be_cancelled(client):
+    rng = random.Random(3)
+    letters = "abcdefghijklmnopqrstuvwxyzáéíóúãõç"
+    words = ["".join(rng.choice(letters) for _ in range(9)) for _ in range(60_000)]
+    text = "\n".join(" ".join(words[start : start + 10]) for start in range(0, len(words), 10))
+    uri = open_document(client, text, "large")
+    # The code lens needs the whole document tokenized: its wait is cancellable.
+    lens = asyncio.ensure_future(send_raw(client, types.TEXT_DOCUMENT_CODE_LENS, {"textDocument": {"uri": uri}}, "lens"))
+    await asyncio.sleep(0)  # the request is on its way
+    send_raw_notification(client, types.CANCEL_REQUEST, {"id": "lens"})
+    with pytest.raises(JsonRpcException) as raised:
+        await lens
+    assert raised.value.code == -32800
+    # Meanwhile a hover on the last line is answered, before the lines above it are counted.
+    last = len(words) // 10 - 1
+    answer = await hover(client, uri, types.Position(line=last, character=0))
+    assert "index in the document: still counting" in answer.contents.value
+    last_line = text[text.rindex("\n") + 1 :]
+    first = PT.encode_spans(last_line)[0]
+    assert covered(text, answer.range, client.encoding) == last_line[first.start : first.end]
+    # And in the end the counts are exact.
+    assert (await stats(client, uri))["tokens"] == len(PT.encode(text))
+    answer = await hover(client, uri, types.Position(line=last, character=0))
+    assert f"index {len(PT.encode(text[: text.rindex(chr(10)) + 1])):,} in the document" in answer.contents.value
 
 
 # Settings and the tokenizer
