@@ -85,4 +85,13 @@ describe('the extension in a stand-in VS Code', { skip: missing && 'glassllm-lsp
       assert.ok(markdown.includes(`\`${chunk}\``), `${chunk} is not explained:\n${markdown}`);
     }
   });
+
+  it('re-counts with the tokenizer chosen from the Command Palette', async () => {
+    vscode.fake.pick = 'en';
+    await vscode.commands.executeCommand('glassllm.chooseTokenizer');
+    assert.equal(vscode.fake.settings.get('glassllm.tokenizer'), 'en');
+    await until('the count with the English tokenizer', () => (statusBar().tooltip.includes('tokenizer en') ? true : undefined));
+    // English pieces: E ra ▁u m a ▁ ve z | ▁u m a ▁men in a . and the line break.
+    assert.equal(statusBar().text, '$(symbol-text) 8 / 16 tokens');
+  });
 });

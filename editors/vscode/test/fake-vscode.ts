@@ -163,6 +163,8 @@ export const fake = {
   executed: [] as { command: string; args: unknown[] }[],
   statusBarItems: [] as any[],
   messages: [] as string[],
+  // What the user picks in a quick pick: the item with this label.
+  pick: undefined as string | undefined,
   selectionChanged: new EventEmitter<any>(),
   activeEditorChanged: new EventEmitter<any>(),
   documentChanged: new EventEmitter<any>(),
@@ -183,21 +185,27 @@ function quietly(target: Record<string | symbol, any>): any {
 export const workspace = quietly({
   textDocuments: [] as any[],
   workspaceFolders: undefined,
+  // Like VS Code: dotted setting names form a tree; a section is a subtree.
   getConfiguration: (section?: string) => {
-    const prefix = section ? `${section}.` : '';
-    const values: Record<string, unknown> = {};
-    for (const [key, value] of fake.settings) {
-      if (key.startsWith(prefix)) {
-        values[key.slice(prefix.length)] = value;
-      }
+    const tree: Record<string, any> = {};
+    for (const [name, value] of fake.settings) {
+      const parts = name.split('.');
+      let node = tree;
+      parts.slice(0, -1).forEach((part) => (node = node[part] ??= {}));
+      node[parts[parts.length - 1]] = value;
     }
+    const walk = (path: string | undefined) =>
+      (path ? path.split('.') : []).reduce<any>((node, part) => (node === undefined ? undefined : node[part]), tree);
+    const root = walk(section) ?? {};
+    const prefix = section ? `${section}.` : '';
     return {
-      ...values,
-      get: (key: string, fallback?: unknown) => (fake.settings.has(prefix + key) ? fake.settings.get(prefix + key) : fallback),
-      has: (key: string) => fake.settings.has(prefix + key),
+      ...root,
+      get: (key: string, fallback?: unknown) => walk(prefix + key) ?? fallback,
+      has: (key: string) => walk(prefix + key) !== undefined,
       inspect: () => undefined,
       update: async (key: string, value: unknown) => {
         fake.settings.set(prefix + key, value);
+        fake.configurationChanged.fire({ affectsConfiguration: (name: string) => `${prefix}${key}`.startsWith(name) });
       },
     };
   },
@@ -219,6 +227,7 @@ export const window = quietly({
   },
   createOutputChannel: (name: string) =>
     quietly({ name, append: () => undefined, appendLine: () => undefined, replace: () => undefined }),
+  showQuickPick: async (items: { label: string }[]) => items.find((item) => item.label === fake.pick),
   showInformationMessage: async (message: string) => void fake.messages.push(message),
   showWarningMessage: async (message: string) => void fake.messages.push(message),
   showErrorMessage: async (message: string) => void fake.messages.push(message),
