@@ -51,6 +51,7 @@ class _Progress:
         self.token = f"glassllm-train-{uuid.uuid4()}"
         window = ls.client_capabilities.window
         self.enabled = window is not None and bool(window.work_done_progress)
+        self.ended = False
 
     async def begin(self, message: str) -> None:
         if not self.enabled:
@@ -74,13 +75,15 @@ class _Progress:
         return future is not None and future.cancelled()
 
     def report(self, percent: int, message: str) -> None:
-        if self.enabled:
+        # A report still queued from the training thread must not follow the end.
+        if self.enabled and not self.ended:
             self.ls.work_done_progress.report(
                 self.token, types.WorkDoneProgressReport(percentage=percent, message=message)
             )
 
     def end(self, message: str) -> None:
-        if self.enabled:
+        if self.enabled and not self.ended:
+            self.ended = True
             self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             self.ls.work_done_progress.tokens.pop(self.token, None)
 
@@ -116,6 +119,9 @@ def register(server: GlassServer) -> None:
     async def train(ls: GlassServer, source: str, vocab_size: int, output: str) -> dict[str, Any]:
         messages = ls.messages
         started = time.perf_counter()
+        # pygls answers a $/cancelRequest for a command by cancelling this future of its
+        # own without cancelling the handler: training watches the future instead.
+        request = ls.protocol._request_futures.get(ls.protocol.msg_id)
         try:
             output_path = _path(ls, output)
             document = ls.documents.get(source)
@@ -139,7 +145,7 @@ def register(server: GlassServer) -> None:
                 loop.call_soon_threadsafe(progress.report, value, text)
 
         def cancelled() -> bool:
-            return stop.is_set() or progress.cancelled
+            return stop.is_set() or progress.cancelled or (request is not None and request.cancelled())
 
         try:
             tok = await asyncio.to_thread(train_tokenizer, corpus.text, vocab_size, output_path, report, cancelled)

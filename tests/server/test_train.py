@@ -100,22 +100,11 @@ async def test_training_on_a_folder_reads_its_text_files_and_keeps_the_tokenizer
 
 
 async def test_cancelling_the_progress_stops_training_and_writes_nothing(client: LanguageClient, tmp_path: Path):
-    generator = random.Random(7)
-    syllables = [a + b for a in "bcdfglmnprstv" for b in "aeiou"]
-    words = ["".join(generator.choices(syllables, k=generator.randint(1, 5))) for _ in range(20000)]
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text(" ".join(generator.choices(words, k=150000)), encoding="utf-8")
+    corpus = big_corpus(tmp_path)
     output = tmp_path / "out" / "never.json"
     seen = set(client.progress_reports)
     running = asyncio.ensure_future(train(client, str(corpus), 30000, str(output)))
-    token = None
-    for _ in range(1000):
-        fresh = [t for t in client.progress_reports if t not in seen]
-        if fresh and any(isinstance(r, types.WorkDoneProgressReport) for r in client.progress_reports[fresh[0]]):
-            token = fresh[0]
-            break
-        await asyncio.sleep(0.01)
-    assert token is not None, "no progress reported"
+    token = await first_report(client, seen)
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     answer = await running
     assert answer == {"cancelled": True, "path": str(output)}
@@ -125,6 +114,53 @@ async def test_cancelling_the_progress_stops_training_and_writes_nothing(client:
     assert isinstance(end, types.WorkDoneProgressEnd) and end.message == f"Training cancelled: {output} was not written."
     percentages = [r.percentage for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressReport)]
     assert percentages[-1] < 100
+
+
+def big_corpus(folder: Path) -> Path:
+    """A corpus that takes seconds to train at a large vocabulary."""
+    generator = random.Random(7)
+    syllables = [a + b for a in "bcdfglmnprstv" for b in "aeiou"]
+    words = ["".join(generator.choices(syllables, k=generator.randint(1, 5))) for _ in range(20000)]
+    corpus = folder / "corpus.txt"
+    corpus.write_text(" ".join(generator.choices(words, k=150000)), encoding="utf-8")
+    return corpus
+
+
+async def first_report(client: LanguageClient, seen: set) -> str:
+    """The token of the new progress, once it has reported some percent."""
+    for _ in range(1000):
+        fresh = [t for t in client.progress_reports if t not in seen]
+        if fresh and any(isinstance(r, types.WorkDoneProgressReport) for r in client.progress_reports[fresh[0]]):
+            return fresh[0]
+        await asyncio.sleep(0.01)
+    raise AssertionError("no progress reported")
+
+
+async def test_cancelling_the_request_stops_training_and_writes_nothing(client: LanguageClient, tmp_path: Path):
+    corpus = big_corpus(tmp_path)
+    output = tmp_path / "never.json"
+    seen = set(client.progress_reports)
+    request_id = f"train-{client.preset}"
+    running = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="glassllm.trainTokenizer", arguments=[str(corpus), 30000, str(output)]),
+            msg_id=request_id,
+        )
+    )
+    token = await first_report(client, seen)
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=request_id))
+    with pytest.raises(Exception) as raised:
+        await running
+    assert getattr(raised.value, "code", None) == -32800  # RequestCancelled
+    for _ in range(100):
+        if isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd):
+            break
+        await asyncio.sleep(0.01)
+    end = client.progress_reports[token][-1]
+    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == f"Training cancelled: {output} was not written."
+    await asyncio.sleep(0.5)  # the training thread stops at its next merge
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["corpus.txt"]
 
 
 @pytest.mark.parametrize(
