@@ -94,4 +94,13 @@ describe('the extension in a stand-in VS Code', { skip: missing && 'glassllm-lsp
     // English pieces: E ra ▁u m a ▁ ve z | ▁u m a ▁men in a . and the line break.
     assert.equal(statusBar().text, '$(symbol-text) 8 / 16 tokens');
   });
+
+  it('trains a tokenizer on the active document from the Command Palette', async () => {
+    const output = join(folder, 'conto-tokenizer.json');
+    Object.assign(vscode.fake, { pick: 'The active document', input: '30', saveAs: vscode.Uri.file(output) });
+    const result = (await vscode.commands.executeCommand('glassllm.trainTokenizer')) as { path: string; vocabSize: number };
+    assert.equal(result.path, output);
+    const trained = JSON.parse(readFileSync(output, 'utf8'));
+    assert.ok(trained.merges.length > 0 && result.vocabSize <= 30, JSON.stringify(result));
+  });
 });

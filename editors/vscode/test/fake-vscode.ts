@@ -163,8 +163,11 @@ export const fake = {
   executed: [] as { command: string; args: unknown[] }[],
   statusBarItems: [] as any[],
   messages: [] as string[],
-  // What the user picks in a quick pick: the item with this label.
+  // What the user picks in a quick pick (the item with this label), types in an input box,
+  // and chooses in a save dialog.
   pick: undefined as string | undefined,
+  input: undefined as string | undefined,
+  saveAs: undefined as Uri | undefined,
   selectionChanged: new EventEmitter<any>(),
   activeEditorChanged: new EventEmitter<any>(),
   documentChanged: new EventEmitter<any>(),
@@ -228,6 +231,12 @@ export const window = quietly({
   createOutputChannel: (name: string) =>
     quietly({ name, append: () => undefined, appendLine: () => undefined, replace: () => undefined }),
   showQuickPick: async (items: { label: string }[]) => items.find((item) => item.label === fake.pick),
+  showInputBox: async (options: { validateInput?: (value: string) => unknown }) =>
+    fake.input !== undefined && !options.validateInput?.(fake.input) ? fake.input : undefined,
+  showSaveDialog: async () => fake.saveAs,
+  showOpenDialog: async () => undefined,
+  withProgress: async (_options: unknown, task: (progress: unknown, token: unknown) => unknown) =>
+    task({ report: () => undefined }, new CancellationTokenSource().token),
   showInformationMessage: async (message: string) => void fake.messages.push(message),
   showWarningMessage: async (message: string) => void fake.messages.push(message),
   showErrorMessage: async (message: string) => void fake.messages.push(message),
