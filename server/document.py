@@ -259,20 +259,20 @@ class Document:
         return self._pending >= len(self.lines)
 
     def _advance_pending(self) -> None:
-        tokens = self._tokens
-        pending = self._pending
-        while pending < len(tokens) and tokens[pending] is not None:
-            pending += 1
-        self._pending = pending
+        # list.index runs in C: after an edit deep in a large document, finding the few
+        # lines without tokens must not cost a Python step per line.
+        try:
+            self._pending = self._tokens.index(None, self._pending)
+        except ValueError:
+            self._pending = len(self._tokens)
 
     def tokenize_pending(self, max_lines: int) -> bool:
         """Tokenize up to ``max_lines`` lines that lack tokens, in order; True when done."""
-        self._advance_pending()
-        line = self._pending
-        stop = min(line + max_lines, len(self.lines))
-        while line < stop:
-            self.line_tokens(line)
-            line += 1
+        for _ in range(max_lines):
+            self._advance_pending()
+            if self._pending >= len(self.lines):
+                return True
+            self.line_tokens(self._pending)
         self._advance_pending()
         return self._pending >= len(self.lines)
 
