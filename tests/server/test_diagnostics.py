@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from conftest import LOOP, TEXTS, TRICKY, covered, lsp_lines, open_document
+from conftest import LOOP, TEXTS, covered, lsp_lines, open_document
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
@@ -142,5 +142,10 @@ async def test_an_unknown_document_is_an_error_not_a_missing_answer(client: Lang
         await pull(client, "file:///nowhere.txt")
 
 
-def test_the_tricky_text_has_unknown_characters():
-    assert len(unknown_runs(TRICKY)) >= 3
+async def test_a_document_full_of_unknown_characters_reports_the_first_two_thousand(client: LanguageClient):
+    text = "猫 a " * 2500
+    uri = open_document(client, text)
+    report = await pull(client, uri)
+    assert len(report.items) == 2000
+    assert covered(text, report.items[-1].range, client.encoding) == "猫"
+    assert report.items[-1].range.start.character < report.items[-1].range.end.character
