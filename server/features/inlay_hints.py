@@ -23,7 +23,8 @@ def register(server: GlassServer) -> None:
         encoding = ls.encoding
         units: dict[int, list[int] | None] = {}
         answer = []
-        # Thousands of hints for a screenful of prose: built as JSON directly (see Raw).
+        # Thousands of hints for a screenful of prose: built as JSON directly (see Raw),
+        # with a compact ``data`` for resolve: [uri, version, line, token column].
         for hint in inlay_hints(document, start, end, ls.settings):
             line, column = hint.point
             if line not in units:
@@ -33,7 +34,7 @@ def register(server: GlassServer) -> None:
                 {
                     "position": {"line": line, "character": column if line_units is None else line_units[column]},
                     "label": hint.label,
-                    "data": {"uri": document.uri, "version": document.version, "line": line, "column": hint.token_column},
+                    "data": [document.uri, document.version, line, hint.token_column],
                 }
             )
         return Raw(answer)
@@ -41,13 +42,13 @@ def register(server: GlassServer) -> None:
     @server.feature(types.INLAY_HINT_RESOLVE)
     def resolve(ls: GlassServer, hint: types.InlayHint) -> types.InlayHint:
         data: Any = hint.data
-        if not isinstance(data, dict):
+        if not (isinstance(data, (list, tuple)) and len(data) == 4):
             return hint
-        document = ls.documents.get(data.get("uri"))
-        line, column = data.get("line"), data.get("column")
+        uri, version, line, column = data
+        document = ls.documents.get(uri) if isinstance(uri, str) else None
         if (
             document is None
-            or document.version != data.get("version")
+            or document.version != version
             or not isinstance(line, int)
             or not isinstance(column, int)
             or not 0 <= line < len(document.lines)
