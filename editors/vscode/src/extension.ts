@@ -126,14 +126,16 @@ async function startClient(statusBar: TokenStatusBar): Promise<void> {
 
 /**
  * vscode-languageclient registers the server's commands itself; this middleware fills in
- * their arguments when they come from the Command Palette or a menu instead of a code action.
+ * their arguments when they come from the Command Palette (no arguments) or the editor's
+ * context menu (the document's Uri) instead of a code action or lens.
  */
 async function runServerCommand(
   command: string,
   args: unknown[],
   next: (command: string, args: unknown[]) => vscode.ProviderResult<unknown>,
 ): Promise<unknown> {
-  if (args.length > 0 || !client) {
+  const fromMenu = args.length === 0 || (args.length === 1 && args[0] instanceof vscode.Uri);
+  if (!fromMenu || !client) {
     return next(command, args);
   }
   if (command === EXPLAIN_MERGES || command === SHOW_STATS) {

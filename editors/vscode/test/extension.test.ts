@@ -86,6 +86,15 @@ describe('the extension in a stand-in VS Code', { skip: missing && 'glassllm-lsp
     }
   });
 
+  it('explains the selection from the editor context menu, which passes the document Uri', async () => {
+    vscode.fake.executed.length = 0;
+    await vscode.commands.executeCommand('glassllm.explainMerges', document.uri);
+    const preview = await until('the Markdown preview', () =>
+      vscode.fake.executed.find((call) => call.command === 'markdown.showPreviewToSide'),
+    );
+    assert.match(readFileSync((preview.args[0] as vscode.Uri).fsPath, 'utf8'), /`▁vez`/);
+  });
+
   it('re-counts with the tokenizer chosen from the Command Palette', async () => {
     vscode.fake.pick = 'en';
     await vscode.commands.executeCommand('glassllm.chooseTokenizer');
