@@ -1,0 +1,74 @@
+"""The ``glassllm-lsp`` command line: options, and serving over TCP instead of stdio."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from glassllm_server import __version__
+
+COMMAND = [sys.executable, "-m", "glassllm_server"]
+
+
+def test_version_and_help():
+    done = subprocess.run([*COMMAND, "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"glassllm-lsp {__version__}"
+    done = subprocess.run([*COMMAND, "--help"], capture_output=True, text=True, check=True)
+    for option in ("--tcp", "--host", "--port", "--log-file", "-v"):
+        assert option in done.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _exchange(connection: socket.socket, reader, message: dict) -> dict | None:
+    body = json.dumps(message).encode("utf-8")
+    connection.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    if "id" not in message:
+        return None
+    length = 0
+    while True:
+        header = reader.readline()
+        if header.lower().startswith(b"content-length:"):
+            length = int(header.split(b":")[1])
+        elif header == b"\r\n":
+            return json.loads(reader.read(length))
+
+
+def test_tcp_with_a_log_file(tmp_path):
+    port = _free_port()
+    log = tmp_path / "server.log"
+    server = subprocess.Popen([*COMMAND, "--tcp", "--host", "127.0.0.1", "--port", str(port), "--log-file", str(log), "-v"])
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("the server did not listen on its port")
+                time.sleep(0.1)
+        with connection, connection.makefile("rb") as reader:
+            answer = _exchange(connection, reader, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+            assert answer["result"]["serverInfo"]["name"] == "glassllm-lsp"
+            _exchange(connection, reader, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            document = {"uri": "file:///tcp.txt", "languageId": "plaintext", "version": 1, "text": "Era uma vez"}
+            _exchange(connection, reader, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}})
+            answer = _exchange(
+                connection, reader, {"jsonrpc": "2.0", "id": 2, "method": "glassllm/stats", "params": {"textDocument": {"uri": "file:///tcp.txt"}}}
+            )
+            assert answer["result"] == {"tokens": 4, "chunks": 3, "characters": 11, "unknown": 0, "tokenizer": "pt"}
+    finally:
+        server.terminate()
+        server.wait(10)
+    # -v logs at INFO, into the file rather than standard error.
+    assert " INFO " in log.read_text(encoding="utf-8")
