@@ -145,7 +145,8 @@ async function runServerCommand(
       return undefined;
     }
     const converter = client.code2ProtocolConverter;
-    return next(command, editorArguments(command, converter.asUri(editor.document.uri), converter.asRange(editor.selection)) ?? []);
+    const uri = converter.asUri(editor.document.uri);
+    return next(command, editorArguments(command, uri, converter.asRange(editor.selection)) ?? []);
   }
   if (command === TRAIN_TOKENIZER) {
     const trainArgs = await askTrainingArguments();
