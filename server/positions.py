@@ -184,7 +184,3 @@ class LineIndex:
             return point.line + 1, 0
         column = min(point.column, content_length(text))
         return point.line, columns_to_units(text, column, encoding)
-
-    def range(self, start: int, end: int, encoding: Encoding) -> tuple[tuple[int, int], tuple[int, int]]:
-        """LSP range of the code-point offsets ``[start, end)``."""
-        return self.position(start, encoding), self.position(end, encoding)

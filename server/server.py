@@ -146,6 +146,7 @@ class GlassServer(LanguageServer):
         )
         self.documents: dict[str, Document] = {}
         self.settings = Settings()
+        self.initialization_options: Any = None  # the client's, kept for every reload
         self.client_locale: str | None = None
         self.root_path: Path | None = None
         # The tokenizer in use and the setting value it came from ("pt", "en" or a path).

@@ -19,8 +19,6 @@ logger = logging.getLogger(__name__)
 
 
 def register(server: GlassServer) -> None:
-    initial: dict[str, Any] = {"options": None}
-
     @server.feature(types.INITIALIZE)
     def initialize(ls: GlassServer, params: types.InitializeParams) -> None:
         ls.client_locale = params.locale
@@ -33,9 +31,9 @@ def register(server: GlassServer) -> None:
             ls.root_path = Path(path)
         elif params.root_path:
             ls.root_path = Path(params.root_path)
-        initial["options"] = params.initialization_options
+        ls.initialization_options = params.initialization_options
         # Apply the options now, so that requests before the first pull already use them.
-        ls.configure(initial["options"])
+        ls.configure(ls.initialization_options)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: GlassServer, params: types.InitializedParams) -> None:
@@ -54,7 +52,7 @@ def register(server: GlassServer) -> None:
         (pushed with the notification, or pulled where the client supports it)."""
         before = ls.settings
         section = pushed if pushed is not None else await pull(ls)
-        ls.configure(initial["options"], section)
+        ls.configure(ls.initialization_options, section)
         if ls.settings != before:
             ls.refresh_views()
 
