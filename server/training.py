@@ -1,21 +1,27 @@
 """Training a tokenizer from the editor: gather the text, train, write the file atomically.
 
-The server runs :func:`train_tokenizer` on a worker thread and turns its progress calls
-into ``window/workDoneProgress`` reports. Cancellation is cooperative: the library calls
-``progress`` after every merge, and raising there aborts training. Nothing is written
-before training has finished and :meth:`Tokenizer.save` replaces the file in one step, so
-a cancelled or failed run never leaves a partial file. No pygls here.
+The server trains in a process of its own (``python -m glassllm_server.training``, see
+:func:`main`), so that training neither holds the server's interpreter lock while the
+user types nor keeps its memory afterwards. That process reports its progress as JSON
+lines, which the server turns into ``window/workDoneProgress``. Cancellation is
+cooperative: SIGTERM sets a flag, the library calls ``progress`` after every merge, and
+raising there aborts training. Nothing is written before training has finished and
+:meth:`Tokenizer.save` replaces the file in one step, so a cancelled or failed run never
+leaves a partial file. No pygls here.
 """
 
 from __future__ import annotations
 
+import json
+import signal
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from glassllm import Tokenizer
 
-__all__ = ["TEXT_SUFFIXES", "TrainingCancelled", "TrainingSource", "gather_text", "train_tokenizer", "Percent"]
+__all__ = ["TEXT_SUFFIXES", "Percent", "TrainingCancelled", "TrainingSource", "gather_text", "main", "train_tokenizer"]
 
 # In a folder, the files read as text: prose and markup people write, plus files with no
 # suffix (README, LICENSE). Anything else (code, data, binaries) is left out.
@@ -118,3 +124,53 @@ class Percent:
             return None
         self.last = percent
         return percent
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m glassllm_server.training VOCAB_SIZE OUTPUT [SOURCE]``: train on the
+    file or folder SOURCE, or on standard input (UTF-8) without one.
+
+    Writes one JSON object per line to standard output: ``{"progress": [done, total]}``
+    at each new percent, then ``{"done": {...}}``, ``{"cancelled": true}`` or
+    ``{"error": "..."}``. SIGTERM cancels at the next merge.
+    """
+    vocab_size, output, *source = sys.argv[1:] if argv is None else argv
+    stop: list[bool] = []
+    signal.signal(signal.SIGTERM, lambda number, frame: stop.append(True))
+    percent = Percent()
+
+    def emit(message: dict[str, object]) -> None:
+        sys.stdout.write(json.dumps(message, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def progress(done: int, total: int) -> None:
+        if percent(done, total) is not None:
+            emit({"progress": [done, total]})
+
+    try:
+        if source:
+            corpus = gather_text(Path(source[0]))
+        else:
+            corpus = TrainingSource(sys.stdin.buffer.read().decode("utf-8"), [], [])
+        tok = train_tokenizer(corpus.text, int(vocab_size), Path(output), progress, lambda: bool(stop))
+    except TrainingCancelled:
+        emit({"cancelled": True})
+        return
+    except (OSError, ValueError) as error:
+        emit({"error": str(error)})
+        return
+    emit(
+        {
+            "done": {
+                "vocabSize": tok.vocab_size,
+                "alphabet": len(tok.alphabet),
+                "merges": len(tok.merges),
+                "files": [str(path) for path in corpus.files],
+                "skipped": [str(path) for path in corpus.skipped],
+            }
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()

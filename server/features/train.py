@@ -1,7 +1,7 @@
 """Train a tokenizer from the editor: ``glassllm.trainTokenizer [uri_or_folder, vocab_size,
 output_path]``.
 
-Training runs on a worker thread and reports ``window/workDoneProgress`` (percent of
+Training runs in a child process and reports ``window/workDoneProgress`` (percent of
 merges done). Cancelling the progress, or the request, stops it before anything is
 written (see :mod:`glassllm_server.training`). When it succeeds the server offers to
 switch to the new tokenizer for this session.
@@ -10,10 +10,12 @@ switch to the new tokenizer for this session.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-import threading
+import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +23,15 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from glassllm_server.server import GlassServer, RequestFailed
-from glassllm_server.training import Percent, TrainingCancelled, TrainingSource, gather_text, train_tokenizer
 
 __all__ = ["TRAIN_TOKENIZER", "register"]
 
 logger = logging.getLogger(__name__)
 
 TRAIN_TOKENIZER = "glassllm.trainTokenizer"
+
+# How often the server checks for a cancellation while the child trains quietly.
+_POLL_SECONDS = 0.05
 
 
 def _path(ls: GlassServer, value: str) -> Path:
@@ -112,6 +116,60 @@ async def _offer(ls: GlassServer, path: Path, done: str) -> None:
         )
 
 
+async def _run(
+    text: str | None, source: Path | None, vocab_size: int, output: Path, progress: _Progress, cancelled: Callable[[], bool]
+) -> dict[str, Any]:
+    """Train in a child process (see :func:`glassllm_server.training.main`) and relay its
+    progress; returns its last message. SIGTERM asks it to stop when ``cancelled()``."""
+    messages = progress.ls.messages
+    arguments = [str(vocab_size), str(output)] + ([] if source is None else [str(source)])
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "glassllm_server.training",
+        *arguments,
+        stdin=asyncio.subprocess.PIPE if text is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stopping = False
+    last: dict[str, Any] = {}
+    try:
+        if text is not None:
+            try:
+                child.stdin.write(text.encode("utf-8"))
+                await child.stdin.drain()
+                child.stdin.close()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the child stopped early; its last line says why
+        while True:
+            if cancelled() and not stopping:
+                stopping = True
+                child.terminate()
+            try:
+                line = await asyncio.wait_for(child.stdout.readline(), _POLL_SECONDS)
+            except TimeoutError:
+                continue
+            if not line:
+                break
+            last = json.loads(line)
+            if "progress" in last:
+                done, total = last["progress"]
+                text_done = messages("train.progress", done=messages.integer(done), total=messages.integer(total))
+                progress.report(100 if total <= 0 else done * 100 // total, text_done)
+        errors = (await child.stderr.read()).decode("utf-8", "replace").strip()
+        await child.wait()
+    except BaseException:
+        # The request itself was cancelled (or the server is going): stop the child.
+        if child.returncode is None:
+            child.terminate()
+            await child.wait()
+        raise
+    if not {"done", "cancelled", "error"} & set(last):
+        return {"error": errors.splitlines()[-1] if errors else f"training stopped (exit status {child.returncode})"}
+    return last
+
+
 def register(server: GlassServer) -> None:
     offers: set[asyncio.Task[None]] = set()
 
@@ -122,51 +180,42 @@ def register(server: GlassServer) -> None:
         # pygls answers a $/cancelRequest for a command by cancelling this future of its
         # own without cancelling the handler: training watches the future instead.
         request = ls.protocol._request_futures.get(ls.protocol.msg_id)
+        document = ls.documents.get(source)
         try:
             output_path = _path(ls, output)
-            document = ls.documents.get(source)
-            if document is not None:
-                corpus = TrainingSource(document.text, [Path(to_fs_path(source) or source)], [])
-            else:
-                corpus = await asyncio.to_thread(gather_text, _path(ls, source))
-        except (OSError, ValueError) as error:
+            source_path = None if document is not None else _path(ls, source)
+        except ValueError as error:
             raise RequestFailed(messages("train.failed", problem=error)) from error
 
         progress = _Progress(ls)
         await progress.begin(messages("train.reading", source=source))
-        loop = asyncio.get_running_loop()
-        stop = threading.Event()
-        percent = Percent()
-
-        def report(done: int, total: int) -> None:
-            # Called on the training thread after each merge.
-            if (value := percent(done, total)) is not None:
-                text = messages("train.progress", done=messages.integer(done), total=messages.integer(total))
-                loop.call_soon_threadsafe(progress.report, value, text)
 
         def cancelled() -> bool:
-            return stop.is_set() or progress.cancelled or (request is not None and request.cancelled())
+            return progress.cancelled or (request is not None and request.cancelled())
 
         try:
-            tok = await asyncio.to_thread(train_tokenizer, corpus.text, vocab_size, output_path, report, cancelled)
+            result = await _run(
+                document.text if document is not None else None, source_path, vocab_size, output_path, progress, cancelled
+            )
         except asyncio.CancelledError:
-            # $/cancelRequest: the thread stops at its next merge, before writing.
-            stop.set()
             progress.end(messages("train.cancelled", path=output_path))
             raise
-        except TrainingCancelled:
+        if "cancelled" in result:
             progress.end(messages("train.cancelled", path=output_path))
             return {"cancelled": True, "path": str(output_path)}
-        except (OSError, ValueError) as error:
-            progress.end(messages("train.failed", problem=error))
-            raise RequestFailed(messages("train.failed", problem=error)) from error
+        if "error" in result:
+            problem = messages("train.failed", problem=result["error"])
+            progress.end(problem)
+            raise RequestFailed(problem)
+        trained = result["done"]
+        files = trained["files"] or [to_fs_path(source) or source]
         seconds = time.perf_counter() - started
         done = messages(
             "train.done",
             path=output_path,
-            size=messages.integer(tok.vocab_size),
-            merges=messages.integer(len(tok.merges)),
-            files=messages.integer(len(corpus.files)),
+            size=messages.integer(trained["vocabSize"]),
+            merges=messages.integer(trained["merges"]),
+            files=messages.integer(len(files)),
             seconds=messages.decimal(seconds),
         )
         progress.end(done)
@@ -177,10 +226,7 @@ def register(server: GlassServer) -> None:
             "cancelled": False,
             "path": str(output_path),
             "uri": output_path.as_uri(),
-            "vocabSize": tok.vocab_size,
-            "alphabet": len(tok.alphabet),
-            "merges": len(tok.merges),
-            "files": [str(path) for path in corpus.files],
-            "skipped": [str(path) for path in corpus.skipped],
+            **trained,
+            "files": files,
             "seconds": round(seconds, 3),
         }

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -72,3 +75,46 @@ def test_percent_reports_each_whole_percent_once():
     seen = [p for done in range(1, 1001) if (p := percent(done, 1000)) is not None]
     assert seen == list(range(0, 101))  # 1 of 1,000 is 0 %
     assert Percent()(0, 0) == 100
+
+
+def run_child(*arguments: str, text: str | None = None) -> list[dict]:
+    finished = subprocess.run(
+        [sys.executable, "-m", "glassllm_server.training", *arguments],
+        input=None if text is None else text.encode("utf-8"),
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    return [json.loads(line) for line in finished.stdout.decode("utf-8").splitlines()]
+
+
+def test_the_training_process_reports_json_lines(tmp_path):
+    lines = run_child("12", str(tmp_path / "t.json"), text="banana banana")
+    assert lines == [{"progress": [n, 4]} for n in range(1, 5)] + [
+        {"done": {"vocabSize": 12, "alphabet": 4, "merges": 4, "files": [], "skipped": []}}
+    ]
+    assert Tokenizer.load(tmp_path / "t.json").merges == [("a", "n"), ("an", "a"), ("an", "ana"), ("b", "anana")]
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "a.txt").write_text("banana banana", encoding="utf-8")
+    assert run_child("12", str(tmp_path / "u.json"), str(tmp_path / "corpus"))[-1]["done"]["files"] == [
+        str(tmp_path / "corpus" / "a.txt")
+    ]
+    (error,) = run_child("5", str(tmp_path / "v.json"), text="banana")
+    assert "at least" in error["error"] and not (tmp_path / "v.json").exists()
+
+
+def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
+    words = [f"w{a}{b}{c}" for a in "abcdefgh" for b in "ijklmnop" for c in "qrstuvwx"]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "glassllm_server.training", "100000", str(tmp_path / "t.json")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    child.stdin.write(" ".join(words * 200).encode("utf-8"))
+    child.stdin.close()
+    assert "progress" in json.loads(child.stdout.readline())
+    child.send_signal(signal.SIGTERM)
+    last = [json.loads(line) for line in child.stdout.read().decode("utf-8").splitlines()][-1]
+    assert child.wait(timeout=60) == 0
+    assert last == {"cancelled": True}
+    assert list(tmp_path.iterdir()) == []
