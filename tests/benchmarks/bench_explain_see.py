@@ -8,7 +8,7 @@ Run ``python3 tests/benchmarks/bench_explain_see.py`` from the repository root (
 - pull diagnostics for the whole document, then the "unchanged" answer;
 - document highlight and the explain code action at random places (p50/p99);
 - ``glassllm.explainMerges`` on one paragraph and on 100 lines;
-- ``glassllm.trainTokenizer`` on the whole file at 1,024 entries;
+- ``glassllm.trainTokenizer`` on the whole file at 1,024 entries, and hovers meanwhile;
 - the server's resident memory before and after training.
 """
 
@@ -104,11 +104,17 @@ async def main() -> None:
 
     print(f"server memory before training: {client.rss_mb():.0f} MB RSS")
     start = time.perf_counter()
-    trained = await client.request(
+    _, training = client.request_future(
         "workspace/executeCommand",
         {"command": "glassllm.trainTokenizer", "arguments": [str(CORPUS), 1024, str(scratch / "pt.json")]},
     )
+    busy = []
+    while not training.done():
+        busy.append(await timed(lambda: client.request("textDocument/hover", {**document(URI), "position": place()})))
+        await asyncio.sleep(0.01)
+    trained = training.result()
     print(f"train 1,024 entries on the 7 MB file from the editor: {time.perf_counter() - start:5.2f} s ({trained['merges']} merges)")
+    print(f"hover while training: {percentiles(busy)}")
     print(f"server memory after training: {client.rss_mb():.0f} MB RSS")
     await client.stop()
 
