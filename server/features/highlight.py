@@ -7,8 +7,11 @@ lines within :data:`NEARBY_LINES` of the cursor, more than any editor window sho
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from lsprotocol import types
 
+from glassllm_server.document import LineTokens
 from glassllm_server.positions import Point, content_length
 from glassllm_server.server import GlassServer
 
@@ -17,6 +20,22 @@ __all__ = ["HIGHLIGHT_LIMIT", "NEARBY_LINES", "register"]
 NEARBY_LINES = 200
 # A one-character token ("a", "▁") can occur thousands of times near the cursor.
 HIGHLIGHT_LIMIT = 2000
+
+
+def _occurrences(tokens: LineTokens, token_id: int) -> Iterator[tuple[int, int]]:
+    """Columns of each token ``token_id`` in a line, skipping chunks without it (cheaper
+    than building every span of a long line)."""
+    origin = tokens.origin
+    position = 0
+    for chunk in tokens.chunks:
+        if token_id not in chunk.ids:
+            position += len(chunk.text)
+            continue
+        for piece, piece_id in zip(chunk.pieces, chunk.ids):
+            end = position + len(piece)
+            if piece_id == token_id:
+                yield (position, end) if origin is None else (origin[position], origin[end])
+            position = end
 
 
 def register(server: GlassServer) -> None:
@@ -35,14 +54,11 @@ def register(server: GlassServer) -> None:
         # Nearest lines first, so that the limit drops the far occurrences.
         found: list[tuple[int, int, int]] = []  # line, start and end columns
         for line in sorted(range(first, last + 1), key=lambda number: abs(number - point.line)):
-            tokens = document.line_tokens(line)
-            if not any(token.id in chunk.ids for chunk in tokens.chunks):
-                continue
             content = content_length(document.lines[line])
             found.extend(
-                (line, span.start, span.end)
-                for span in tokens.spans()
-                if span.id == token.id and span.start < span.end <= content
+                (line, start, end)
+                for start, end in _occurrences(document.line_tokens(line), token.id)
+                if start < end <= content
             )
             if len(found) >= HIGHLIGHT_LIMIT:
                 break
