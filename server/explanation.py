@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer, TokenSpan
+from glassllm.tokenizer import SPACE, UNK_ID
 
 __all__ = [
     "CHUNK_LIMIT",
@@ -259,6 +260,11 @@ def _visible(character: str) -> str:
     return character
 
 
+def _token(piece: str, token_id: int) -> str:
+    """A piece and its ID; an unknown piece says it became ``<unk>``."""
+    return f"{shown(piece)} ({token_id}{', `<unk>`' if token_id == UNK_ID else ''})"
+
+
 def render_markdown(
     explanation: Explanation,
     say: Say,
@@ -304,8 +310,8 @@ def render_markdown(
             say("explain.where", line=item.line + 1, start=item.start + 1, end=item.end),
         ]
         if item.cut:
-            alone = " ".join(f"{shown(piece)} ({token_id})" for piece, token_id in item.alone)
-            lines.append(say("explain.chunk_cut", selected=shown(item.selected), alone=alone))
+            alone = " ".join(_token(piece, token_id) for piece, token_id in item.alone)
+            lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
         lines += ["", f"{say('explain.characters')}: " + " ".join(shown(c) for c in chunk.characters), ""]
         if not chunk.steps:
             lines.append(say("explain.no_merges"))
@@ -328,7 +334,7 @@ def render_markdown(
                 )
                 + f" {pieces}"
             )
-        tokens = " · ".join(f"{shown(piece)} ({token_id})" for piece, token_id in zip(chunk.pieces, chunk.ids))
+        tokens = " · ".join(_token(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids))
         lines += ["", f"{say('explain.tokens')}: {tokens}"]
     return "\n".join(lines) + "\n"
 

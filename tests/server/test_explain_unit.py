@@ -189,3 +189,15 @@ def test_pages_go_to_the_xdg_cache_folder_and_only_the_newest_are_kept(tmp_path,
     left = sorted((tmp_path / "glassllm").iterdir())
     assert left == sorted(paths[-3:])
     assert paths[-1].read_text(encoding="utf-8") == "# page 4\n"
+
+
+def test_the_english_page_marks_unknown_pieces_and_shows_a_selected_space_as_the_marker(tok):
+    from glassllm_server.messages import Messages
+
+    text = "Era 🧪 a"
+    explanation = explain(tok, text, (0, 3), (0, 6))
+    messages = Messages("en")
+    page = render_markdown(explanation, messages, messages.integer, "Portuguese (pt)", "x.txt")
+    assert "Tokens (ID): `▁` (134) · `🧪` (1, `<unk>`)" in page
+    assert "The selection covers only `▁` of this chunk; on its own that would be `▁` (134)." in page
+    assert page.startswith("# Explain BPE merges\n\nx.txt, from 1:4 to 1:7 (line:character) · tokenizer: Portuguese (pt)\n")
