@@ -39,7 +39,8 @@ def test_a_marker_starts_a_chunk_or_fills_it(text):
 @settings(max_examples=300, deadline=None)
 @given(prose, prose)
 def test_decode_inverts_encode_on_normalized_text_over_the_alphabet(training, text):
-    tok = Tokenizer.train(training + text, 300)
+    # The line break keeps NFC from composing across the seam (``A`` + U+0301 → ``Á``).
+    tok = Tokenizer.train(training + "\n" + text, 300)
     normalized = unicodedata.normalize("NFC", text)
     assert tok.decode(tok.encode(normalized)) == normalized
 
