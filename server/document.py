@@ -180,6 +180,9 @@ class Document:
         self._pending = 0  # no line before this one lacks its tokens
         self._totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
         self._prefix: list[int] | None = None  # tokens before each line
+        # The line the user last edited or hovered: where views that cannot cover a
+        # large document whole (inlay hints for the whole of it) look.
+        self.focus_line = 0
 
     # Text and edits
 

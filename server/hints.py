@@ -63,10 +63,28 @@ def line_hints(text: str, tokens: LineTokens, switches: tuple[bool, bool, bool])
     return found
 
 
-def inlay_hints(document: Document, start: Point, end: Point, settings: Settings) -> list[Hint]:
-    """The hints whose position lies within ``[start, end]``, in document order."""
+def inlay_hints(
+    document: Document,
+    start: Point,
+    end: Point,
+    settings: Settings,
+    max_lines: int | None = None,
+) -> list[Hint]:
+    """The hints whose position lies within ``[start, end]``, in document order.
+
+    With ``max_lines``, a longer range is cut to that many lines around the document's
+    :attr:`~Document.focus_line` (where the user last edited or hovered): some clients
+    (Neovim) ask for the whole document, which for a large one means millions of hints.
+    """
     if end < start:
         start, end = end, start
+    if max_lines is not None and end.line - start.line + 1 > max_lines:
+        first = min(max(document.focus_line - max_lines // 2, start.line), end.line - max_lines + 1)
+        last = first + max_lines - 1
+        if first > start.line:
+            start = Point(first, 0)
+        if last < end.line:
+            end = Point(last, len(document.lines[last]))
     switches = (settings.chunk_boundaries, settings.space_markers, settings.token_boundaries)
     if not any(switches):
         return []

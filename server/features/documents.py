@@ -26,6 +26,7 @@ def register(server: GlassServer) -> None:
                 start = ls.point(document, change.range.start)
                 end = ls.point(document, change.range.end)
                 document.apply_change(start, end, change.text)
+                document.focus_line = start.line
             else:
                 document.replace_text(change.text)
         document.version = params.text_document.version

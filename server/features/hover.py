@@ -27,6 +27,7 @@ def register(server: GlassServer) -> None:
             except TimeoutError:
                 pass
         point = ls.point(document, params.position)
+        document.focus_line = point.line
         token = document.token_at(point)
         if token is None:
             return None

@@ -11,7 +11,11 @@ from glassllm_server.hints import inlay_hints
 from glassllm_server.positions import Point, column_units
 from glassllm_server.server import GlassServer, Raw
 
-__all__ = ["register"]
+__all__ = ["HINT_LINES", "register"]
+
+# At most this many lines get hints in one answer: Neovim asks for the whole document,
+# and 150 lines of dense prose are already some 12,000 hints (about 0.1 s).
+HINT_LINES = 150
 
 
 def register(server: GlassServer) -> None:
@@ -25,7 +29,7 @@ def register(server: GlassServer) -> None:
         answer = []
         # Thousands of hints for a screenful of prose: built as JSON directly (see Raw),
         # with a compact ``data`` for resolve: [uri, version, line, token column].
-        for hint in inlay_hints(document, start, end, ls.settings):
+        for hint in inlay_hints(document, start, end, ls.settings, HINT_LINES):
             line, column = hint.point
             if line not in units:
                 units[line] = column_units(document.lines[line], encoding)

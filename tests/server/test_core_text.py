@@ -178,3 +178,17 @@ def test_hints_only_for_the_requested_range(tokenizer):
     assert hints
     assert all(Point(50, 5) <= hint.point <= Point(52, 4) for hint in hints)
     assert not document.tokenized_through(0)  # lines outside the range stay untokenized
+
+
+def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
+    document = Document("u", "Era uma vez\n" * 1000, 1, tokenizer)
+    whole = (Point(0, 0), Point(1000, 0))
+    assert {hint.point.line for hint in inlay_hints(document, *whole, Settings(), max_lines=150)} == set(range(150))
+    document.focus_line = 700
+    lines = {hint.point.line for hint in inlay_hints(document, *whole, Settings(), max_lines=150)}
+    assert lines == set(range(625, 775))
+    document.focus_line = 990  # near the end: the window stays inside the range
+    lines = {hint.point.line for hint in inlay_hints(document, *whole, Settings(), max_lines=150)}
+    assert lines == set(range(851, 1000))  # 851..1000, and line 1000 is the empty last one
+    short = inlay_hints(document, Point(10, 0), Point(20, 0), Settings(), max_lines=150)
+    assert {hint.point.line for hint in short} == set(range(10, 20))

@@ -23,6 +23,7 @@ from conftest import (
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.describe import code
+from glassllm_server.features.inlay_hints import HINT_LINES
 
 pytestmark = LOOP
 
@@ -110,6 +111,17 @@ async def test_inlay_hints_only_for_the_requested_range(client):
     hints = await client.text_document_inlay_hint_async(types.InlayHintParams(text_document=identifier(uri), range=asked))
     assert hints
     assert all((100, 2) <= (hint.position.line, hint.position.character) <= (102, 5) for hint in hints)
+
+
+async def test_hints_for_a_whole_large_document_follow_the_last_hover(client):
+    text = "Era uma vez\n" * 2000
+    uri = open_document(client, text)
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=2000, character=0))
+    params = types.InlayHintParams(text_document=identifier(uri), range=whole)
+    assert {hint.position.line for hint in await client.text_document_inlay_hint_async(params)} == set(range(HINT_LINES))
+    await hover(client, uri, types.Position(line=1500, character=1))
+    lines = {hint.position.line for hint in await client.text_document_inlay_hint_async(params)}
+    assert lines == set(range(1500 - HINT_LINES // 2, 1500 + HINT_LINES // 2))
 
 
 async def test_a_stale_hint_resolves_unchanged(client):
