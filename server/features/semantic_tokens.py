@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 
 from lsprotocol import types
 
@@ -16,9 +17,10 @@ __all__ = ["LEGEND", "register"]
 
 LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=[])
 
-# Lines encoded between two yields to the event loop, so a large document's bands never
-# hold up other requests for long, and a cancelled request stops early.
-_SLICE_LINES = 2000
+# Encoding gives the event loop back after this long (checked every few lines), so a
+# large document's bands never hold up other requests, and a cancelled request stops.
+_SLICE_SECONDS = 0.004
+_CHECK_LINES = 32
 _CACHE_LIMIT = 1 << 17
 
 
@@ -51,20 +53,22 @@ def register(server: GlassServer) -> None:
             cache_owner[0] = (document.tokenizer, encoding)
         bands = []
         count = 0
-        for start in range(first, last + 1, _SLICE_LINES):
-            for line in range(start, min(start + _SLICE_LINES, last + 1)):
-                text = document.lines[line]
-                found = cache.get(text)
-                if found is None:
-                    found = line_bands(text, document.line_spans(line), encoding)
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[text] = found
-                bands.append((line, found))
-                count += len(found)
-                if count > BAND_LIMIT:
-                    return bands
-            await asyncio.sleep(0)
+        deadline = time.perf_counter() + _SLICE_SECONDS
+        for line in range(first, last + 1):
+            text = document.lines[line]
+            found = cache.get(text)
+            if found is None:
+                found = line_bands(text, document.line_spans(line), encoding)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[text] = found
+            bands.append((line, found))
+            count += len(found)
+            if count > BAND_LIMIT:
+                break
+            if line % _CHECK_LINES == 0 and time.perf_counter() > deadline:
+                await asyncio.sleep(0)
+                deadline = time.perf_counter() + _SLICE_SECONDS
         return bands
 
     def forget(uri: str) -> None:
