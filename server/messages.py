@@ -180,10 +180,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     "train.use": {"en": "Use it", "pt": "Usar"},
     "train.keep": {"en": "Keep the current one", "pt": "Manter o atual"},
     "train.switched": {
-        "en": 'glassllm now uses {path} for this session. To keep it, set "glassllm.tokenizer": "{path}" '
-        "in your editor's settings.",
-        "pt": 'O glassllm agora usa {path} nesta sessão. Para manter, defina "glassllm.tokenizer": "{path}" '
-        "nas configurações do editor.",
+        "en": 'glassllm now uses {path} until the tokenizer setting changes or the editor restarts. To keep it, '
+        'set "glassllm.tokenizer": "{path}" in your editor\'s settings.',
+        "pt": 'O glassllm agora usa {path} até a configuração do tokenizador mudar ou o editor reiniciar. Para '
+        'manter, defina "glassllm.tokenizer": "{path}" nas configurações do editor.',
     },
     "train.cancelled": {
         "en": "Training cancelled: {path} was not written.",

@@ -157,6 +157,9 @@ class GlassServer(LanguageServer):
         self._tokenizing_now = 0  # background tokenizing tasks running
         self._reported: set[str] = set()
         self._notification_error_reported = False
+        # A tokenizer the user switched to from the editor (after training one), and the
+        # tokenizer setting it replaced: it stays until that setting changes.
+        self.switched_tokenizer: tuple[str, str] | None = None
         # Called with a URI when that document opened, changed, closed or was re-tokenized,
         # or when settings changed (push diagnostics follow documents this way).
         self.document_listeners: list[Callable[[str], None]] = []
@@ -336,6 +339,9 @@ class GlassServer(LanguageServer):
         self.settings = settings
         for problem in problems:
             self.report_once(self._problem_text(problem))
+        if self.switched_tokenizer is not None and self.switched_tokenizer[0] == settings.tokenizer:
+            return self.use_tokenizer(self.switched_tokenizer[1])
+        self.switched_tokenizer = None
         return self.use_tokenizer(settings.tokenizer)
 
     def _problem_text(self, problem: Problem) -> str:

@@ -110,6 +110,7 @@ async def _offer(ls: GlassServer, path: Path, done: str) -> None:
     if answer is None or answer.title != use:
         return
     if ls.use_tokenizer(str(path)):
+        ls.switched_tokenizer = (ls.settings.tokenizer, str(path))
         ls.refresh_views()
         ls.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=messages("train.switched", path=path))

@@ -77,6 +77,14 @@ async def test_training_on_a_document_reports_percent_writes_the_file_and_switch
     assert [action.title for action in client.offers[-1].actions] == ["Use it", "Keep the current one"]
     assert any(message.message.startswith(f"glassllm now uses {output}") for message in client.messages)
 
+    # An unrelated setting keeps the switch; a new tokenizer setting ends it.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}}))
+    assert (await stats(client, uri)).tokenizer == str(output)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"tokenizer": "en"}}))
+    assert (await stats(client, uri)).tokenizer == "en"
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    assert (await stats(client, uri)).tokenizer == "pt"
+
 
 async def test_training_on_a_folder_reads_its_text_files_and_keeps_the_tokenizer_when_told(
     client: LanguageClient, tmp_path: Path
