@@ -18,7 +18,7 @@ from glassllm_server.document import Document, LineTokens
 from glassllm_server.positions import Point, content_length
 from glassllm_server.settings import Settings
 
-__all__ = ["LABELS", "Hint", "inlay_hints", "line_hints"]
+__all__ = ["LABELS", "Hint", "hint_window", "inlay_hints", "line_hints"]
 
 HintKind = Literal["chunk", "space", "token"]
 LABELS: dict[HintKind, str] = {"chunk": "¦", "space": "▁", "token": "·"}
@@ -63,28 +63,30 @@ def line_hints(text: str, tokens: LineTokens, switches: tuple[bool, bool, bool])
     return found
 
 
-def inlay_hints(
-    document: Document,
-    start: Point,
-    end: Point,
-    settings: Settings,
-    max_lines: int | None = None,
-) -> list[Hint]:
-    """The hints whose position lies within ``[start, end]``, in document order.
+def hint_window(document: Document, start: Point, end: Point, max_lines: int) -> tuple[Point, Point]:
+    """``[start, end]`` cut to ``max_lines`` lines around the document's
+    :attr:`~Document.focus_line` (where the user last edited or hovered).
 
-    With ``max_lines``, a longer range is cut to that many lines around the document's
-    :attr:`~Document.focus_line` (where the user last edited or hovered): some clients
-    (Neovim) ask for the whole document, which for a large one means millions of hints.
+    Some clients (Neovim) ask for the whole document's hints, which for a large one
+    means millions of them.
     """
     if end < start:
         start, end = end, start
-    if max_lines is not None and end.line - start.line + 1 > max_lines:
-        first = min(max(document.focus_line - max_lines // 2, start.line), end.line - max_lines + 1)
-        last = first + max_lines - 1
-        if first > start.line:
-            start = Point(first, 0)
-        if last < end.line:
-            end = Point(last, len(document.lines[last]))
+    if end.line - start.line + 1 <= max_lines:
+        return start, end
+    first = min(max(document.focus_line - max_lines // 2, start.line), end.line - max_lines + 1)
+    last = first + max_lines - 1
+    if first > start.line:
+        start = Point(first, 0)
+    if last < end.line:
+        end = Point(last, len(document.lines[last]))
+    return start, end
+
+
+def inlay_hints(document: Document, start: Point, end: Point, settings: Settings) -> list[Hint]:
+    """The hints whose position lies within ``[start, end]``, in document order."""
+    if end < start:
+        start, end = end, start
     switches = (settings.chunk_boundaries, settings.space_markers, settings.token_boundaries)
     if not any(switches):
         return []

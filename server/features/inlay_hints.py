@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types
 
 from glassllm_server.describe import code
-from glassllm_server.hints import inlay_hints
+from glassllm_server.hints import hint_window, inlay_hints
 from glassllm_server.positions import Point, column_units
 from glassllm_server.server import GlassServer, Raw
 
@@ -16,31 +17,42 @@ __all__ = ["HINT_LINES", "register"]
 # At most this many lines get hints in one answer: Neovim asks for the whole document,
 # and 150 lines of dense prose are already some 12,000 hints (about 0.1 s).
 HINT_LINES = 150
+_BLOCK_LINES = 20
 
 
 def register(server: GlassServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=True))
     async def inlay_hint(ls: GlassServer, params: types.InlayHintParams) -> Raw:
         document = ls.get_document(params.text_document.uri)
-        start = ls.point(document, params.range.start)
-        end = ls.point(document, params.range.end)
+        start, end = hint_window(
+            document, ls.point(document, params.range.start), ls.point(document, params.range.end), HINT_LINES
+        )
         encoding = ls.encoding
-        units: dict[int, list[int] | None] = {}
         answer = []
-        # Thousands of hints for a screenful of prose: built as JSON directly (see Raw),
-        # with a compact ``data`` for resolve: [uri, version, line, token column].
-        for hint in inlay_hints(document, start, end, ls.settings, HINT_LINES):
-            line, column = hint.point
-            if line not in units:
-                units[line] = column_units(document.lines[line], encoding)
-            line_units = units[line]
-            answer.append(
-                {
-                    "position": {"line": line, "character": column if line_units is None else line_units[column]},
-                    "label": hint.label,
-                    "data": [document.uri, document.version, line, hint.token_column],
-                }
-            )
+        # A block of lines at a time, giving the event loop back in between: other
+        # requests go on, and a $/cancelRequest (Neovim cancels hints on every edit)
+        # stops the work.
+        for first in range(start.line, end.line + 1, _BLOCK_LINES):
+            last = min(first + _BLOCK_LINES - 1, end.line)
+            block_start = start if first == start.line else Point(first, 0)
+            block_end = end if last == end.line else Point(last, len(document.lines[last]))
+            units: dict[int, list[int] | None] = {}
+            # Thousands of hints for a screenful of prose: built as JSON directly (see
+            # Raw), with a compact ``data`` for resolve: [uri, version, line, token column].
+            for hint in inlay_hints(document, block_start, block_end, ls.settings):
+                line, column = hint.point
+                if line not in units:
+                    units[line] = column_units(document.lines[line], encoding)
+                line_units = units[line]
+                answer.append(
+                    {
+                        "position": {"line": line, "character": column if line_units is None else line_units[column]},
+                        "label": hint.label,
+                        "data": [document.uri, document.version, line, hint.token_column],
+                    }
+                )
+            if last < end.line:
+                await asyncio.sleep(0)
         return Raw(answer)
 
     @server.feature(types.INLAY_HINT_RESOLVE)

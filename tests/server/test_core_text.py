@@ -7,7 +7,7 @@ import pytest
 from glassllm import packaged
 from glassllm_server.describe import code, derivation_line, hover_markdown, lens_title, visible
 from glassllm_server.document import Document, LineTokenizer, Stats
-from glassllm_server.hints import inlay_hints
+from glassllm_server.hints import hint_window, inlay_hints
 from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
 from glassllm_server.positions import Point
 from glassllm_server.settings import Problem, Settings, parse_settings
@@ -182,13 +182,16 @@ def test_hints_only_for_the_requested_range(tokenizer):
 
 def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
     document = Document("u", "Era uma vez\n" * 1000, 1, tokenizer)
+
+    def hinted_lines(start, end):
+        window = hint_window(document, start, end, 150)
+        return {hint.point.line for hint in inlay_hints(document, *window, Settings())}
+
     whole = (Point(0, 0), Point(1000, 0))
-    assert {hint.point.line for hint in inlay_hints(document, *whole, Settings(), max_lines=150)} == set(range(150))
+    assert hinted_lines(*whole) == set(range(150))
     document.focus_line = 700
-    lines = {hint.point.line for hint in inlay_hints(document, *whole, Settings(), max_lines=150)}
-    assert lines == set(range(625, 775))
+    assert hint_window(document, *whole, 150) == (Point(625, 0), Point(774, 12))
+    assert hinted_lines(*whole) == set(range(625, 775))
     document.focus_line = 990  # near the end: the window stays inside the range
-    lines = {hint.point.line for hint in inlay_hints(document, *whole, Settings(), max_lines=150)}
-    assert lines == set(range(851, 1000))  # 851..1000, and line 1000 is the empty last one
-    short = inlay_hints(document, Point(10, 0), Point(20, 0), Settings(), max_lines=150)
-    assert {hint.point.line for hint in short} == set(range(10, 20))
+    assert hinted_lines(*whole) == set(range(851, 1000))  # 851..1000, and line 1000 is the empty last one
+    assert hint_window(document, Point(10, 3), Point(20, 0), 150) == (Point(10, 3), Point(20, 0))
