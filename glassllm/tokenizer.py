@@ -21,7 +21,7 @@ from operator import itemgetter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from glassllm.bpe import Pair, Progress, apply_merges, learn_merges, merge
 from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, count_chunks, mark_spaces, pre_tokenize
@@ -42,6 +42,8 @@ __all__ = [
 SPECIALS = ["<pad>", "<unk>", "<bos>", "<eos>"]
 UNK_TEXT = "\u2047"
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = range(len(SPECIALS))
+
+_T = TypeVar("_T")
 
 # ``tuple.__new__(TokenSpan, fields)`` builds a record without a Python-level call.
 _new_span = tuple.__new__
@@ -132,6 +134,7 @@ class Tokenizer:
             self._ids.setdefault(self.vocab[index], index)
         self._surfaces = ["", UNK_TEXT, "", ""] + [piece.replace(SPACE, " ") for piece in self.vocab[4:]]
         self._cache: dict[str, _Encoded] = {}
+        self._ids_cache: dict[str, tuple[int, ...]] = {}  # the same IDs, for encode's fast path
 
     def __repr__(self) -> str:
         return f"<Tokenizer: {self.vocab_size} entries, {len(self.alphabet)} characters, {len(self.merges)} merges>"
@@ -167,8 +170,8 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         """Token IDs of ``text``: no BOS, EOS or padding, no length limit."""
         _require_text(text)
-        entries = self._encode_chunks(CHUNK_PATTERN.findall(mark_spaces(nfc(text))))
-        return list(chain.from_iterable(map(_IDS, entries)))
+        chunks = CHUNK_PATTERN.findall(mark_spaces(nfc(text)))
+        return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
 
     def encode_spans(self, text: str) -> list[TokenSpan]:
         """One :class:`TokenSpan` per token of ``encode(text)``, with offsets into ``text``.
@@ -178,7 +181,7 @@ class Tokenizer:
         """
         _require_text(text)
         normalized, origin = normalize_with_offsets(text)
-        entries = self._encode_chunks(CHUNK_PATTERN.findall(mark_spaces(normalized)))
+        entries = self._cached(CHUNK_PATTERN.findall(mark_spaces(normalized)), self._cache)
         # Chunks tile the normalized text, so token boundaries are running sums of piece
         # lengths, and a token's chunk index is a running sum of "first token of its
         # chunk" flags. Building the records column by column keeps per-token work in C.
@@ -227,16 +230,18 @@ class Tokenizer:
         applied = apply_merges(piece, self.ranks)[1]
         return [(left + right, left, right) for left, right in reversed(applied)]
 
-    def _encode_chunks(self, chunks: list[str]) -> list[_Encoded]:
-        """The cached tokens of each chunk, encoding the chunks not seen yet."""
-        cache = self._cache
-        entries = list(map(cache.get, chunks))
-        if None in entries:
-            for index, entry in enumerate(entries):
+    def _cached(self, chunks: list[str], cache: dict[str, _T]) -> list[_T]:
+        """Each chunk's entry in ``cache`` (the full one or the IDs-only one), encoding
+        the chunks not seen yet."""
+        found = list(map(cache.get, chunks))
+        if None in found:
+            for index, entry in enumerate(found):
                 if entry is None:
                     chunk = chunks[index]
-                    entries[index] = cache.get(chunk) or self._encode_chunk(chunk)
-        return entries
+                    if chunk not in cache:
+                        self._encode_chunk(chunk)
+                    found[index] = cache[chunk]
+        return found  # type: ignore[return-value]
 
     def _encode_chunk(self, chunk: str) -> _Encoded:
         pieces, _ = apply_merges(chunk, self.ranks)
@@ -245,7 +250,9 @@ class Tokenizer:
         entry = _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
+            self._ids_cache.clear()
         self._cache[chunk] = entry
+        self._ids_cache[chunk] = ids
         return entry
 
     # Decoding
