@@ -17,7 +17,10 @@ __all__ = ["main"]
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glassllm-lsp", description="The glassllm language server.")
-    parser.add_argument("--tcp", action="store_true", help="listen on a TCP socket instead of stdio")
+    transport = parser.add_mutually_exclusive_group()
+    # Generic clients (vscode-languageclient's stdio transport among them) pass --stdio.
+    transport.add_argument("--stdio", action="store_true", help="talk over standard input/output (the default)")
+    transport.add_argument("--tcp", action="store_true", help="listen on a TCP socket instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
     parser.add_argument("--log-file", help="write the log to this file (default: standard error)")

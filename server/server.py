@@ -222,12 +222,17 @@ class GlassServer(LanguageServer):
     def messages(self) -> Messages:
         return Messages(self.locale)  # type: ignore[arg-type]
 
-    def tokenizer_label(self) -> str:
-        """How the current tokenizer is named to the user: "Portuguese (pt)", "file x.json"."""
+    def tokenizer_name(self) -> str:
+        """The current tokenizer in words: "Portuguese", "file x.json"."""
         name = self.tokenizer.name
         if name in PACKAGED:
-            return f"{self.messages(f'tokenizer.{name}')} ({name})"
+            return self.messages(f"tokenizer.{name}")
         return self.messages("tokenizer.file", name=Path(name).name)
+
+    def tokenizer_label(self) -> str:
+        """The name with the packaged tokenizer's code: "Portuguese (pt)", "file x.json"."""
+        name = self.tokenizer.name
+        return f"{self.tokenizer_name()} ({name})" if name in PACKAGED else self.tokenizer_name()
 
     # Documents
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from pathlib import Path
 
-from glassllm import PACKAGED
 from glassllm.tokenizer import UNK_ID
 from lsprotocol import types
 
@@ -33,17 +31,10 @@ DIAGNOSTIC_LIMIT = 2000
 _DEBOUNCE_SECONDS = 0.15
 
 
-def _tokenizer_name(ls: GlassServer) -> str:
-    name = ls.tokenizer.name
-    if name in PACKAGED:
-        return ls.messages(f"tokenizer.{name}")
-    return ls.messages("tokenizer.file", name=Path(name).name)
-
-
 def _compute(ls: GlassServer, document: Document) -> list[types.Diagnostic]:
     """The diagnostics of a fully tokenized document."""
     messages = ls.messages
-    name = _tokenizer_name(ls)
+    name = ls.tokenizer_name()
     items: list[types.Diagnostic] = []
     endings = 0
     first_ending: tuple[int, str] | None = None

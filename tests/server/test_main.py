@@ -72,3 +72,15 @@ def test_tcp_with_a_log_file(tmp_path):
         server.wait(10)
     # -v logs at INFO, into the file rather than standard error.
     assert " INFO " in log.read_text(encoding="utf-8")
+
+
+def test_stdio_flag_is_accepted_as_the_default_transport():
+    """vscode-languageclient and other generic clients start servers with ``--stdio``."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    exit_body = json.dumps({"jsonrpc": "2.0", "method": "exit"})
+    frames = "".join(f"Content-Length: {len(b.encode())}\r\n\r\n{b}" for b in (body, exit_body))
+    done = subprocess.run([*COMMAND, "--stdio"], input=frames.encode(), capture_output=True, timeout=60)
+    assert b'"id": 1' in done.stdout or b'"id":1' in done.stdout, done.stderr.decode()
+    assert b"capabilities" in done.stdout
+    rejected = subprocess.run([*COMMAND, "--stdio", "--tcp"], capture_output=True, text=True, timeout=60)
+    assert rejected.returncode == 2 and "not allowed with argument" in rejected.stderr
