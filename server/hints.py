@@ -12,13 +12,16 @@ No pygls here.
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
 from glassllm_server.document import Document, LineTokens
-from glassllm_server.positions import Point, content_length
+from glassllm_server.positions import Encoding, Point, column_units, content_length
 from glassllm_server.settings import Settings
 
-__all__ = ["LABELS", "Hint", "hint_window", "inlay_hints", "line_hints"]
+__all__ = ["LABELS", "Hint", "HintCache", "hint_window", "hints_json", "inlay_hints", "line_hints", "line_ranges"]
 
 HintKind = Literal["chunk", "space", "token"]
 LABELS: dict[HintKind, str] = {"chunk": "¦", "space": "▁", "token": "·"}
@@ -83,18 +86,103 @@ def hint_window(document: Document, start: Point, end: Point, max_lines: int) ->
     return start, end
 
 
-def inlay_hints(document: Document, start: Point, end: Point, settings: Settings) -> list[Hint]:
-    """The hints whose position lies within ``[start, end]``, in document order."""
+def line_ranges(document: Document, start: Point, end: Point) -> Iterator[tuple[int, int, int]]:
+    """``(line, low, high)`` for each line of ``[start, end]``: hints at columns
+    ``low <= column <= high`` of that line lie within the range."""
     if end < start:
         start, end = end, start
-    switches = (settings.chunk_boundaries, settings.space_markers, settings.token_boundaries)
-    if not any(switches):
-        return []
-    hints: list[Hint] = []
     for line in range(start.line, end.line + 1):
         low = start.column if line == start.line else 0
         high = end.column if line == end.line else len(document.lines[line])
+        yield line, low, high
+
+
+def inlay_hints(document: Document, start: Point, end: Point, settings: Settings) -> list[Hint]:
+    """The hints whose position lies within ``[start, end]``, in document order.
+
+    This is what the server answers; :func:`hints_json` writes the same hints as LSP
+    JSON, through a cache of serialized lines.
+    """
+    switches = settings.hint_switches
+    if not any(switches):
+        return []
+    hints: list[Hint] = []
+    for line, low, high in line_ranges(document, start, end):
         for column, kind, token_column in line_hints(document.lines[line], document.line_tokens(line), switches):
             if low <= column <= high:
                 hints.append(Hint(Point(line, column), kind, token_column))  # type: ignore[arg-type]
     return hints
+
+
+# Placeholders in a line's cached JSON: ``json.dumps`` escapes control characters, so
+# they cannot occur in anything it writes.
+_LINE, _URI, _VERSION = "\x00line", "\x00uri", "\x00version"
+_HINT_JSON = '{"position": {"line": \x00line, "character": %d}, "label": %s, "data": [\x00uri, \x00version, \x00line, %d]}'
+
+
+class HintCache:
+    """The serialized hints of recently shown lines, by line tokens, encoding and switches.
+
+    Entries hold the :class:`LineTokens` they were made from (shared by every line of
+    the same text, replaced when the tokenizer changes), so a hit is checked by identity.
+    Bounded: a document scrolled end to end must not keep every line's hints.
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._entries: OrderedDict[tuple[int, str, tuple[bool, ...]], tuple[LineTokens, list[int], str]] = OrderedDict()
+
+    def line(
+        self, text: str, tokens: LineTokens, encoding: Encoding, switches: tuple[bool, bool, bool]
+    ) -> tuple[list[int], str]:
+        """The columns of the line's hints and their JSON objects, comma-separated."""
+        key = (id(tokens), encoding, switches)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is tokens:
+            self._entries.move_to_end(key)
+            return entry[1], entry[2]
+        columns, objects = _serialize(text, tokens, encoding, switches)
+        self._entries[key] = (tokens, columns, ",".join(objects))
+        if len(self._entries) > self.limit:
+            self._entries.popitem(last=False)
+        return columns, self._entries[key][2]
+
+
+def _serialize(
+    text: str, tokens: LineTokens, encoding: Encoding, switches: tuple[bool, bool, bool]
+) -> tuple[list[int], list[str]]:
+    units = column_units(text, encoding)
+    columns: list[int] = []
+    objects: list[str] = []
+    for column, kind, token_column in line_hints(text, tokens, switches):
+        columns.append(column)
+        character = column if units is None else units[column]
+        objects.append(_HINT_JSON % (character, json.dumps(LABELS[kind]), token_column))  # type: ignore[index]
+    return columns, objects
+
+
+def hints_json(
+    document: Document, start: Point, end: Point, settings: Settings, encoding: Encoding, cache: HintCache
+) -> list[str]:
+    """:func:`inlay_hints` as LSP ``InlayHint`` JSON objects, comma-joined per line.
+
+    ``data`` is ``[uri, version, line, token column]`` for ``inlayHint/resolve``. A
+    screenful of prose carries thousands of hints, so each line's hints are serialized
+    once, with placeholders for what varies (line number, URI, version), and kept in
+    ``cache``; a line cut by the range is serialized afresh.
+    """
+    switches = settings.hint_switches
+    if not any(switches):
+        return []
+    uri, version = json.dumps(document.uri), json.dumps(document.version)
+    parts: list[str] = []
+    for line, low, high in line_ranges(document, start, end):
+        text, tokens = document.lines[line], document.line_tokens(line)
+        if low > 0 or high < len(text):
+            columns, objects = _serialize(text, tokens, encoding, switches)
+            whole = ",".join(item for column, item in zip(columns, objects) if low <= column <= high)
+        else:
+            whole = cache.line(text, tokens, encoding, switches)[1]
+        if whole:
+            parts.append(whole.replace(_LINE, str(line)).replace(_URI, uri).replace(_VERSION, version))
+    return parts

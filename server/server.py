@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
+import json
 import logging
 import sys
 import threading
@@ -35,7 +37,7 @@ from glassllm_server.messages import Messages, choose_locale
 from glassllm_server.positions import Encoding, Point
 from glassllm_server.settings import Problem, Settings, parse_settings
 
-__all__ = ["GlassProtocol", "GlassServer", "Raw", "RequestFailed"]
+__all__ = ["GlassProtocol", "GlassServer", "RawJSON", "RequestFailed"]
 
 logger = logging.getLogger(__name__)
 # pygls logs every outgoing message at INFO: a 7 MB document would be logged whole.
@@ -57,15 +59,15 @@ class _Answered:
     """Stands for a message already answered while it was being read."""
 
 
-class Raw:
-    """A result already in JSON form, sent as it is.
+class RawJSON:
+    """A result already serialized: ASCII JSON text, spliced into the response as it is.
 
-    For answers with thousands of items (inlay hints), where converting lsprotocol
-    objects with cattrs would cost more than computing them.
+    For answers with thousands of items built from per-line caches (inlay hints), where
+    even ``json.dumps`` of plain dicts would cost more than everything else.
     """
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 class GlassProtocol(LanguageServerProtocol):
@@ -94,11 +96,22 @@ class GlassProtocol(LanguageServerProtocol):
             return _Answered()
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        if error is None and isinstance(result, Raw):
+        if error is None and isinstance(result, RawJSON):
             self._result_types.pop(msg_id, None)
-            self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "result": result.value})
+            self._send_body(f'{{"jsonrpc": "{self.VERSION}", "id": {json.dumps(msg_id)}, "result": {result.text}}}')
             return
         super()._send_response(msg_id, result, error)
+
+    def _send_body(self, body: str) -> None:
+        """Frame and write a JSON body, as pygls' ``_send_data`` does after ``json.dumps``."""
+        if self.writer is None:
+            logger.error("Unable to send data, no available transport!")
+            return
+        data = body.encode(self.CHARSET)
+        header = f"Content-Length: {len(data)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        written = self.writer.write(header.encode(self.CHARSET) + data)
+        if inspect.isawaitable(written):
+            asyncio.ensure_future(written)
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _Answered):

@@ -32,6 +32,11 @@ class Settings:
     diagnostics: bool = True
     locale: str | None = None  # None follows the client's locale
 
+    @property
+    def hint_switches(self) -> tuple[bool, bool, bool]:
+        """The inlay hint kinds that are on: (chunk boundaries, ▁ markers, token boundaries)."""
+        return (self.chunk_boundaries, self.space_markers, self.token_boundaries)
+
 
 @dataclass(frozen=True)
 class Problem:

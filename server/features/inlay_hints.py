@@ -8,9 +8,9 @@ from typing import Any
 from lsprotocol import types
 
 from glassllm_server.describe import code
-from glassllm_server.hints import hint_window, inlay_hints
-from glassllm_server.positions import Point, column_units
-from glassllm_server.server import GlassServer, Raw
+from glassllm_server.hints import HintCache, hint_window, hints_json
+from glassllm_server.positions import Point
+from glassllm_server.server import GlassServer, RawJSON
 
 __all__ = ["HINT_LINES", "register"]
 
@@ -21,14 +21,15 @@ _BLOCK_LINES = 20
 
 
 def register(server: GlassServer) -> None:
+    cache = HintCache()
+
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=True))
-    async def inlay_hint(ls: GlassServer, params: types.InlayHintParams) -> Raw:
+    async def inlay_hint(ls: GlassServer, params: types.InlayHintParams) -> RawJSON:
         document = ls.get_document(params.text_document.uri)
         start, end = hint_window(
             document, ls.point(document, params.range.start), ls.point(document, params.range.end), HINT_LINES
         )
-        encoding = ls.encoding
-        answer = []
+        parts: list[str] = []
         # A block of lines at a time, giving the event loop back in between: other
         # requests go on, and a $/cancelRequest (Neovim cancels hints on every edit)
         # stops the work.
@@ -36,24 +37,10 @@ def register(server: GlassServer) -> None:
             last = min(first + _BLOCK_LINES - 1, end.line)
             block_start = start if first == start.line else Point(first, 0)
             block_end = end if last == end.line else Point(last, len(document.lines[last]))
-            units: dict[int, list[int] | None] = {}
-            # Thousands of hints for a screenful of prose: built as JSON directly (see
-            # Raw), with a compact ``data`` for resolve: [uri, version, line, token column].
-            for hint in inlay_hints(document, block_start, block_end, ls.settings):
-                line, column = hint.point
-                if line not in units:
-                    units[line] = column_units(document.lines[line], encoding)
-                line_units = units[line]
-                answer.append(
-                    {
-                        "position": {"line": line, "character": column if line_units is None else line_units[column]},
-                        "label": hint.label,
-                        "data": [document.uri, document.version, line, hint.token_column],
-                    }
-                )
+            parts += hints_json(document, block_start, block_end, ls.settings, ls.encoding, cache)
             if last < end.line:
                 await asyncio.sleep(0)
-        return Raw(answer)
+        return RawJSON(f"[{','.join(parts)}]")
 
     @server.feature(types.INLAY_HINT_RESOLVE)
     def resolve(ls: GlassServer, hint: types.InlayHint) -> types.InlayHint:

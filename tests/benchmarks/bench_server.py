@@ -6,7 +6,8 @@ client (so the figures are the server's, not a heavy test client's), and prints:
 
 - didOpen → first hover answered, at the top of the document and at its last line
   (the hover's "index in the document" needs every line above it tokenized);
-- p50 / p99 of hover, inlay hints for 100 lines and ``glassllm/stats``;
+- p50 / p99 of hover, inlay hints for 100 lines (new lines, and the same lines asked
+  again as editors do after each edit) and ``glassllm/stats``;
 - p99 of a one-character edit followed by ``glassllm/stats``;
 - that a request waiting on a long tokenization is cancellable, and that hovers are
   answered while the whole document is still being tokenized;
@@ -213,6 +214,15 @@ async def main(rounds: int) -> None:
         hints.append(await timed(inlay_hints))
     print(f"inlay hints, 100 lines:                 {percentiles(hints)}")
     print(f"  (hints per answer: median {statistics.median(counts):,.0f}; the corpus averages {len(text) / len(lines):.0f} characters a line)")
+
+    # Editors ask again for the lines in view after every edit and scroll: those lines'
+    # hints are already serialized.
+    window = hint_range()
+    again = [
+        await timed(lambda: client.request("textDocument/inlayHint", {**document, "range": window}))
+        for _ in range(rounds)
+    ]
+    print(f"inlay hints, the same 100 lines again:  {percentiles(again)}")
 
     stats = [await timed(lambda: client.request("glassllm/stats", document)) for _ in range(rounds)]
     print(f"glassllm/stats:                         {percentiles(stats)}")

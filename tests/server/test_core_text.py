@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from conftest import TRICKY
 
 from glassllm import packaged
 from glassllm_server.describe import code, derivation_line, hover_markdown, lens_title, visible
 from glassllm_server.document import Document, LineTokenizer, Stats
-from glassllm_server.hints import hint_window, inlay_hints
+from glassllm_server.hints import HintCache, hint_window, hints_json, inlay_hints
 from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
-from glassllm_server.positions import Point
+from glassllm_server.positions import Point, column_units
 from glassllm_server.settings import Problem, Settings, parse_settings
 
 
@@ -178,6 +181,48 @@ def test_hints_only_for_the_requested_range(tokenizer):
     assert hints
     assert all(Point(50, 5) <= hint.point <= Point(52, 4) for hint in hints)
     assert not document.tokenized_through(0)  # lines outside the range stay untokenized
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+@pytest.mark.parametrize("switches", [(True, True, False), (True, True, True), (False, False, True)])
+def test_serialized_hints_are_the_hints(tokenizer, encoding, switches):
+    text = TRICKY + "Era uma vez, um 🧑‍🔬 e\u0301 café\tfim\r\n" * 3
+    settings = Settings(chunk_boundaries=switches[0], space_markers=switches[1], token_boundaries=switches[2])
+    document = Document("file:///x.txt", text, 7, tokenizer)
+    cache = HintCache(limit=3)
+    last = len(document.lines) - 1
+    for start, end in [(Point(0, 0), Point(last, len(document.lines[last]))), (Point(1, 2), Point(3, 5))] * 2:
+        expected = [
+            {
+                "position": {"line": hint.point.line, "character": _units(document, hint.point, encoding)},
+                "label": hint.label,
+                "data": ["file:///x.txt", 7, hint.point.line, hint.token_column],
+            }
+            for hint in inlay_hints(document, start, end, settings)
+        ]
+        answer = json.loads("[" + ",".join(hints_json(document, start, end, settings, encoding, cache)) + "]")
+        assert answer == expected
+    assert len(cache._entries) == 3  # bounded
+
+
+def _units(document, point, encoding):
+    units = column_units(document.lines[point.line], encoding)
+    return point.column if units is None else units[point.column]
+
+
+def test_serialized_hints_follow_the_tokenizer(tokenizer):
+    cache = HintCache()
+    english = LineTokenizer(packaged("en"), "en")
+    document = Document("u", "Era uma vez\n", 1, tokenizer)
+    whole = (Point(0, 0), Point(0, 12))
+    before = hints_json(document, *whole, Settings(token_boundaries=True), "utf-16", cache)
+    document.set_tokenizer(english)
+    after = hints_json(document, *whole, Settings(token_boundaries=True), "utf-16", cache)
+    assert before != after
+    assert json.loads("[" + after[0] + "]") == [
+        {"position": {"line": h.point.line, "character": h.point.column}, "label": h.label, "data": ["u", 1, 0, h.token_column]}
+        for h in inlay_hints(document, *whole, Settings(token_boundaries=True))
+    ]
 
 
 def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
