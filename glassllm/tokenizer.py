@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import operator
 from contextlib import contextmanager
-from itertools import accumulate, chain, count, islice, repeat
+from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass

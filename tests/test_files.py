@@ -144,7 +144,7 @@ def test_decode_and_tokens_reject_non_ids(tok, value):
 
 
 def test_decode_accepts_any_sequence_of_integers(tok):
-    assert tok.decode((i for i in tok.encode("banana"))) == "banana"
+    assert tok.decode(i for i in tok.encode("banana")) == "banana"
     assert tok.decode(tuple(tok.encode("banana"))) == "banana"
 
 
