@@ -108,17 +108,20 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
     text = _read_text(args)
     spans = tok.encode_spans(text)
+    shown = spans[: args.limit] if args.limit > 0 else spans
     color = out.isatty() and not os.environ.get("NO_COLOR")
-    shown = []
-    for index, span in enumerate(spans):
+    bands = []
+    for index, span in enumerate(shown):
         surface = text[span.start : span.end].replace(" ", "▁").replace("\n", "⏎\n")
-        shown.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
-    out.write("".join(shown) + "\n\n")
+        bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
+    out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  piece\n")
-    for index, span in enumerate(spans):
+    for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
         out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {span.piece!r}{note}\n")
-    chunks = len({span.chunk for span in spans})
+    if len(shown) < len(spans):
+        out.write(f"… the first {len(shown):,} of {len(spans):,} tokens (--limit 0 shows them all)\n")
+    chunks = spans[-1].chunk + 1 if spans else 0
     unknown = sum(span.id == UNK_ID for span in spans)
     ratio = f" · {len(text) / len(spans):.2f} chars/token" if spans else ""
     out.write(
@@ -161,6 +164,9 @@ def _parser() -> argparse.ArgumentParser:
     inspect = command("inspect", "show a text piece by piece, with IDs, chunks and the token count")
     inspect.add_argument("text", nargs="?", help="the text (default: standard input)")
     inspect.add_argument("--file", "-f", help="read the text from this file")
+    inspect.add_argument(
+        "--limit", type=int, default=500, help="show at most this many tokens piece by piece (0: all; default 500)"
+    )
     inspect.set_defaults(run=_inspect)
     return parser
 

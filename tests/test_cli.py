@@ -100,3 +100,16 @@ def test_errors_are_one_clear_line(tmp_path, args, message):
     assert result.returncode == 1
     assert message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_inspect_shows_the_first_tokens_of_a_long_text_and_counts_them_all():
+    text = "Era uma vez. " * 100
+    total = len(packaged("pt").encode(text))
+    result = glassllm("inspect", "--limit", "10", text)
+    assert result.returncode == 0, result.stderr
+    table = [line for line in result.stdout.splitlines() if line[:5].strip().isdigit()]
+    assert len(table) == 10
+    assert f"… the first 10 of {total:,} tokens (--limit 0 shows them all)" in result.stdout
+    assert f"{total:,} tokens · 401 chunks" in result.stdout  # 4 a sentence, and the last space
+    everything = glassllm("inspect", "--limit", "0", text)
+    assert len([line for line in everything.stdout.splitlines() if line[:5].strip().isdigit()]) == total
