@@ -132,6 +132,21 @@ def open_document(client: LanguageClient, text: str, name: str = "doc", version:
     return uri
 
 
+def change_document(client: LanguageClient, uri: str, version: int, *changes: str | tuple[types.Range, str]) -> None:
+    """Send one didChange: a string replaces the whole text, ``(range, text)`` a part."""
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[
+                types.TextDocumentContentChangeWholeDocument(text=change)
+                if isinstance(change, str)
+                else types.TextDocumentContentChangePartial(range=change[0], text=change[1])
+                for change in changes
+            ],
+        )
+    )
+
+
 # The oracle
 
 

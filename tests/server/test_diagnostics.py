@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from conftest import LOOP, TEXTS, covered, lsp_lines, open_document
+from conftest import LOOP, TEXTS, change_document, covered, lsp_lines, open_document
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
@@ -112,12 +112,7 @@ async def test_pushes_follow_edits_and_close_where_the_client_cannot_pull(client
         pytest.skip("this client pulls")
     uri = open_document(client, "um 🧪")
     assert len(await pushed(client, uri)) == 1
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text="um 🧪 dois 🧪🧪 três")],
-        )
-    )
+    change_document(client, uri, 2, "um 🧪 dois 🧪🧪 três")
     text = "um 🧪 dois 🧪🧪 três"
     assert [covered(text, d.range, client.encoding) for d in await pushed(client, uri, count=2)] == ["🧪", "🧪🧪"]
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))

@@ -7,7 +7,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from conftest import LOOP, TEXTS, TRICKY, covered, lsp_lines, offset_of, open_document, position_of
+from conftest import LOOP, TEXTS, TRICKY, change_document, covered, lsp_lines, offset_of, open_document, position_of
 
 from glassllm import packaged
 
@@ -101,17 +101,7 @@ async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: Langua
     text = "Era uma vez\num gato 🙂\nfim"
     uri = open_document(client, text)
     before = await full(client, uri)
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(start=types.Position(line=1, character=3), end=types.Position(line=1, character=7)),
-                    text="cachorro",
-                )
-            ],
-        )
-    )
+    change_document(client, uri, 2, (types.Range(start=types.Position(line=1, character=3), end=types.Position(line=1, character=7)), "cachorro"))
     delta = await client.text_document_semantic_tokens_full_delta_async(
         types.SemanticTokensDeltaParams(
             text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=before.result_id

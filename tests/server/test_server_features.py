@@ -10,6 +10,7 @@ from conftest import (
     LOOP,
     TEXTS,
     TRICKY,
+    change_document,
     covered,
     every_offset,
     hover,
@@ -130,12 +131,7 @@ async def test_a_stale_hint_resolves_unchanged(client):
     uri = open_document(client, "Era uma vez")
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=11))
     hints = await client.text_document_inlay_hint_async(types.InlayHintParams(text_document=identifier(uri), range=whole))
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text="Outra coisa")],
-        )
-    )
+    change_document(client, uri, 2, "Outra coisa")
     resolved = await client.inlay_hint_resolve_async(hints[0])
     assert resolved.tooltip is None
     assert resolved.label == hints[0].label and resolved.position == hints[0].position

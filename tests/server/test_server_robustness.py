@@ -20,6 +20,7 @@ from conftest import (
     PRESETS,
     SERVER_COMMAND,
     TRICKY,
+    change_document,
     covered,
     hover,
     line_spans,
@@ -83,12 +84,7 @@ async def test_malformed_notifications_do_not_pop_up_or_break_anything(client):
     send_raw_notification(client, types.TEXT_DOCUMENT_DID_OPEN, {"textDocument": {"uri": 3}})
     send_raw_notification(client, types.TEXT_DOCUMENT_DID_CHANGE, {"textDocument": {"uri": "file:///x"}, "contentChanges": [{}]})
     # Changes to a document that was never opened are ignored.
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri="file:///never-opened", version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text="x")],
-        )
-    )
+    change_document(client, "file:///never-opened", 2, "x")
     uri = open_document(client, "ok")
     assert (await stats(client, uri))["tokens"] == len(PT.encode("ok"))
     assert client.messages == []
@@ -120,14 +116,7 @@ async def test_incremental_edits_in_the_client_encoding(client):
         if "\r\n" in text[start - 1 : start + 1] or "\r\n" in text[end - 1 : end + 1]:
             continue
         version += 1
-        client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[
-                    types.TextDocumentContentChangePartial(range=range_of(text, start, end, client.encoding), text=inserted)
-                ],
-            )
-        )
+        change_document(client, uri, version, (range_of(text, start, end, client.encoding), inserted))
         text = text[:start] + inserted + text[end:]
         spans = PT.encode_spans(text)
         answer = await stats(client, uri)
@@ -142,21 +131,7 @@ async def test_incremental_edits_in_the_client_encoding(client):
 
 async def test_several_changes_in_one_notification_apply_in_order(client):
     uri = open_document(client, "abc")
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(start=types.Position(line=0, character=3), end=types.Position(line=0, character=3)),
-                    text="\nlinha",
-                ),
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=1)),
-                    text="L",
-                ),
-            ],
-        )
-    )
+    change_document(client, uri, 2, (types.Range(start=types.Position(line=0, character=3), end=types.Position(line=0, character=3)), "\nlinha"), (types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=1)), "L"))
     answer = await stats(client, uri)
     assert answer["characters"] == len("abc\nLinha")
     assert answer["tokens"] == len(PT.encode("abc\nLinha"))
