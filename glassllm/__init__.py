@@ -6,7 +6,7 @@
     [11, 7, 11]
 """
 
-from glassllm.packaged import PACKAGED, packaged, packaged_path
+from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
 from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, Tokenizer
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "MergeStep",
     "TokenSpan",
     "Tokenizer",
+    "load_tokenizer",
     "packaged",
     "packaged_path",
 ]

@@ -15,15 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from glassllm.packaged import PACKAGED, packaged
+from glassllm.packaged import load_tokenizer
 from glassllm.tokenizer import UNK_ID, Tokenizer
 
 __all__ = ["main"]
-
-
-def load_tokenizer(spec: str) -> Tokenizer:
-    """A packaged tokenizer by name (``pt``, ``en``) or a tokenizer file by path."""
-    return packaged(spec) if spec in PACKAGED else Tokenizer.load(spec)
 
 
 def _read_text(args: argparse.Namespace) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from glassllm.tokenizer import Tokenizer
 
-__all__ = ["PACKAGED", "packaged", "packaged_path"]
+__all__ = ["PACKAGED", "load_tokenizer", "packaged", "packaged_path"]
 
 PACKAGED: dict[str, str] = {"pt": "Portuguese", "en": "English"}
 
@@ -28,3 +28,8 @@ def packaged_path(name: str) -> Path:
 def packaged(name: str) -> Tokenizer:
     """Load the packaged tokenizer ``name`` (``"pt"`` or ``"en"``)."""
     return Tokenizer.load(packaged_path(name))
+
+
+def load_tokenizer(spec: str | Path) -> Tokenizer:
+    """A packaged tokenizer by name (``"pt"``, ``"en"``) or a tokenizer file by path."""
+    return packaged(spec) if spec in PACKAGED else Tokenizer.load(spec)

@@ -18,7 +18,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from glassllm import Tokenizer
-from glassllm.chunks import CHUNK_PATTERN, SPACE
+from glassllm.chunks import CHUNK_PATTERN, mark_spaces
 from glassllm.normalize import normalize_with_offsets
 from glassllm.tokenizer import UNK_ID
 
@@ -128,7 +128,7 @@ class LineTokenizer:
         normalized, origin = normalize_with_offsets(text)
         chunk = self.chunk
         entry = LineTokens(
-            tuple(chunk(piece) for piece in CHUNK_PATTERN.findall(normalized.replace(" ", SPACE))),
+            tuple(chunk(piece) for piece in CHUNK_PATTERN.findall(mark_spaces(normalized))),
             origin,
         )
         if len(self._lines) >= _LINE_CACHE_LIMIT:

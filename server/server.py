@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from glassllm import PACKAGED, Tokenizer, packaged
+from glassllm import PACKAGED, load_tokenizer, packaged
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
@@ -376,7 +376,7 @@ class GlassServer(LanguageServer):
         if name == self.tokenizer.name:
             return False
         try:
-            tokenizer = packaged(name) if name in PACKAGED else Tokenizer.load(name)
+            tokenizer = load_tokenizer(name)
         except (OSError, KeyError, ValueError) as error:
             problem = error.args[0] if isinstance(error, KeyError) and error.args else error
             self.report_once(

@@ -50,3 +50,14 @@ def test_the_installed_package_works_without_shared(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(packaged("en").encode("Once upon a time"))
     assert packaged_path("en").name == "en.json"
+
+
+def test_load_tokenizer_takes_a_packaged_name_or_a_path(tmp_path):
+    from glassllm import load_tokenizer
+
+    assert load_tokenizer("en").merges == packaged("en").merges
+    path = tmp_path / "banana.json"
+    Tokenizer.train("banana banana", 12).save(path)
+    assert load_tokenizer(path).encode("banana banana") == [11, 7, 11]
+    with pytest.raises(FileNotFoundError, match="de"):
+        load_tokenizer("de")
