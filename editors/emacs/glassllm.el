@@ -1,12 +1,13 @@
 ;;; glassllm.el --- GlassLLM through eglot  -*- lexical-binding: t; -*-
 
-;; Needs Emacs 29 or later (eglot is built in from 29 on; Debian 12's Emacs is 28: take
-;; Emacs 30 from bookworm-backports, or on Emacs 28 install eglot from GNU ELPA).
-;; Hovers are Markdown: install markdown-mode to see them rendered.
+;; Needs eglot: built into Emacs 29 and later; on Emacs 28 (Debian 12, Ubuntu 22.04)
+;; install it from GNU ELPA, or take Emacs 30 from bookworm-backports. Hovers are
+;; Markdown: install markdown-mode to see them rendered.
 ;;
-;; Load this file from your init file, with its real path:
-;;   (load "~/src/glassllm/editors/emacs/glassllm.el")
-;; To change a variable below, set it before that line.
+;; Load this file from your init file, with its real path, after setting any variable
+;; below that you change (the server's command, if glassllm-lsp is not on exec-path):
+;;   (setq glassllm-server-command '("/home/ana/.venvs/glassllm/bin/glassllm-lsp"))
+;;   (load "/home/ana/src/glassllm/editors/emacs/glassllm.el")
 
 (require 'eglot)
 

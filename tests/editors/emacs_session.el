@@ -1,10 +1,11 @@
 ;;; emacs_session.el --- one GlassLLM session in a real Emacs, for test_emacs.py  -*- lexical-binding: t; -*-
 
-;; Run as `emacs --batch -l emacs_session.el' with GLASSLLM_REPO (the repository),
-;; GLASSLLM_FILE (the document), GLASSLLM_PYTHON (the interpreter with the server) and
-;; GLASSLLM_OUT (where the JSON report goes). It loads editors/emacs/glassllm.el as the
-;; README says, visits the file, and records what eglot got: diagnostics, inlay hints, a
-;; hover, the explanation that C-c g e opens on a region, and a hover after an edit.
+;; Run as `emacs --batch -l emacs_session.el' with GLASSLLM_INIT (the README's init
+;; lines), GLASSLLM_FILE (the document), GLASSLLM_HOVER (where to hover), GLASSLLM_REGION
+;; (the region for C-c g e), GLASSLLM_EDIT (where to insert what, base64, and where to
+;; hover then) and GLASSLLM_OUT (where the JSON report goes). It visits the file and
+;; records what eglot got: diagnostics, inlay hints, a hover, the explanation that
+;; C-c g e opens on a region, and a hover after an edit.
 ;;
 ;; Batch mode runs no command loop and no idle timers: what they would do is done here
 ;; explicitly (post-command-hook for eglot-ensure, didChange after an edit, the hint
@@ -83,16 +84,13 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
                    (string-match-p "/glassllm/" (buffer-file-name buffer))))
             (buffer-list)))
 
-(let* ((repo (getenv "GLASSLLM_REPO"))
-       (file (getenv "GLASSLLM_FILE"))
-       (report nil))
+(let ((file (getenv "GLASSLLM_FILE"))
+      (report nil))
   ;; What a user's Emacs does at startup: packages installed from ELPA or Debian
   ;; (markdown-mode) become available.
   (package-activate-all)
-  ;; As the README says: set the command (the server lives in a virtual environment),
-  ;; then load the file.
-  (setq glassllm-server-command (list (getenv "GLASSLLM_PYTHON") "-m" "glassllm_server"))
-  (load (expand-file-name "editors/emacs/glassllm.el" repo) nil t)
+  ;; The README's lines for the init file, with this machine's paths.
+  (load (getenv "GLASSLLM_INIT") nil t)
   (transient-mark-mode 1)
   (switch-to-buffer (find-file-noselect file))
   (run-hooks 'post-command-hook)  ; eglot-ensure connects from there
