@@ -141,13 +141,15 @@ def test_zed():
 
 
 def test_sublime_text():
-    settings = json.loads((EDITORS / "sublime" / "LSP.sublime-settings").read_text(encoding="utf-8"))
-    client = settings["clients"]["glassllm"]
+    # LSP 2.10+ reads servers from LanguageServers.sublime-settings, one key per server.
+    servers = json.loads((EDITORS / "sublime" / "LanguageServers.sublime-settings").read_text(encoding="utf-8"))
+    client = servers["glassllm"]
     assert client["enabled"] is True
     assert client["command"] == [COMMAND]
     assert {scope.strip() for scope in client["selector"].split("|")} == {"text.plain", "text.html.markdown"}
     assert _accepted(client["settings"]).tokenizer == "pt"
-    assert settings["show_inlay_hints"] is True
+    settings = json.loads((EDITORS / "sublime" / "LSP.sublime-settings").read_text(encoding="utf-8"))
+    assert settings == {"show_inlay_hints": True, "semantic_highlighting": True}
 
 
 def test_kate():
@@ -155,6 +157,6 @@ def test_kate():
     server = settings["servers"]["glassllm"]
     assert server["command"] == [COMMAND]
     modes = re.compile(server["highlightingModeRegex"])
-    assert modes.match("Markdown") and modes.match("None")
+    assert modes.match("Markdown") and modes.match("None") and modes.match("Normal")
     assert not modes.match("Python")
     assert _accepted(server["settings"]).tokenizer == "pt"
