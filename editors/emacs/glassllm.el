@@ -23,8 +23,9 @@ the full path, for example (\"/home/ana/.venvs/glassllm/bin/glassllm-lsp\")."
 
 (defcustom glassllm-modes '(text-mode markdown-mode gfm-mode)
   "The major modes whose buffers start the server: plain text and Markdown.
-Modes derived from these that are not listed (Org, commit messages, ...) do not.
-Set it before loading this file."
+Modes derived from these that are not listed (Org, commit messages, ...) do not start
+it, though eglot gives them the server once it runs in their project, since eglot
+matches derived modes. Set this before loading this file."
   :type '(repeat symbol))
 
 ;; Ahead of other entries, so Markdown gets this server instead of marksman: eglot gives
@@ -65,8 +66,8 @@ Set it before loading this file."
     (glassllm-mode 1)
     (eglot-ensure)))
 
-;; text-mode-hook runs for every mode derived from text-mode; `glassllm-ensure' keeps
-;; to `glassllm-modes'.
+;; text-mode-hook runs for every mode derived from text-mode; `glassllm-ensure' starts
+;; the server only from `glassllm-modes'.
 (add-hook 'text-mode-hook #'glassllm-ensure)
 
 (provide 'glassllm)
