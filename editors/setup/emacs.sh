@@ -33,4 +33,8 @@ fi
 "${apt_get[@]}" install --no-install-recommends -t "${codename}-backports" \
   emacs-nox dh-elpa-helper elpa-markdown-mode
 read -r major markdown <<<"$(emacs_state)"
-echo "installed Emacs $major (markdown-mode: $markdown)"
+if [ "$major" -lt 29 ] || [ "$markdown" != t ]; then
+  echo "emacs.sh: after the install, Emacs is $major and markdown-mode is $markdown" >&2
+  exit 1
+fi
+echo "installed Emacs $major with markdown-mode"
