@@ -63,12 +63,16 @@ def _readme_init_lines() -> str:
 
 def _init_file(folder: Path) -> Path:
     """The README's lines with this machine's paths: the repository's glassllm.el and
-    this interpreter's server."""
+    the server installed with this interpreter (a virtual environment's, in general)."""
     lines = _readme_init_lines()
     assert re.search(r'^\(load "[^"]*/editors/emacs/glassllm\.el"\)$', lines, flags=re.M)
     lines = re.sub(r'\(load "[^"]*/editors/emacs/glassllm\.el"\)', f'(load "{REPO}/editors/emacs/glassllm.el")', lines)
-    server = json.dumps([sys.executable, "-m", "glassllm_server"])[1:-1].replace(", ", " ")
-    lines, replaced = re.subn(r"\(setq glassllm-server-command '\([^)]*\)\)", f"(setq glassllm-server-command '({server}))", lines)
+    script = Path(sys.executable).with_name("glassllm-lsp")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
+    server = " ".join(json.dumps(part) for part in command)
+    lines, replaced = re.subn(
+        r"\(setq glassllm-server-command '\([^)]*\)\)", f"(setq glassllm-server-command '({server}))", lines
+    )
     assert replaced == 1, "the README should show how to set glassllm-server-command"
     path = folder / "init.el"
     path.write_text(lines, encoding="utf-8")
