@@ -28,13 +28,13 @@ export const MESSAGES = {
     isVersion: (version: string) => `is ${version}`,
     noPython: (tried: string) =>
       `GlassLLM needs Python 3.11 or newer to run its language server. Tried: ${tried}. ` +
-      'Install Python 3.11 or newer, or set "GlassLLM › Server: Python" to one.',
+      'Install Python 3.11 or newer, or set the setting glassllm.server.python to one.',
     badPythonSetting: (tried: string) =>
       `GlassLLM cannot run its language server with ${tried}; it needs Python 3.11 or newer. ` +
-      'Set "GlassLLM › Server: Python" to one, or clear it to let the extension look for one.',
+      'Set glassllm.server.python to one, or clear that setting to let the extension look for one.',
     noExternalServer: (tried: string) =>
       `GlassLLM could not start its language server: ${tried}. ` +
-      'Clear "GlassLLM › Server: Path" to use the server that comes with the extension, or set it to the full path of glassllm-lsp.',
+      'Clear the setting glassllm.server.path to use the server that comes with the extension, or set it to the full path of glassllm-lsp.',
     startFailed: 'GlassLLM could not start its language server; the GlassLLM output channel says why.',
     showOutput: 'Show Output',
     openSettings: 'Open Settings',
@@ -64,13 +64,13 @@ export const MESSAGES = {
     isVersion: (version: string) => `é ${version}`,
     noPython: (tried: string) =>
       `O GlassLLM precisa de Python 3.11 ou mais novo para executar seu servidor de linguagem. Tentou: ${tried}. ` +
-      'Instale Python 3.11 ou mais novo, ou aponte "GlassLLM › Server: Python" para um.',
+      'Instale Python 3.11 ou mais novo, ou aponte a configuração glassllm.server.python para um.',
     badPythonSetting: (tried: string) =>
       `O GlassLLM não consegue executar seu servidor de linguagem com ${tried}; ele precisa de Python 3.11 ou mais novo. ` +
-      'Aponte "GlassLLM › Server: Python" para um, ou limpe essa configuração para que a extensão procure um.',
+      'Aponte glassllm.server.python para um, ou limpe essa configuração para que a extensão procure um.',
     noExternalServer: (tried: string) =>
       `O GlassLLM não conseguiu iniciar seu servidor de linguagem: ${tried}. ` +
-      'Limpe "GlassLLM › Server: Path" para usar o servidor que vem com a extensão, ou indique nela o caminho completo do glassllm-lsp.',
+      'Limpe a configuração glassllm.server.path para usar o servidor que vem com a extensão, ou indique nela o caminho completo do glassllm-lsp.',
     startFailed: 'O GlassLLM não conseguiu iniciar seu servidor de linguagem; o canal de saída GlassLLM diz por quê.',
     showOutput: 'Mostrar saída',
     openSettings: 'Abrir configurações',
