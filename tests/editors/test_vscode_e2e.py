@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -388,3 +389,17 @@ class TestWithoutAUsablePython:
         # The Remote tab: the User tab does not list machine-overridable settings here.
         selected = page.locator(".settings-editor [role=tab][aria-selected=true]")
         assert selected.inner_text().startswith("Remote"), selected.inner_text()
+
+
+def test_the_package_holds_the_bundle_and_the_server(vsix):
+    """One bundled script, the server with its dependencies and tokenizers, no sources."""
+    with zipfile.ZipFile(vsix) as package:
+        names = package.namelist()
+    assert "extension/dist/extension.js" in names
+    assert not [name for name in names if name.endswith(".js") and name != "extension/dist/extension.js"]
+    libs = "extension/bundled/libs/"
+    for module in ("glassllm_server/__main__.py", "glassllm/data/pt.json", "glassllm/data/en.json", "pygls/", "lsprotocol/",
+                   "cattrs/", "attrs/"):
+        assert any(name.startswith(libs + module) for name in names), module
+    assert not [name for name in names if "node_modules/" in name or "/src/" in name or name.endswith((".ts", ".pyc"))]
+    assert "extension/images/icon.png" in names and "extension/changelog.md" in names

@@ -30,7 +30,7 @@ export const MESSAGES = {
       `GlassLLM needs Python 3.11 or newer to run its language server. Tried: ${tried}. ` +
       'Install Python 3.11 or newer, or set the setting glassllm.server.python to one.',
     badPythonSetting: (tried: string) =>
-      `GlassLLM cannot run its language server with ${tried}; it needs Python 3.11 or newer. ` +
+      `GlassLLM needs Python 3.11 or newer to run its language server, and ${tried}. ` +
       'Set glassllm.server.python to one, or clear that setting to let the extension look for one.',
     noExternalServer: (tried: string) =>
       `GlassLLM could not start its language server: ${tried}. ` +
@@ -66,7 +66,7 @@ export const MESSAGES = {
       `O GlassLLM precisa de Python 3.11 ou mais novo para executar seu servidor de linguagem. Tentou: ${tried}. ` +
       'Instale Python 3.11 ou mais novo, ou aponte a configuração glassllm.server.python para um.',
     badPythonSetting: (tried: string) =>
-      `O GlassLLM não consegue executar seu servidor de linguagem com ${tried}; ele precisa de Python 3.11 ou mais novo. ` +
+      `O GlassLLM precisa de Python 3.11 ou mais novo para executar seu servidor de linguagem, e ${tried}. ` +
       'Aponte glassllm.server.python para um, ou limpe essa configuração para que a extensão procure um.',
     noExternalServer: (tried: string) =>
       `O GlassLLM não conseguiu iniciar seu servidor de linguagem: ${tried}. ` +
