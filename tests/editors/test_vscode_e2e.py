@@ -111,7 +111,7 @@ class VSCode:
     """A code-server with the packaged extension, a folder with `conto.txt`, and a
     Chromium page on its workbench."""
 
-    def __init__(self, root: Path, vsix: Path, login_path: str, settings: dict) -> None:
+    def __init__(self, root: Path, vsix: Path, login_path: str, settings: dict, machine: dict | None = None) -> None:
         from playwright.sync_api import sync_playwright
 
         self.root = root
@@ -130,6 +130,9 @@ class VSCode:
             "extensions.ignoreRecommendations": True,
         }
         (self.data / "User" / "settings.json").write_text(json.dumps(quiet | settings, indent=2))
+        # The Remote tab's settings, where machine-overridable ones belong in code-server.
+        (self.data / "Machine").mkdir()
+        (self.data / "Machine" / "settings.json").write_text(json.dumps(machine or {}, indent=2))
         (self.folder / "conto.txt").write_text(TEXT, encoding="utf-8")
         env = dict(os.environ, HOME=str(self.home), SHELL="/bin/bash", PATH=f"{NODE_BIN}:{SYSTEM_PATH}")
         env.pop("PYTHONPATH", None)
@@ -351,45 +354,61 @@ class TestTheOneStepInstall:
             assert not re.search(r"\bERROR\b|Traceback|\[Error", line), line
 
 
-@pytest.fixture(scope="class")
-def without_python(vsix, tmp_path_factory) -> Iterator[VSCode]:
-    """A machine whose only python3 is 3.9 (a script that answers like one) and no python."""
-    root = tmp_path_factory.mktemp("vscode-no-python")
-    bin_folder = root / "bin"
-    bin_folder.mkdir()
-    old = bin_folder / "python3"
-    old.write_text('#!/bin/sh\necho "3 9"\n')
-    old.chmod(0o755)
-    editor = VSCode(root / "code", vsix, str(bin_folder), {})
+# Two machines where the extension cannot start a server: its only python3 is 3.9 (a
+# script that answers like one) and it has no python; or the user set
+# glassllm.server.path to a glassllm-lsp that is not installed.
+BROKEN = {
+    "no-python": ({}, ["Python 3.11 or newer", "python3 is 3.9", "python: not found"], "Server: Python"),
+    "no-server": (
+        {"glassllm.server.path": "glassllm-lsp"},
+        ['the setting glassllm.server.path ("glassllm-lsp"): not found', "Clear the setting"],
+        "Server: Path",
+    ),
+}
+
+
+@pytest.fixture(scope="class", params=sorted(BROKEN))
+def broken(request, vsix, tmp_path_factory) -> Iterator[tuple[VSCode, list[str], str]]:
+    machine_settings, message, setting = BROKEN[request.param]
+    root = tmp_path_factory.mktemp(f"vscode-{request.param}")
+    login_path = SYSTEM_PATH
+    if request.param == "no-python":
+        login_path = str(root / "bin")
+        (root / "bin").mkdir()
+        (root / "bin" / "python3").write_text('#!/bin/sh\necho "3 9"\n')
+        (root / "bin" / "python3").chmod(0o755)
+    editor = VSCode(root / "code", vsix, login_path, {}, machine_settings)
     try:
         editor.open_file("conto.txt")
-        yield editor
+        yield editor, message, setting
     finally:
         editor.close()
 
 
-class TestWithoutAUsablePython:
-    def test_one_message_says_what_was_tried(self, without_python):
-        page = without_python.page
-        toast = page.locator(".notification-toast", has_text="Python 3.11")
+class TestWithoutAServer:
+    def test_one_message_says_what_was_tried(self, broken):
+        editor, message, _ = broken
+        toast = editor.page.locator(".notification-toast", has_text="GlassLLM")
         toast.first.wait_for()
-        time.sleep(2)  # a second notification would have come by now
-        texts = page.locator(".notification-toast").all_inner_texts()
+        time.sleep(2)  # vscode-languageclient's own notification would have come by now
+        texts = editor.page.locator(".notification-toast").all_inner_texts()
         assert len(texts) == 1, texts
-        assert "python3 is 3.9" in texts[0] and "python: not found" in texts[0], texts[0]
-        assert "`" not in texts[0]
-        without_python.capture("vscode-no-python.png")
+        for part in message:
+            assert part in texts[0], texts[0]
+        assert "`" not in texts[0], "notifications do not render Markdown"
+        if "Server: Python" in broken[2]:
+            editor.capture("vscode-no-python.png")
 
-    def test_its_button_shows_the_setting(self, without_python):
-        page = without_python.page
+    def test_its_button_shows_the_setting(self, broken):
+        editor, _, title = broken
+        page = editor.page
         page.locator(".notification-toast .monaco-button", has_text="Open Settings").click()
-        setting = page.locator(".settings-editor .setting-item-contents", has_text="Server: Python")
+        setting = page.locator(".settings-editor .setting-item-contents", has_text=title)
         setting.first.wait_for()
         assert setting.first.is_visible()
         # The Remote tab: the User tab does not list machine-overridable settings here.
         selected = page.locator(".settings-editor [role=tab][aria-selected=true]")
         assert selected.inner_text().startswith("Remote"), selected.inner_text()
-
 
 def test_the_package_holds_the_bundle_and_the_server(vsix):
     """One bundled script, the server with its dependencies and tokenizers, no sources."""
