@@ -239,6 +239,7 @@ class VSCode:
     def capture(self, name: str, *also: Path) -> None:
         if CAPTURE:
             CAPTURES.mkdir(exist_ok=True)
+            time.sleep(0.5)  # hovers fade in
             self.page.screenshot(path=CAPTURES / name)
             for path in also:
                 shutil.copyfile(CAPTURES / name, path)
@@ -300,6 +301,7 @@ class TestTheOneStepInstall:
 
     def test_the_hover_names_the_token_under_the_cursor(self, vscode):
         vscode.select(0, len("Era uma vez uma m"), len("Era uma vez uma m"))
+        assert vscode.status_text(r"^\s*\d+ tokens") == f"{_count(TEXT)} tokens", "the selection's count stays"
         vscode.page.keyboard.press("Control+K")
         vscode.page.keyboard.press("Control+I")
         hover = vscode.page.locator(".monaco-hover", has_text="ID").first
@@ -396,6 +398,8 @@ class TestWithoutAServer:
         for part in message:
             assert part in texts[0], texts[0]
         assert "`" not in texts[0], "notifications do not render Markdown"
+        # Activation does not wait for the user to answer the message.
+        editor.page.locator(".statusbar-item", has_text="Activating Extensions").wait_for(state="detached")
         if "Server: Python" in broken[2]:
             editor.capture("vscode-no-python.png")
 

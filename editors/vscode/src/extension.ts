@@ -135,10 +135,10 @@ async function startClient(statusBar: TokenStatusBar): Promise<void> {
   if (found.kind === 'none') {
     const message = noServerMessage(found, language());
     output.appendLine(message);
-    const choice = await vscode.window.showErrorMessage(message, words.openSettings);
-    if (choice === words.openSettings) {
-      await openSetting(found.setting);
-    }
+    // Not awaited: activation would wait for the user to answer.
+    void vscode.window.showErrorMessage(message, words.openSettings).then((choice) =>
+      choice === words.openSettings ? openSetting(found.setting) : undefined,
+    );
     return;
   }
   const args = settings().get<string[]>('server.args') ?? [];
