@@ -309,7 +309,7 @@ class TestTheOneStepInstall:
         text = hover.inner_text()
         piece, piece_id = PT.tokens(PT.encode(" menina"))[0], PT.encode(" menina")[0]
         assert piece in text and f"ID {piece_id}" in text, text
-        vscode.capture("vscode-hover.png")
+        vscode.capture("vscode-hover.png", EXTENSION / "images" / "hover.png")
         vscode.page.keyboard.press("Escape")
 
     def test_the_code_action_explains_the_selection_beside_the_text(self, vscode):
