@@ -34,6 +34,8 @@ const STATUS_DELAY_MS = 150;
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
+// Where the running server's Python came from, to follow the Python extension's choice.
+let serverSource: string | undefined;
 // Where `vscode:prepublish` pip-installs the server and its dependencies.
 let bundledLibs: string;
 
@@ -86,6 +88,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await startClient(statusBar);
+  await followPythonExtension(context, statusBar);
+}
+
+/**
+ * The Python extension's interpreter comes before `python3` and `python`: unless a setting
+ * chose the server, selecting another interpreter there restarts it with the new one.
+ */
+async function followPythonExtension(context: vscode.ExtensionContext, statusBar: TokenStatusBar): Promise<void> {
+  if (!vscode.extensions.getExtension(PVSC_EXTENSION_ID)) {
+    return;
+  }
+  try {
+    const environments = (await PythonExtension.api()).environments;
+    context.subscriptions.push(
+      environments.onDidChangeActiveEnvironmentPath(async () => {
+        if (serverSource !== 'setting' && serverSource !== 'external') {
+          await stopClient();
+          await startClient(statusBar);
+        }
+      }),
+    );
+  } catch (error) {
+    output.appendLine(`The Python extension's API is not available: ${String(error)}`);
+  }
 }
 
 export async function deactivate(): Promise<void> {
@@ -133,6 +159,7 @@ async function startClient(statusBar: TokenStatusBar): Promise<void> {
     pythonExtension: pythonExtensionInterpreter,
   });
   if (found.kind === 'none') {
+    serverSource = undefined;
     const message = noServerMessage(found, language());
     output.appendLine(message);
     // Not awaited: activation would wait for the user to answer.
@@ -141,6 +168,7 @@ async function startClient(statusBar: TokenStatusBar): Promise<void> {
     );
     return;
   }
+  serverSource = found.kind === 'python' ? found.tried[found.tried.length - 1].candidate.source : 'external';
   const args = settings().get<string[]>('server.args') ?? [];
   // No `transport`: with TransportKind.stdio the client would append `--stdio`, which
   // the server does not take; it speaks over stdio by default.
