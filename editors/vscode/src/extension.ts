@@ -1,8 +1,9 @@
 /**
  * The GlassLLM extension: starts the language server it carries (or an external
- * `glassllm-lsp`) with vscode-languageclient for plain text and Markdown, keeps a status bar item with the token count of the document and of the
- * selection, shows merge explanations in the Markdown preview, and gives the server's
- * commands a way to be run from the Command Palette.
+ * `glassllm-lsp`) with vscode-languageclient for plain text and Markdown, keeps a status
+ * bar item with the token count of the document and of the selection, shows merge
+ * explanations in the Markdown preview, and gives the server's commands a way to be run
+ * from the Command Palette.
  */
 import * as path from 'node:path';
 import { PythonExtension, PVSC_EXTENSION_ID } from '@vscode/python-extension';
