@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from glassllm import Tokenizer
 from glassllm.packaged import packaged
 from glassllm.tokenizer import SPACE, pre_tokenize
 
@@ -356,6 +357,26 @@ class TestTheOneStepInstall:
         assert vscode.status_text(expected) == expected
         settings = json.loads((vscode.folder / ".vscode" / "settings.json").read_text())
         assert settings["glassllm.tokenizer"] == "en"
+
+    def test_the_command_palette_trains_a_tokenizer_on_the_document(self, vscode):
+        vscode.page.locator(".monaco-editor .view-lines").first.click()
+        vscode.run_command("GlassLLM: Train tokenizer")
+        vscode.pick("The active document")
+        vscode.page.wait_for_selector(".quick-input-widget input")
+        vscode.page.keyboard.press("Control+A")
+        vscode.page.keyboard.type("40")
+        vscode.page.keyboard.press("Enter")
+        # VS Code's own save dialog, a path in a quick input, offers tokenizer.json in the folder.
+        dialog = vscode.page.locator(".quick-input-widget input")
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while not dialog.input_value().endswith("tokenizer.json") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        vscode.page.keyboard.press("Enter")
+        trained = vscode.folder / "tokenizer.json"
+        while not trained.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # The server trained on the document as the library does.
+        assert Tokenizer.load(trained).merges == Tokenizer.train(TEXT, 40).merges
 
     def test_the_output_channel_shows_no_error(self, vscode):
         log = vscode.output_log()
