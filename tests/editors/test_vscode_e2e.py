@@ -116,8 +116,8 @@ class VSCode:
         from playwright.sync_api import sync_playwright
 
         self.root = root
-        self.home, self.data, extensions, self.folder = (root / name for name in ("home", "data", "extensions", "work"))
-        for folder in (self.home, self.data / "User", extensions, self.folder):
+        self.home, self.data, self.extensions, self.folder = (root / name for name in ("home", "data", "extensions", "work"))
+        for folder in (self.home, self.data / "User", self.extensions, self.folder):
             folder.mkdir(parents=True)
         # The extension host's PATH is the login shell's (bash -il reads .bash_profile).
         (self.home / ".bash_profile").write_text(f"export PATH={login_path}\n")
@@ -137,7 +137,7 @@ class VSCode:
         (self.folder / "conto.txt").write_text(TEXT, encoding="utf-8")
         env = dict(os.environ, HOME=str(self.home), SHELL="/bin/bash", PATH=f"{NODE_BIN}:{SYSTEM_PATH}")
         env.pop("PYTHONPATH", None)
-        folders = ["--user-data-dir", str(self.data), "--extensions-dir", str(extensions)]
+        folders = ["--user-data-dir", str(self.data), "--extensions-dir", str(self.extensions)]
         installed = subprocess.run(
             [CODE_SERVER, *folders, "--install-extension", str(vsix)], env=env, capture_output=True, text=True, timeout=120
         )
@@ -281,7 +281,17 @@ class TestTheOneStepInstall:
 
     def test_the_status_bar_counts_the_document_with_the_bundled_server(self, vscode):
         assert vscode.status_text(f"{_count(TEXT)} tokens") == f"{_count(TEXT)} tokens"
-        assert "Starting the bundled server with python3 (Python 3." in vscode.output_log()
+        started = re.search(r"Starting the bundled server with python3 \(Python 3\.\d+\), PYTHONPATH=(\S+)", vscode.output_log())
+        assert started, vscode.output_log()
+        libs = Path(started[1])
+        assert libs.is_relative_to(vscode.extensions) and libs.name == "libs"
+        # Started as the extension starts it, that PYTHONPATH wins over whatever this
+        # machine's python3 has installed, and over a glassllm folder in the workspace.
+        where = subprocess.run(
+            ["python3", "-P", "-c", "import glassllm, glassllm_server, pygls; print(glassllm.__file__, glassllm_server.__file__, pygls.__file__)"],
+            env={"PATH": SYSTEM_PATH, "PYTHONPATH": str(libs)}, cwd=REPO, capture_output=True, text=True, check=True,
+        ).stdout.split()
+        assert all(Path(module).is_relative_to(libs) for module in where), where
 
     def test_the_inlay_hints_mark_chunks_and_spaces(self, vscode):
         expected = []

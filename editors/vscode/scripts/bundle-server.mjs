@@ -1,6 +1,6 @@
 // Puts the language server into the extension: pip installs glassllm (the repository two
 // folders up) and its dependencies into bundled/libs, which the extension puts on the
-// PYTHONPATH of `python -m glassllm_server`. All of it is pure Python, so one build serves
+// PYTHONPATH of `python -P -m glassllm_server`. All of it is pure Python, so one build serves
 // every Python 3.11+. $PYTHON names the Python whose pip does the work (default python3).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';

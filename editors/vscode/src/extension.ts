@@ -178,12 +178,14 @@ async function startClient(statusBar: TokenStatusBar): Promise<void> {
     output.appendLine(`Starting ${found.command} ${args.join(' ')}`.trimEnd());
     serverOptions = { command: found.command, args };
   } else {
-    // The bundled libraries come first on sys.path, ahead of anything that Python has installed.
+    // The bundled libraries come first on sys.path, ahead of anything that Python has
+    // installed; -P (3.11+) keeps the workspace folder, the server's working directory, off
+    // sys.path, where a folder named glassllm (this repository, say) would shadow them.
     const pythonPath = [bundledLibs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
     output.appendLine(`Starting the bundled server with ${found.command} (Python ${found.version.join('.')}), PYTHONPATH=${pythonPath}`);
     serverOptions = {
       command: found.command,
-      args: ['-m', 'glassllm_server', ...args],
+      args: ['-P', '-m', 'glassllm_server', ...args],
       options: { env: { ...process.env, PYTHONPATH: pythonPath } },
     };
   }
