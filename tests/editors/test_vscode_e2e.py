@@ -73,7 +73,8 @@ def _tools() -> None:
 
 
 def _newest_source() -> float:
-    sources = [EXTENSION / name for name in ("package.json", "package-lock.json", ".vscodeignore", "README.md", "CHANGELOG.md")]
+    names = ("package.json", "package-lock.json", ".vscodeignore", "README.md", "CHANGELOG.md")
+    sources = [EXTENSION / name for name in names]
     sources += [path for path in EXTENSION.glob("package.nls*.json")]
     for folder, pattern in ((EXTENSION / "src", "*.ts"), (EXTENSION / "scripts", "*"), (EXTENSION / "images", "*"),
                             (REPO / "glassllm", "*"), (REPO / "server", "*.py")):
@@ -116,7 +117,9 @@ class VSCode:
         from playwright.sync_api import sync_playwright
 
         self.root = root
-        self.home, self.data, self.extensions, self.folder = (root / name for name in ("home", "data", "extensions", "work"))
+        self.home, self.data, self.extensions, self.folder = (
+            root / name for name in ("home", "data", "extensions", "work")
+        )
         for folder in (self.home, self.data / "User", self.extensions, self.folder):
             folder.mkdir(parents=True)
         # The extension host's PATH is the login shell's (bash -il reads .bash_profile).
@@ -139,7 +142,8 @@ class VSCode:
         env.pop("PYTHONPATH", None)
         folders = ["--user-data-dir", str(self.data), "--extensions-dir", str(self.extensions)]
         installed = subprocess.run(
-            [CODE_SERVER, *folders, "--install-extension", str(vsix)], env=env, capture_output=True, text=True, timeout=120
+            [CODE_SERVER, *folders, "--install-extension", str(vsix)],
+            env=env, capture_output=True, text=True, timeout=120,
         )
         assert installed.returncode == 0, installed.stdout + installed.stderr
         port = _free_port()
@@ -191,7 +195,8 @@ class VSCode:
 
     def pick(self, label: str) -> None:
         """Chooses an entry of the quick pick that is open."""
-        row = self.page.locator(".quick-input-list .monaco-list-row .label-name", has_text=re.compile(f"^{re.escape(label)}$"))
+        exactly = re.compile(f"^{re.escape(label)}$")
+        row = self.page.locator(".quick-input-list .monaco-list-row .label-name", has_text=exactly)
         row.wait_for()
         row.click()
 
@@ -208,7 +213,9 @@ class VSCode:
             self.page.keyboard.press("Shift+ArrowRight")
 
     def status_item(self, pattern: str = ""):
-        return self.page.locator(".statusbar-item[id='glassllm.glassllm.glassllm.tokens']", has_text=re.compile(pattern))
+        # VS Code names the item <publisher>.<extension>.<the extension's id for it>.
+        item = ".statusbar-item[id='glassllm.glassllm.glassllm.tokens']"
+        return self.page.locator(item, has_text=re.compile(pattern))
 
     def status_text(self, expected: str) -> str:
         """The status bar item's text once it reads `expected` (it passes through the counts
@@ -227,7 +234,8 @@ class VSCode:
 
     def output_log(self) -> str:
         """What the GlassLLM output channel holds, from the file VS Code keeps it in."""
-        return "".join(path.read_text() for path in sorted(self.data.glob("logs/*/exthost*/output_logging_*/*GlassLLM.log")))
+        logs = sorted(self.data.glob("logs/*/exthost*/output_logging_*/*GlassLLM.log"))
+        return "".join(path.read_text() for path in logs)
 
     def preview_text(self, needle: str) -> str:
         """The text of the Markdown preview (a webview's inner frame) that shows `needle`."""
@@ -270,6 +278,10 @@ def _count(text: str, name: str = "pt") -> int:
     return len(packaged(name).encode(text))
 
 
+# Where the server's modules come from, for the Python that runs it.
+WHERE_FROM = "import glassllm as g, glassllm_server as s, pygls as p; print(g.__file__, s.__file__, p.__file__)"
+
+
 class TestTheOneStepInstall:
     def test_the_login_path_has_a_python_and_no_server(self):
         assert shutil.which("glassllm-lsp", path=SYSTEM_PATH) is None
@@ -281,14 +293,15 @@ class TestTheOneStepInstall:
 
     def test_the_status_bar_counts_the_document_with_the_bundled_server(self, vscode):
         assert vscode.status_text(f"{_count(TEXT)} tokens") == f"{_count(TEXT)} tokens"
-        started = re.search(r"Starting the bundled server with python3 \(Python 3\.\d+\), PYTHONPATH=(\S+)", vscode.output_log())
-        assert started, vscode.output_log()
+        log = vscode.output_log()
+        started = re.search(r"Starting the bundled server with python3 \(Python 3\.\d+\), PYTHONPATH=(\S+)", log)
+        assert started, log
         libs = Path(started[1])
         assert libs.is_relative_to(vscode.extensions) and libs.name == "libs"
         # Started as the extension starts it, that PYTHONPATH wins over whatever this
         # machine's python3 has installed, and over a glassllm folder in the workspace.
         where = subprocess.run(
-            ["python3", "-P", "-c", "import glassllm, glassllm_server, pygls; print(glassllm.__file__, glassllm_server.__file__, pygls.__file__)"],
+            ["python3", "-P", "-c", WHERE_FROM],
             env={"PATH": SYSTEM_PATH, "PYTHONPATH": str(libs)}, cwd=REPO, capture_output=True, text=True, check=True,
         ).stdout.split()
         assert all(Path(module).is_relative_to(libs) for module in where), where
@@ -460,8 +473,9 @@ def test_the_package_holds_the_bundle_and_the_server(vsix):
     assert "extension/dist/extension.js" in names
     assert not [name for name in names if name.endswith(".js") and name != "extension/dist/extension.js"]
     libs = "extension/bundled/libs/"
-    for module in ("glassllm_server/__main__.py", "glassllm/data/pt.json", "glassllm/data/en.json", "pygls/", "lsprotocol/",
-                   "cattrs/", "attrs/"):
+    modules = ("glassllm_server/__main__.py", "glassllm/data/pt.json", "glassllm/data/en.json", "pygls/", "lsprotocol/",
+               "cattrs/", "attrs/")
+    for module in modules:
         assert any(name.startswith(libs + module) for name in names), module
     assert not [name for name in names if "node_modules/" in name or "/src/" in name or name.endswith((".ts", ".pyc"))]
     assert "extension/images/icon.png" in names and "extension/changelog.md" in names
