@@ -275,6 +275,14 @@ class Tokenizer:
         """Write the tokenizer as UTF-8 JSON (atomically; parent folders must exist)."""
         write_tokenizer_file(path, TokenizerFile(self.alphabet, self.merges, self.merge_counts))
 
+    def save_hf(self, path: str | Path) -> None:
+        """Write the tokenizer as a Hugging Face ``tokenizers`` file (``tokenizer.json``),
+        atomically; ``tokenizers.Tokenizer.from_file`` then encodes and decodes as this
+        tokenizer does (see :mod:`glassllm.hf` for the one difference)."""
+        from glassllm.hf import save_hf
+
+        save_hf(self, path)
+
     @classmethod
     def load(cls, path: str | Path) -> Tokenizer:
         """Read a tokenizer written by :meth:`save` (with or without merge counts)."""
