@@ -30,11 +30,12 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from glassllm.normalize import nfc
 
-__all__ = ["SPACE", "CHUNK_PATTERN", "mark_spaces", "pre_tokenize", "chunk_matches", "count_chunks"]
+__all__ = ["SPACE", "CHUNK_PATTERN", "mark_spaces", "pre_tokenize", "chunk_matches", "count_chunks", "count_files"]
 
 SPACE = "\u2581"
 
@@ -94,47 +95,156 @@ def chunk_matches(marked: str) -> Iterator[re.Match[str]]:
     return CHUNK_PATTERN.finditer(marked)
 
 
+# Text is normalized, marked and chunked this many characters at a time (cut at a line
+# break), so counting never holds more than a few copies of one block, whatever the corpus.
+_BLOCK = 1 << 20
+# A file is counted in parts of about this many bytes, each cut after a line break, so
+# that one large file spreads over several processes too.
+_PART_BYTES = 1 << 22
 # Below this many characters, starting worker processes costs more than it saves.
 _PARALLEL_FROM = 1 << 20
 
 
-def count_chunks(text: str) -> Counter[str]:
-    """How often each chunk of ``text`` occurs: ``Counter(pre_tokenize(text))``.
+def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Counter[str]:
+    """How often each chunk occurs: ``Counter(pre_tokenize(text))`` for one text, and the
+    sum of that over the texts for several.
 
-    Chunking a corpus of megabytes is most of the regex work of training, and chunks
-    never cross a line break, so a large text is cut at line breaks and its parts are
-    counted by forked worker processes, one per core. Forking is only safe while this
-    process has a single thread; otherwise, or on a single core, it counts in place.
+    Texts are counted one by one, so no chunk spans two of them and NFC never composes
+    across the seam: counting ``[a, b]`` equals counting ``a + b`` whenever ``a`` ends
+    with a line break (chunks never cross one). Counts of parts can be summed anywhere
+    (``Counter.update``, ``+``) and passed to :meth:`Tokenizer.train_from_counts`.
+
+    ``jobs`` is the number of processes to count in; ``None`` means one per core (at
+    most 8) for a text of a megabyte or more. Worker processes are forked, which is only
+    safe while this process has a single thread; otherwise, or without ``fork``, it
+    counts in place.
     """
-    marked = mark_spaces(nfc(text))
-    workers = min(os.cpu_count() or 1, 8)
-    if (
-        len(marked) < _PARALLEL_FROM
-        or workers < 2
-        or threading.active_count() > 1
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
-        return Counter(CHUNK_PATTERN.findall(marked))
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        counters = pool.map(_count, _split_at_line_breaks(marked, workers))
-    total = counters[0]
-    for counter in counters[1:]:
+    if isinstance(texts, str):
+        texts = [texts]
+    texts = list(texts)
+    workers = _workers(jobs, sum(map(len, texts)))
+    if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+        total: Counter[str] = Counter()
+        for text in texts:
+            _count_into(total, text)
+        return total
+    # Forked workers see ``texts`` without a copy through the pipe: they get offsets.
+    global _SHARED
+    _SHARED = texts
+    try:
+        parts = [
+            (index, start, end) for index, text in enumerate(texts) for start, end in _line_parts(text, workers)
+        ]
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            return _sum(pool.imap_unordered(_count_shared, parts))
+    finally:
+        _SHARED = []
+
+
+def count_files(paths: Iterable[str | Path], *, jobs: int | None = 1) -> Counter[str]:
+    """Count the chunks of UTF-8 text files, each file a text of its own (see
+    :func:`count_chunks`), in ``jobs`` processes (``None``: one per core, at most 8).
+
+    Files are read in parts cut after a line break, a block at a time, so memory stays
+    small however large the corpus. Raises ``OSError`` for a file that cannot be read and
+    ``ValueError`` for one that is not UTF-8 text.
+    """
+    parts = [part for path in paths for part in _file_parts(Path(path))]
+    workers = min(_workers(jobs, sum(end - start for _, start, end in parts) or 1), len(parts))
+    if workers < 2:
+        return _sum(map(_count_file_part, parts))
+    start_method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(start_method).Pool(workers) as pool:
+        return _sum(pool.imap_unordered(_count_file_part, parts))
+
+
+def _workers(jobs: int | None, size: int) -> int:
+    if jobs is not None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, got {jobs}")
+        return jobs
+    return min(os.cpu_count() or 1, 8) if size >= _PARALLEL_FROM else 1
+
+
+def _sum(counters: Iterable[Counter[str]]) -> Counter[str]:
+    total: Counter[str] = Counter()
+    for counter in counters:
         total.update(counter)
     return total
 
 
-def _count(marked: str) -> Counter[str]:
-    return Counter(CHUNK_PATTERN.findall(marked))
+def _count_into(total: Counter[str], text: str) -> None:
+    """Add the chunks of ``text`` to ``total``, a block (cut after a line break) at a time."""
+    findall = CHUNK_PATTERN.findall
+    for start, end in _line_parts(text, max(1, len(text) // _BLOCK)):
+        total.update(findall(mark_spaces(nfc(text[start:end]))))
 
 
-def _split_at_line_breaks(text: str, parts: int) -> list[str]:
-    pieces: list[str] = []
+def _line_parts(text: str, parts: int) -> list[tuple[int, int]]:
+    """Cut ``text`` into about ``parts`` spans, each ending after a line break (but the last)."""
+    spans: list[tuple[int, int]] = []
     start = 0
     for part in range(1, parts):
         cut = text.find("\n", max(start, len(text) * part // parts))
         if cut < 0:
             break
-        pieces.append(text[start : cut + 1])
+        spans.append((start, cut + 1))
         start = cut + 1
-    pieces.append(text[start:])
-    return pieces
+    spans.append((start, len(text)))
+    return spans
+
+
+_SHARED: list[str] = []
+
+
+def _count_shared(part: tuple[int, int, int]) -> Counter[str]:
+    index, start, end = part
+    total: Counter[str] = Counter()
+    _count_into(total, _SHARED[index][start:end])
+    return total
+
+
+def _file_parts(path: Path) -> list[tuple[str, int, int]]:
+    """Byte ranges of ``path`` of about :data:`_PART_BYTES`, each ending after a ``\\n``
+    byte (never inside a UTF-8 sequence, whose bytes are all ≥ 0x80)."""
+    try:
+        size = path.stat().st_size
+        parts: list[tuple[str, int, int]] = []
+        with open(path, "rb") as handle:
+            start = 0
+            while size - start > _PART_BYTES:
+                handle.seek(start + _PART_BYTES)
+                rest = handle.read(_PART_BYTES)
+                newline = rest.find(b"\n")
+                if newline < 0:
+                    break
+                end = start + _PART_BYTES + newline + 1
+                parts.append((str(path), start, end))
+                start = end
+    except OSError as error:
+        raise type(error)(error.errno, f"cannot read corpus file: {error.strerror}", str(path)) from error
+    parts.append((str(path), start, size))
+    return parts
+
+
+def _count_file_part(part: tuple[str, int, int]) -> Counter[str]:
+    path, start, end = part
+    total: Counter[str] = Counter()
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        while start < end:
+            raw = handle.read(min(_BLOCK, end - start))
+            if start + len(raw) < end:
+                # Finish the block at a line break (a block may not end with a whole line).
+                raw += handle.readline()[: end - start - len(raw)]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{path}: not UTF-8 text ({error.reason} at byte {start + error.start})"
+                ) from None
+            if not raw:
+                break
+            total.update(CHUNK_PATTERN.findall(mark_spaces(nfc(text))))
+            start += len(raw)
+    return total

@@ -26,7 +26,9 @@ __all__ = [
     "FORMAT_VERSION",
     "TokenizerFile",
     "atomic_write_text",
+    "is_hf_tokenizer_file",
     "is_tokenizer_file",
+    "may_replace",
     "read_tokenizer_file",
     "write_tokenizer_file",
 ]
@@ -159,3 +161,28 @@ def is_tokenizer_file(path: str | Path) -> bool:
     except (OSError, KeyError, ValueError):
         return False
     return True
+
+
+def is_hf_tokenizer_file(path: str | Path) -> bool:
+    """Whether ``path`` holds a Hugging Face ``tokenizers`` file (a JSON object with a
+    ``version`` and a ``model`` object)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "version" in data and isinstance(data.get("model"), dict)
+
+
+def may_replace(path: str | Path, *, hugging_face: bool = False) -> bool:
+    """Whether writing a tokenizer to ``path`` can lose nothing: nothing is there, or a
+    tokenizer file of the kind being written (glassllm's, or Hugging Face's for an export).
+
+    Anything else (someone's notes, a broken file, a folder) must only be replaced when
+    the user says so.
+    """
+    target = Path(path)
+    if not target.exists() and not target.is_symlink():
+        return True
+    if not target.is_file():
+        return False
+    return is_hf_tokenizer_file(target) if hugging_face else is_tokenizer_file(target)

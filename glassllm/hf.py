@@ -36,7 +36,7 @@ from glassllm.files import atomic_write_text
 if TYPE_CHECKING:
     from glassllm.tokenizer import Tokenizer
 
-__all__ = ["chunk_regex", "hf_tokenizer_json", "is_hf_tokenizer_file", "save_hf"]
+__all__ = ["chunk_regex", "hf_tokenizer_json", "save_hf"]
 
 _ADDED_SPECIALS = ("<pad>", "<bos>", "<eos>")
 
@@ -145,13 +145,3 @@ def save_hf(tok: Tokenizer, path: str | Path) -> None:
     """Write ``tok`` as a Hugging Face ``tokenizer.json`` (atomically; the destination is
     overwritten, parent folders must exist)."""
     atomic_write_text(path, json.dumps(hf_tokenizer_json(tok), ensure_ascii=False, indent=1) + "\n", "tokenizer file")
-
-
-def is_hf_tokenizer_file(path: str | Path) -> bool:
-    """Whether ``path`` holds a Hugging Face tokenizer file (a JSON object with a
-    ``version`` and a ``model`` object), so that replacing it loses no one's text."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(data, dict) and "version" in data and isinstance(data.get("model"), dict)

@@ -18,7 +18,7 @@ import operator
 from contextlib import contextmanager
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypeVar
@@ -154,16 +154,31 @@ class Tokenizer:
         alphabet. ``progress(done, total)`` is called after each merge.
         """
         _require_text(text)
-        chunk_counts = count_chunks(text)
-        alphabet = sorted({character for chunk in chunk_counts for character in chunk})
+        return cls.train_from_counts(count_chunks(text), vocab_size, progress=progress)
+
+    @classmethod
+    def train_from_counts(
+        cls, counts: Mapping[str, int], vocab_size: int, *, progress: Progress | None = None
+    ) -> Tokenizer:
+        """Learn a tokenizer from chunk counts, as :func:`glassllm.chunks.count_chunks`
+        (or :func:`~glassllm.chunks.count_files`) returns them, possibly summed over parts
+        of a corpus counted elsewhere. ``train(text, n)`` is ``train_from_counts(
+        count_chunks(text), n)``; chunks must not be empty and counts must be positive.
+        """
+        for chunk, count in counts.items():
+            if not isinstance(chunk, str) or not chunk:
+                raise ValueError(f"chunk counts: every chunk must be a non-empty str, found {chunk!r}")
+            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                raise ValueError(f"chunk counts: {chunk!r} has count {count!r}, expected a positive integer")
+        alphabet = sorted({character for chunk in counts for character in chunk})
         base = len(SPECIALS) + len(alphabet)
         if vocab_size < base:
             raise ValueError(
                 f"vocab_size {vocab_size} cannot hold the {len(SPECIALS)} special tokens and the "
                 f"{len(alphabet)}-character alphabet of this text: at least {base} is needed"
             )
-        merges, counts = learn_merges(chunk_counts, vocab_size - base, progress)
-        return cls(alphabet, merges, counts)
+        merges, merge_counts = learn_merges(counts, vocab_size - base, progress)
+        return cls(alphabet, merges, merge_counts)
 
     # Encoding
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from conftest import CORPORA
 from glassllm import Tokenizer, packaged
-from glassllm.hf import chunk_regex, is_hf_tokenizer_file
+from glassllm.files import is_hf_tokenizer_file
+from glassllm.hf import chunk_regex
 from glassllm.tokenizer import SPECIALS
 
 # Characters the tests below mix: composed and decomposed accents, emoji (with a skin
@@ -172,3 +173,28 @@ def test_normalization_is_the_same_nfc(exported):
     tok, hf = exported["pt"]
     decomposed = unicodedata.normalize("NFD", "ação é técnica")
     assert hf.encode(decomposed).ids == tok.encode(decomposed) == tok.encode("ação é técnica")
+
+
+def test_the_file_loads_in_transformers_with_the_special_tokens_mapped(tmp_path):
+    from transformers import PreTrainedTokenizerFast
+
+    tok = packaged("pt")
+    tok.save_hf(tmp_path / "tokenizer.json")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_file=str(tmp_path / "tokenizer.json"),
+        pad_token="<pad>",
+        unk_token="<unk>",
+        bos_token="<bos>",
+        eos_token="<eos>",
+    )
+    assert (fast.pad_token_id, fast.unk_token_id, fast.bos_token_id, fast.eos_token_id) == (0, 1, 2, 3)
+    assert len(fast) == tok.vocab_size
+    text = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[:20000] + " 🧪 e\u0301\r\n"
+    ids = tok.encode(text)
+    assert fast.encode(text) == ids
+    assert fast.decode(ids) == tok.decode(ids)
+    assert fast.decode([2] + ids + [3, 0, 0]) == tok.decode(ids)
+    # transformers counts <unk> among the special tokens, so skipping them drops it too.
+    assert fast.decode(tok.encode("a🧪b"), skip_special_tokens=True) == "ab"
+    batch = fast(["Olá", "Olá, mundo"], padding=True)
+    assert batch["input_ids"][0] == tok.encode("Olá") + [0] * (len(tok.encode("Olá, mundo")) - len(tok.encode("Olá")))
