@@ -27,6 +27,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+import signal
 import threading
 import unicodedata
 from collections import Counter
@@ -115,19 +116,25 @@ def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Coun
     (``Counter.update``, ``+``) and passed to :meth:`Tokenizer.train_from_counts`.
 
     ``jobs`` is the number of processes to count in; ``None`` means one per core (at
-    most 8) for a text of a megabyte or more. Worker processes are forked, which is only
+    most 8) for a list of texts, or a text, of a megabyte or more (other iterables are
+    counted in place as they come). Worker processes are forked, which is only
     safe while this process has a single thread; otherwise, or without ``fork``, it
     counts in place.
     """
     if isinstance(texts, str):
         texts = [texts]
-    texts = list(texts)
-    workers = _workers(jobs, sum(map(len, texts)))
+    elif jobs is not None and jobs > 1:
+        texts = list(texts)
+    # Texts that come one by one (a generator) are counted as they come, in place,
+    # unless ``jobs`` asks for processes.
+    size = sum(map(len, texts)) if isinstance(texts, (list, tuple)) else 0
+    workers = _workers(jobs, size)
     if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
         total: Counter[str] = Counter()
         for text in texts:
             _count_into(total, text)
         return total
+    texts = list(texts)
     # Forked workers see ``texts`` without a copy through the pipe: they get offsets.
     global _SHARED
     _SHARED = texts
@@ -135,7 +142,7 @@ def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Coun
         parts = [
             (index, start, end) for index, text in enumerate(texts) for start, end in _line_parts(text, workers)
         ]
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_default_signals) as pool:
             return _sum(pool.imap_unordered(_count_shared, parts))
     finally:
         _SHARED = []
@@ -154,8 +161,15 @@ def count_files(paths: Iterable[str | Path], *, jobs: int | None = 1) -> Counter
     if workers < 2:
         return _sum(map(_count_file_part, parts))
     start_method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(start_method).Pool(workers) as pool:
+    with multiprocessing.get_context(start_method).Pool(workers, initializer=_default_signals) as pool:
         return _sum(pool.imap_unordered(_count_file_part, parts))
+
+
+def _default_signals() -> None:
+    """In a worker: let SIGTERM end it. A forked worker inherits the parent's handlers, and
+    one that only sets a flag (the server's training process has one) would keep the
+    worker alive when the pool terminates it, and the pool waiting forever."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _workers(jobs: int | None, size: int) -> int:

@@ -166,3 +166,9 @@ def test_export_of_a_packaged_tokenizer_matches_the_library(tmp_path):
     assert result.returncode == 0, result.stderr
     packaged("pt").save_hf(tmp_path / "library.json")
     assert out.read_bytes() == (tmp_path / "library.json").read_bytes()
+
+
+def test_a_generator_of_texts_is_counted_as_it_comes():
+    lines = ["banana banana\n", "cabana\n"] * 1000
+    assert count_chunks(line for line in lines) == count_chunks(lines) == count_chunks("".join(lines))
+    assert count_chunks((line for line in lines), jobs=2) == count_chunks(lines)

@@ -127,3 +127,14 @@ def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
     assert child.wait(timeout=60) == 0
     assert last == {"cancelled": True}
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_training_process_counts_a_large_corpus_in_workers_and_finishes(tmp_path):
+    """Past a megabyte, counting forks workers; they must not inherit the process's
+    SIGTERM flag, or the pool could never stop them (and training would hang)."""
+    text = "banana bandana cabana\n" * 60_000
+    (tmp_path / "corpus.txt").write_text(text, encoding="utf-8")
+    expected = Tokenizer.train(text, 20).merges
+    assert run_child("20", str(tmp_path / "a.json"), str(tmp_path / "corpus.txt"))[-1]["done"]["merges"] == len(expected)
+    assert run_child("20", str(tmp_path / "b.json"), text=text)[-1]["done"]["merges"] == len(expected)
+    assert Tokenizer.load(tmp_path / "a.json").merges == Tokenizer.load(tmp_path / "b.json").merges == expected
