@@ -172,3 +172,10 @@ def test_a_generator_of_texts_is_counted_as_it_comes():
     lines = ["banana banana\n", "cabana\n"] * 1000
     assert count_chunks(line for line in lines) == count_chunks(lines) == count_chunks("".join(lines))
     assert count_chunks((line for line in lines), jobs=2) == count_chunks(lines)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(st.sampled_from(list("ab1  ▁▁\t\n\r\u2028\u00a0.,_é\u0301🙂")), max_size=60))
+def test_counting_equals_the_chunk_regex_around_markers_and_whitespace(text):
+    assert count_chunks(text) == Counter(pre_tokenize(text))
+    assert count_chunks([text, text]) == Counter(pre_tokenize(text) * 2)
