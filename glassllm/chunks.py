@@ -187,24 +187,28 @@ def _sum(counters: Iterable[Counter[str]]) -> Counter[str]:
     return total
 
 
-def _count_into(total: Counter[str], text: str) -> None:
-    """Add the chunks of ``text`` to ``total``, a block (cut after a line break) at a time."""
+def _count_into(total: Counter[str], text: str, start: int = 0, end: int | None = None) -> None:
+    """Add the chunks of ``text[start:end]`` to ``total``, a block (cut after a line
+    break) at a time, so that only one block is ever copied."""
     findall = CHUNK_PATTERN.findall
-    for start, end in _line_parts(text, max(1, len(text) // _BLOCK)):
-        total.update(findall(mark_spaces(nfc(text[start:end]))))
+    end = len(text) if end is None else end
+    for first, last in _line_parts(text, max(1, (end - start) // _BLOCK), start, end):
+        total.update(findall(mark_spaces(nfc(text[first:last]))))
 
 
-def _line_parts(text: str, parts: int) -> list[tuple[int, int]]:
-    """Cut ``text`` into about ``parts`` spans, each ending after a line break (but the last)."""
+def _line_parts(text: str, parts: int, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Cut ``text[start:end]`` into about ``parts`` spans, each ending after a line break
+    (but the last)."""
+    end = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
-    start = 0
+    size = end - start
     for part in range(1, parts):
-        cut = text.find("\n", max(start, len(text) * part // parts))
+        cut = text.find("\n", max(start, end - size + size * part // parts), end)
         if cut < 0:
             break
         spans.append((start, cut + 1))
         start = cut + 1
-    spans.append((start, len(text)))
+    spans.append((start, end))
     return spans
 
 
@@ -214,7 +218,7 @@ _SHARED: list[str] = []
 def _count_shared(part: tuple[int, int, int]) -> Counter[str]:
     index, start, end = part
     total: Counter[str] = Counter()
-    _count_into(total, _SHARED[index][start:end])
+    _count_into(total, _SHARED[index], start, end)
     return total
 
 
