@@ -199,3 +199,14 @@ def test_the_file_loads_in_transformers_with_the_special_tokens_mapped(tmp_path)
     assert fast.decode(tok.encode("a🧪b"), skip_special_tokens=True) == "ab"
     batch = fast(["Olá", "Olá, mundo"], padding=True)
     assert batch["input_ids"][0] == tok.encode("Olá") + [0] * (len(tok.encode("Olá, mundo")) - len(tok.encode("Olá")))
+
+
+def test_a_piece_learned_twice_keeps_its_first_id_only(tmp_path):
+    """Hugging Face's vocabulary maps each piece to one ID: the first, which is the one
+    glassllm's encode gives too; only decoding the second ID differs."""
+    tok = Tokenizer(["a", "b", "c"], [("a", "b"), ("b", "c"), ("ab", "c"), ("a", "bc")])
+    assert tok.vocab[9] == tok.vocab[10] == "abc"
+    hf = export(tok, tmp_path)
+    for text in ["abc", "abcabc", "bcab", "cab"]:
+        assert_same(tok, hf, text)
+    assert tok.decode([10]) == "abc" and hf.decode([10]) == ""
