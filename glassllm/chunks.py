@@ -99,9 +99,10 @@ def chunk_matches(marked: str) -> Iterator[re.Match[str]]:
 # Text is normalized, marked and chunked this many characters at a time (cut at a line
 # break), so counting never holds more than a few copies of one block, whatever the corpus.
 _BLOCK = 1 << 20
-# A file is counted in parts of about this many bytes, each cut after a line break, so
-# that one large file spreads over several processes too.
-_PART_BYTES = 1 << 22
+# Files are counted in parts cut after a line break, about four per process (so that one
+# large file spreads over several processes too, and a process that falls behind delays
+# little), each at most this many bytes.
+_PART_BYTES = 1 << 26
 # Below this many characters, starting worker processes costs more than it saves.
 _PARALLEL_FROM = 1 << 20
 
@@ -156,8 +157,12 @@ def count_files(paths: Iterable[str | Path], *, jobs: int | None = 1) -> Counter
     small however large the corpus. Raises ``OSError`` for a file that cannot be read and
     ``ValueError`` for one that is not UTF-8 text.
     """
-    parts = [part for path in paths for part in _file_parts(Path(path))]
-    workers = min(_workers(jobs, sum(end - start for _, start, end in parts) or 1), len(parts))
+    paths = [Path(path) for path in paths]
+    size = sum(map(_file_size, paths))
+    workers = _workers(jobs, size)
+    part_bytes = min(_PART_BYTES, max(_BLOCK, size // (4 * workers)))
+    parts = [part for path in paths for part in _file_parts(path, part_bytes)]
+    workers = min(workers, len(parts))
     if workers < 2:
         return _sum(map(_count_file_part, parts))
     start_method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
@@ -222,21 +227,28 @@ def _count_shared(part: tuple[int, int, int]) -> Counter[str]:
     return total
 
 
-def _file_parts(path: Path) -> list[tuple[str, int, int]]:
-    """Byte ranges of ``path`` of about :data:`_PART_BYTES`, each ending after a ``\\n``
-    byte (never inside a UTF-8 sequence, whose bytes are all ≥ 0x80)."""
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError as error:
+        raise type(error)(error.errno, f"cannot read corpus file: {error.strerror}", str(path)) from error
+
+
+def _file_parts(path: Path, part_bytes: int) -> list[tuple[str, int, int]]:
+    """Byte ranges of ``path`` of about ``part_bytes``, each ending after a ``\\n`` byte
+    (never inside a UTF-8 sequence, whose bytes are all ≥ 0x80)."""
     try:
         size = path.stat().st_size
         parts: list[tuple[str, int, int]] = []
         with open(path, "rb") as handle:
             start = 0
-            while size - start > _PART_BYTES:
-                handle.seek(start + _PART_BYTES)
-                rest = handle.read(_PART_BYTES)
+            while size - start > part_bytes:
+                handle.seek(start + part_bytes)
+                rest = handle.read(part_bytes)
                 newline = rest.find(b"\n")
                 if newline < 0:
                     break
-                end = start + _PART_BYTES + newline + 1
+                end = start + part_bytes + newline + 1
                 parts.append((str(path), start, end))
                 start = end
     except OSError as error:

@@ -13,9 +13,7 @@ byte fallback.
 
 from __future__ import annotations
 
-import gc
 import operator
-from contextlib import contextmanager
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
 from collections.abc import Iterable, Iterator, Mapping
@@ -23,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from glassllm.bpe import Pair, Progress, apply_merges, learn_merges, merge
+from glassllm.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
 from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, count_chunks, mark_spaces, pre_tokenize
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
 from glassllm.normalize import nfc, normalize_with_offsets
@@ -207,7 +205,7 @@ class Tokenizer:
         chunk_of = accumulate(chain.from_iterable(map(_FIRSTS, entries)), initial=-1)
         next(chunk_of)
         ids = chain.from_iterable(map(_IDS, entries))
-        with _collector_paused():
+        with collector_paused():
             return list(map(_new_span, repeat(TokenSpan), zip(ids, pieces, bounds, islice(bounds, 1, None), chunk_of)))
 
     def encode_verbose(self, text: str) -> list[dict[str, object]]:
@@ -303,23 +301,6 @@ class Tokenizer:
         """Read a tokenizer written by :meth:`save` (with or without merge counts)."""
         contents = read_tokenizer_file(path)
         return cls(contents.alphabet, contents.merges, contents.merge_counts)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many records.
-
-    TokenSpan records hold only ints and strings, so they can never form a cycle, but
-    as tuple subclasses they stay tracked, and the collections triggered by allocating
-    tens of thousands of them more than double the time of ``encode_spans``.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _require_text(text: object) -> None:

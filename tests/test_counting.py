@@ -82,7 +82,7 @@ def test_count_files_in_parts_and_processes_equals_counting_the_text(tmp_path, m
     # Small parts and blocks: each file is cut many times, at line breaks only.
     monkeypatch.setattr(chunks, "_PART_BYTES", 10_000)
     monkeypatch.setattr(chunks, "_BLOCK", 3_000)
-    assert len(chunks._file_parts(paths[0])) > 10
+    assert len(chunks._file_parts(paths[0], 10_000)) > 10
     assert count_files(paths, jobs=1) == expected
     assert count_files(paths, jobs=2) == expected
 
