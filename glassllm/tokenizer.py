@@ -291,7 +291,7 @@ class Tokenizer:
     def save_hf(self, path: str | Path) -> None:
         """Write the tokenizer as a Hugging Face ``tokenizers`` file (``tokenizer.json``),
         atomically; ``tokenizers.Tokenizer.from_file`` then encodes and decodes as this
-        tokenizer does (see :mod:`glassllm.hf` for the one difference)."""
+        tokenizer does (:mod:`glassllm.hf` says where it cannot)."""
         from glassllm.hf import save_hf
 
         save_hf(self, path)
