@@ -63,7 +63,7 @@ async def client(folders):
         return types.MessageActionItem(title="Keep the current one")
 
     try:
-        for _ in range(200):
+        for _ in range(600):  # 30 s: the server imports its modules first
             try:
                 await client.start_tcp("127.0.0.1", port)
                 break
