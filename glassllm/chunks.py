@@ -131,10 +131,10 @@ def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Coun
     size = sum(map(len, texts)) if isinstance(texts, (list, tuple)) else 0
     workers = _workers(jobs, size)
     if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
-        total: Counter[str] = Counter()
+        tally = _Tally()
         for text in texts:
-            _count_into(total, text)
-        return total
+            _count_into(tally, text)
+        return tally.chunks()
     texts = list(texts)
     # Forked workers see ``texts`` without a copy through the pipe: they get offsets.
     global _SHARED
@@ -192,13 +192,64 @@ def _sum(counters: Iterable[Counter[str]]) -> Counter[str]:
     return total
 
 
-def _count_into(total: Counter[str], text: str, start: int = 0, end: int | None = None) -> None:
-    """Add the chunks of ``text[start:end]`` to ``total``, a block (cut after a line
+class _Tally:
+    """Counts the chunks of marked texts, twice as fast as ``Counter(findall(text))``.
+
+    Prose repeats its words, so each text is cut at every marker (``str.split``, in C),
+    the pieces are counted, and only distinct pieces go through the regex, at the end.
+    That is exact because the regex never looks behind, and a marker followed by a
+    letter, digit or symbol always starts a chunk (no rule takes a marker after anything
+    but a marker), while one followed by whitespace or the end is a chunk of its own:
+    so ``▁`` + each piece is chunked alone as within the whole text. Only runs of two
+    or more markers (rule 5) span pieces; they are found apart and corrected from
+    single markers to one run.
+    """
+
+    def __init__(self) -> None:
+        self.pieces: Counter[str] = Counter()  # pieces that follow a marker
+        self.direct: Counter[str] = Counter()  # chunks counted as such
+        self.surplus = 0  # single markers among the pieces' chunks that belong to runs
+
+    def add(self, marked: str) -> None:
+        pieces = marked.split(SPACE)
+        self.pieces.update(pieces)
+        first = pieces[0]  # the one piece no marker precedes
+        self.pieces[first] -= 1
+        direct = self.direct
+        direct.update(CHUNK_PATTERN.findall(first))
+        if SPACE + SPACE in marked:
+            for run in _RUNS.finditer(marked):
+                length = run.end() - run.start()
+                following = marked[run.end() : run.end() + 1]
+                if following and not following.isspace():
+                    length -= 1  # the last marker starts the chunk that follows
+                if length > 1:
+                    self.surplus += length
+                    direct[SPACE * length] += 1
+
+    def chunks(self) -> Counter[str]:
+        total = self.direct
+        findall = CHUNK_PATTERN.findall
+        for piece, count in self.pieces.items():
+            if count:
+                for chunk in findall(SPACE + piece):
+                    total[chunk] += count
+        if self.surplus:
+            total[SPACE] -= self.surplus
+            if not total[SPACE]:
+                del total[SPACE]
+        return total
+
+
+_RUNS = re.compile(f"{SPACE}{SPACE}+")
+
+
+def _count_into(tally: _Tally, text: str, start: int = 0, end: int | None = None) -> None:
+    """Count the chunks of ``text[start:end]`` into ``tally``, a block (cut after a line
     break) at a time, so that only one block is ever copied."""
-    findall = CHUNK_PATTERN.findall
     end = len(text) if end is None else end
     for first, last in _line_parts(text, max(1, (end - start) // _BLOCK), start, end):
-        total.update(findall(mark_spaces(nfc(text[first:last]))))
+        tally.add(mark_spaces(nfc(text[first:last])))
 
 
 def _line_parts(text: str, parts: int, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -222,9 +273,9 @@ _SHARED: list[str] = []
 
 def _count_shared(part: tuple[int, int, int]) -> Counter[str]:
     index, start, end = part
-    total: Counter[str] = Counter()
-    _count_into(total, _SHARED[index], start, end)
-    return total
+    tally = _Tally()
+    _count_into(tally, _SHARED[index], start, end)
+    return tally.chunks()
 
 
 def _file_size(path: Path) -> int:
@@ -259,7 +310,7 @@ def _file_parts(path: Path, part_bytes: int) -> list[tuple[str, int, int]]:
 
 def _count_file_part(part: tuple[str, int, int]) -> Counter[str]:
     path, start, end = part
-    total: Counter[str] = Counter()
+    tally = _Tally()
     with open(path, "rb") as handle:
         handle.seek(start)
         while start < end:
@@ -275,6 +326,6 @@ def _count_file_part(part: tuple[str, int, int]) -> Counter[str]:
                 ) from None
             if not raw:
                 break
-            total.update(CHUNK_PATTERN.findall(mark_spaces(nfc(text))))
+            tally.add(mark_spaces(nfc(text)))
             start += len(raw)
-    return total
+    return tally.chunks()
