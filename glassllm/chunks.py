@@ -193,7 +193,7 @@ def _sum(counters: Iterable[Counter[str]]) -> Counter[str]:
 
 
 class _Tally:
-    """Counts the chunks of marked texts, twice as fast as ``Counter(findall(text))``.
+    """Counts the chunks of marked texts, with a fifth less work than ``Counter(findall(text))``.
 
     Prose repeats its words, so each text is cut at every marker (``str.split``, in C),
     the pieces are counted, and only distinct pieces go through the regex, at the end.
