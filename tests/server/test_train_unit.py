@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import signal
 import subprocess
 import sys
@@ -113,13 +114,17 @@ def test_the_training_process_reports_json_lines(tmp_path):
 
 
 def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
-    words = [f"w{a}{b}{c}" for a in "abcdefgh" for b in "ijklmnop" for c in "qrstuvwx"]
+    # Enough distinct words that merges go on for a second after the first report: with few,
+    # they could run out before the signal arrives.
+    generator = random.Random(7)
+    syllables = [a + b for a in "bcdfglmnprstv" for b in "aeiou"]
+    words = ["".join(generator.choices(syllables, k=generator.randint(3, 10))) for _ in range(20000)]
     child = subprocess.Popen(
         [sys.executable, "-m", "glassllm_server.training", "100000", str(tmp_path / "t.json")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
-    child.stdin.write(" ".join(words * 200).encode("utf-8"))
+    child.stdin.write(" ".join(words * 3).encode("utf-8"))
     child.stdin.close()
     assert "progress" in json.loads(child.stdout.readline())
     child.send_signal(signal.SIGTERM)
