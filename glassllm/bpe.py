@@ -22,13 +22,15 @@ learned pair is left. Each such round is one *step* of the explanation.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from itertools import repeat
 
-__all__ = ["Pair", "get_stats", "merge", "apply_merges", "learn_merges"]
+__all__ = ["Pair", "get_stats", "merge", "apply_merges", "learn_merges", "collector_paused"]
 
 Pair = tuple[str, str]
 
@@ -82,6 +84,25 @@ _NEVER = sys.maxsize  # the rank of a pair that was never learned
 Progress = Callable[[int, int], None]
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while allocating many acyclic containers.
+
+    Learning merges (lists of symbols, pair tuples) and building token records hold only
+    strings and ints, so they never form a cycle and reference counting frees all of it;
+    yet the collections that allocating millions of them triggers walk every live
+    container again and again: a third of the time of learning merges on a large corpus,
+    more than half of that of ``encode_spans``.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def learn_merges(
     chunk_counts: Mapping[str, int], max_merges: int, progress: Progress | None = None
 ) -> tuple[list[Pair], list[int]]:
@@ -91,6 +112,13 @@ def learn_merges(
     ``progress(done, max_merges)`` is called after each merge (and ``(done, done)`` when
     the pairs run out first); an exception raised by it stops training and propagates.
     """
+    with collector_paused():
+        return _learn(chunk_counts, max_merges, progress)
+
+
+def _learn(
+    chunk_counts: Mapping[str, int], max_merges: int, progress: Progress | None
+) -> tuple[list[Pair], list[int]]:
     words: list[list[str]] = []
     freqs: list[int] = []
     for chunk, freq in chunk_counts.items():

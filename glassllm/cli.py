@@ -1,4 +1,4 @@
-"""The ``glassllm`` command: encode, decode, explain, train and inspect from a terminal.
+"""The ``glassllm`` command: encode, decode, explain, train, export and inspect from a terminal.
 
 Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
 the command line, or from standard input when it is ``-`` or absent.
@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from glassllm.chunks import count_files
+from glassllm.files import may_replace
 from glassllm.packaged import load_tokenizer
 from glassllm.places import LineIndex
 from glassllm.tokenizer import UNK_ID, Tokenizer
@@ -84,16 +86,31 @@ class _ProgressBar:
         self.stream.flush()
 
 
+def _refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> None:
+    """Stop unless writing a tokenizer to ``path`` loses nothing, or ``--force`` says so."""
+    if not force and not may_replace(path, hugging_face=hugging_face):
+        kind = "a Hugging Face tokenizer file" if hugging_face else "a glassllm tokenizer file"
+        raise ValueError(f"{path} exists and is not {kind}; not replacing it (--force replaces it)")
+
+
 def _train(args: argparse.Namespace, out: TextIO) -> None:
-    text = "".join(Path(corpus).read_text(encoding="utf-8") for corpus in args.corpus)
+    _refuse_to_replace(args.output, args.force)
     started = time.perf_counter()
-    tok = Tokenizer.train(text, args.vocab_size, progress=_ProgressBar(sys.stderr, "merges"))
+    counts = count_files(args.corpus, jobs=args.jobs)
+    tok = Tokenizer.train_from_counts(counts, args.vocab_size, progress=_ProgressBar(sys.stderr, "merges"))
     tok.save(args.output)
     seconds = time.perf_counter() - started
     out.write(
         f"{args.output}: {tok.vocab_size} entries ({len(tok.alphabet)} characters, "
         f"{len(tok.merges)} merges) in {seconds:.1f} s\n"
     )
+
+
+def _export(args: argparse.Namespace, out: TextIO) -> None:
+    tok = load_tokenizer(args.tokenizer)
+    _refuse_to_replace(args.output, args.force, hugging_face=True)
+    tok.save_hf(args.output)
+    out.write(f"{args.output}: Hugging Face tokenizer, {tok.vocab_size} entries ({len(tok.merges)} merges)\n")
 
 
 _COLORS = ("\x1b[30;46m", "\x1b[30;43m")  # alternating bands, like the web playgrounds
@@ -154,10 +171,25 @@ def _parser() -> argparse.ArgumentParser:
     explain.set_defaults(run=_explain)
 
     train = command("train", "learn a tokenizer from corpus files and save it as JSON", uses_tokenizer=False)
-    train.add_argument("corpus", nargs="+", help="UTF-8 text files")
+    train.add_argument("corpus", nargs="+", help="UTF-8 text files, each counted as a text of its own")
     train.add_argument("--vocab-size", type=int, default=1024, help="upper bound on entries (default: 1024)")
     train.add_argument("--output", "-o", required=True, help="where to write the tokenizer JSON")
+    train.add_argument(
+        "--jobs", "-j", type=int, default=None, help="count chunks in this many processes (default: one per core)"
+    )
+    train.add_argument("--force", action="store_true", help="replace --output even if it is not a tokenizer file")
     train.set_defaults(run=_train)
+
+    export = commands.add_parser(
+        "export", help="write a tokenizer as a Hugging Face tokenizer.json", description="write a tokenizer as a "
+        "Hugging Face tokenizers file that encodes and decodes exactly as glassllm does"
+    )
+    export.add_argument("tokenizer", help="pt, en, or the path of a tokenizer JSON file")
+    export.add_argument("--output", "-o", required=True, help="where to write tokenizer.json")
+    export.add_argument(
+        "--force", action="store_true", help="replace --output even if it is not a Hugging Face tokenizer file"
+    )
+    export.set_defaults(run=_export)
 
     inspect = command("inspect", "show a text piece by piece, with IDs, chunks and the token count")
     inspect.epilog = "'at' is where a token's characters are: line:column of the first and the last, counted from 1."

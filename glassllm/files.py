@@ -22,7 +22,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FORMAT_VERSION", "TokenizerFile", "read_tokenizer_file", "write_tokenizer_file"]
+__all__ = [
+    "FORMAT_VERSION",
+    "TokenizerFile",
+    "atomic_write_text",
+    "is_hf_tokenizer_file",
+    "is_tokenizer_file",
+    "may_replace",
+    "read_tokenizer_file",
+    "write_tokenizer_file",
+]
 
 FORMAT_VERSION = 1
 
@@ -115,7 +124,15 @@ def write_tokenizer_file(path: str | Path, contents: TokenizerFile) -> None:
     }
     if contents.merge_counts is not None:
         data["merge_counts"] = contents.merge_counts
-    text = json.dumps(data, ensure_ascii=False, indent=1)
+    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", "tokenizer file")
+
+
+def atomic_write_text(path: str | Path, text: str, what: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: a temporary file in the same folder,
+    then a rename, so a reader sees the old file or the new one, never a partial one.
+
+    ``what`` names the file in the error raised on failure (``cannot write {what}``).
+    """
     destination = Path(path)
     temporary: str | None = None
     try:
@@ -126,12 +143,46 @@ def write_tokenizer_file(path: str | Path, contents: TokenizerFile) -> None:
         os.fchmod(descriptor, 0o644)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.write("\n")
         os.replace(temporary, destination)
         temporary = None
     except OSError as error:
-        raise type(error)(error.errno, f"cannot write tokenizer file: {error.strerror}", str(path)) from error
+        raise type(error)(error.errno, f"cannot write {what}: {error.strerror}", str(path)) from error
     finally:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+
+
+def is_tokenizer_file(path: str | Path) -> bool:
+    """Whether ``path`` holds a valid glassllm tokenizer file (so replacing it loses no
+    one's text)."""
+    try:
+        read_tokenizer_file(path)
+    except (OSError, KeyError, ValueError):
+        return False
+    return True
+
+
+def is_hf_tokenizer_file(path: str | Path) -> bool:
+    """Whether ``path`` holds a Hugging Face ``tokenizers`` file (a JSON object with a
+    ``version`` and a ``model`` object)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "version" in data and isinstance(data.get("model"), dict)
+
+
+def may_replace(path: str | Path, *, hugging_face: bool = False) -> bool:
+    """Whether writing a tokenizer to ``path`` can lose nothing: nothing is there, or a
+    tokenizer file of the kind being written (glassllm's, or Hugging Face's for an export).
+
+    Anything else (someone's notes, a broken file, a folder) must only be replaced when
+    the user says so.
+    """
+    target = Path(path)
+    if not target.exists() and not target.is_symlink():
+        return True
+    if not target.is_file():
+        return False
+    return is_hf_tokenizer_file(target) if hugging_face else is_tokenizer_file(target)

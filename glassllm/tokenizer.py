@@ -13,17 +13,15 @@ byte fallback.
 
 from __future__ import annotations
 
-import gc
 import operator
-from contextlib import contextmanager
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from glassllm.bpe import Pair, Progress, apply_merges, learn_merges, merge
+from glassllm.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
 from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, count_chunks, mark_spaces, pre_tokenize
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
 from glassllm.normalize import nfc, normalize_with_offsets
@@ -154,16 +152,31 @@ class Tokenizer:
         alphabet. ``progress(done, total)`` is called after each merge.
         """
         _require_text(text)
-        chunk_counts = count_chunks(text)
-        alphabet = sorted({character for chunk in chunk_counts for character in chunk})
+        return cls.train_from_counts(count_chunks(text), vocab_size, progress=progress)
+
+    @classmethod
+    def train_from_counts(
+        cls, counts: Mapping[str, int], vocab_size: int, *, progress: Progress | None = None
+    ) -> Tokenizer:
+        """Learn a tokenizer from chunk counts, as :func:`glassllm.chunks.count_chunks`
+        (or :func:`~glassllm.chunks.count_files`) returns them, possibly summed over parts
+        of a corpus counted elsewhere. ``train(text, n)`` is ``train_from_counts(
+        count_chunks(text), n)``; chunks must not be empty and counts must be positive.
+        """
+        for chunk, count in counts.items():
+            if not isinstance(chunk, str) or not chunk:
+                raise ValueError(f"chunk counts: every chunk must be a non-empty str, found {chunk!r}")
+            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                raise ValueError(f"chunk counts: {chunk!r} has count {count!r}, expected a positive integer")
+        alphabet = sorted({character for chunk in counts for character in chunk})
         base = len(SPECIALS) + len(alphabet)
         if vocab_size < base:
             raise ValueError(
                 f"vocab_size {vocab_size} cannot hold the {len(SPECIALS)} special tokens and the "
                 f"{len(alphabet)}-character alphabet of this text: at least {base} is needed"
             )
-        merges, counts = learn_merges(chunk_counts, vocab_size - base, progress)
-        return cls(alphabet, merges, counts)
+        merges, merge_counts = learn_merges(counts, vocab_size - base, progress)
+        return cls(alphabet, merges, merge_counts)
 
     # Encoding
 
@@ -192,7 +205,7 @@ class Tokenizer:
         chunk_of = accumulate(chain.from_iterable(map(_FIRSTS, entries)), initial=-1)
         next(chunk_of)
         ids = chain.from_iterable(map(_IDS, entries))
-        with _collector_paused():
+        with collector_paused():
             return list(map(_new_span, repeat(TokenSpan), zip(ids, pieces, bounds, islice(bounds, 1, None), chunk_of)))
 
     def encode_verbose(self, text: str) -> list[dict[str, object]]:
@@ -275,28 +288,19 @@ class Tokenizer:
         """Write the tokenizer as UTF-8 JSON (atomically; parent folders must exist)."""
         write_tokenizer_file(path, TokenizerFile(self.alphabet, self.merges, self.merge_counts))
 
+    def save_hf(self, path: str | Path) -> None:
+        """Write the tokenizer as a Hugging Face ``tokenizers`` file (``tokenizer.json``),
+        atomically; ``tokenizers.Tokenizer.from_file`` then encodes and decodes as this
+        tokenizer does (:mod:`glassllm.hf` says where it cannot)."""
+        from glassllm.hf import save_hf
+
+        save_hf(self, path)
+
     @classmethod
     def load(cls, path: str | Path) -> Tokenizer:
         """Read a tokenizer written by :meth:`save` (with or without merge counts)."""
         contents = read_tokenizer_file(path)
         return cls(contents.alphabet, contents.merges, contents.merge_counts)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many records.
-
-    TokenSpan records hold only ints and strings, so they can never form a cycle, but
-    as tuple subclasses they stay tracked, and the collections triggered by allocating
-    tens of thousands of them more than double the time of ``encode_spans``.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _require_text(text: object) -> None:

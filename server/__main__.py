@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
     if arguments.tcp:
+        server.confined = True
         server.start_tcp(arguments.host, arguments.port)
     else:
         server.start_io()

@@ -208,6 +208,25 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "glassllm: cannot train a tokenizer: {problem}",
         "pt": "glassllm: não é possível treinar um tokenizador: {problem}",
     },
+    "train.replace": {
+        "en": "Replace {path}? It is not a glassllm tokenizer file, and the trained tokenizer would take its place.",
+        "pt": "Substituir {path}? Não é um arquivo de tokenizador do glassllm, e o tokenizador treinado tomaria o seu lugar.",
+    },
+    "train.replace_yes": {"en": "Replace", "pt": "Substituir"},
+    "train.replace_no": {"en": "Keep the file", "pt": "Manter o arquivo"},
+    "train.cannot_ask": {
+        "en": "{path} exists and is not a glassllm tokenizer file, and the editor cannot be asked whether to "
+        "replace it: choose another output path",
+        "pt": "{path} existe e não é um arquivo de tokenizador do glassllm, e não é possível perguntar ao editor "
+        "se deve substituí-lo: escolha outro caminho de saída",
+    },
+    # Over TCP, commands stay inside the workspace
+    "path.outside": {
+        "en": "glassllm: {path} is outside the workspace folders; over TCP, glassllm reads and writes only "
+        "inside them and its cache folder ({folders})",
+        "pt": "glassllm: {path} está fora das pastas do espaço de trabalho; via TCP, o glassllm só lê e escreve "
+        "dentro delas e da sua pasta de cache ({folders})",
+    },
 }
 
 

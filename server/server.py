@@ -162,6 +162,8 @@ class GlassServer(LanguageServer):
         self.initialization_options: Any = None  # the client's, kept for every reload
         self.client_locale: str | None = None
         self.root_path: Path | None = None
+        # Over TCP any local user can connect: commands then stay inside the workspace.
+        self.confined = False
         # The tokenizer in use and the setting value it came from ("pt", "en" or a path).
         self.tokenizer = LineTokenizer(packaged("pt"), "pt")
         self._tokenizing: dict[str, asyncio.Task[None]] = {}

@@ -1,4 +1,4 @@
-"""Training a tokenizer from the editor: gather the text, train, write the file atomically.
+"""Training a tokenizer from the editor: gather the files, count, train, write atomically.
 
 The server trains in a process of its own (``python -m glassllm_server.training``, see
 :func:`main`), so that training neither holds the server's interpreter lock while the
@@ -7,7 +7,8 @@ lines, which the server turns into ``window/workDoneProgress``. Cancellation is
 cooperative: SIGTERM sets a flag, the library calls ``progress`` after every merge, and
 raising there aborts training. Nothing is written before training has finished and
 :meth:`Tokenizer.save` replaces the file in one step, so a cancelled or failed run never
-leaves a partial file. No pygls here.
+leaves a partial file; a file that is not a tokenizer is never replaced unless the user
+said yes (``--replace``). No pygls here.
 """
 
 from __future__ import annotations
@@ -15,13 +16,25 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from glassllm import Tokenizer
+from glassllm.chunks import count_chunks, count_files
+from glassllm.files import may_replace
 
-__all__ = ["TEXT_SUFFIXES", "Percent", "TrainingCancelled", "TrainingSource", "gather_text", "main", "train_tokenizer"]
+__all__ = [
+    "TEXT_SUFFIXES",
+    "NotATokenizerFile",
+    "Percent",
+    "TrainingCancelled",
+    "TrainingSource",
+    "gather_files",
+    "main",
+    "train_tokenizer",
+]
 
 # In a folder, the files read as text: prose and markup people write, plus files with no
 # suffix (README, LICENSE). Anything else (code, data, binaries) is left out.
@@ -34,27 +47,34 @@ class TrainingCancelled(Exception):
 
 @dataclass(frozen=True)
 class TrainingSource:
-    """The text to train on and where it came from."""
+    """What to train on: text files (each a text of its own), or an open document's text."""
 
-    text: str
     files: list[Path]
     skipped: list[Path]  # files with a text suffix that are not UTF-8 text
+    text: str | None = None
+
+    def count(self) -> Counter[str]:
+        """The chunk counts of the source: the one counting code path of the library,
+        the ``glassllm`` command and this server (files in one process per core)."""
+        if self.text is not None:
+            return count_chunks(self.text)
+        return count_files(self.files, jobs=None)
 
 
-def gather_text(path: Path) -> TrainingSource:
-    """The text of a file, or of the text files under a folder (hidden ones excluded).
+def gather_files(path: Path) -> TrainingSource:
+    """A file, or the text files under a folder (hidden ones excluded), checked to be text.
 
-    Files are read in sorted path order, so training is reproducible; each ends with a
-    newline so the last chunk of one file never joins the first chunk of the next.
+    Files are taken in sorted path order, so training is reproducible; each is counted
+    as a text of its own, so the last chunk of one never joins the first of the next.
     Raises ``OSError`` when ``path`` is missing or unreadable and ``ValueError`` when a
     single file is not UTF-8 text or a folder holds no text.
     """
     if not path.is_dir():
         try:
-            return TrainingSource(_read_text(path), [path], [])
+            _check_text(path)
         except UnicodeDecodeError as error:
             raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
-    texts: list[str] = []
+        return TrainingSource([path], [])
     files: list[Path] = []
     skipped: list[Path] = []
     for candidate in sorted(path.rglob("*")):
@@ -64,35 +84,42 @@ def gather_text(path: Path) -> TrainingSource:
         if candidate.suffix.lower() not in TEXT_SUFFIXES:
             continue
         try:
-            text = _read_text(candidate)
+            _check_text(candidate)
         except (UnicodeDecodeError, OSError):
             skipped.append(candidate)
             continue
-        texts.append(text if text.endswith(("\n", "\r")) else text + "\n")
         files.append(candidate)
     if not files:
         raise ValueError(f"{path}: no text files to train on")
-    return TrainingSource("".join(texts), files, skipped)
+    return TrainingSource(files, skipped)
 
 
-def _read_text(path: Path) -> str:
+def _check_text(path: Path) -> None:
     raw = path.read_bytes()
     if b"\0" in raw:
         raise UnicodeDecodeError("utf-8", raw, raw.index(b"\0"), raw.index(b"\0") + 1, "NUL byte in text")
-    return raw.decode("utf-8")
+    raw.decode("utf-8")
+
+
+class NotATokenizerFile(ValueError):
+    """The output exists and is not a glassllm tokenizer file: replacing it needs a yes."""
 
 
 def train_tokenizer(
-    text: str,
+    counts: Mapping[str, int],
     vocab_size: int,
     output: Path,
     progress: Callable[[int, int], None],
     cancelled: Callable[[], bool],
+    *,
+    replace: bool = False,
 ) -> Tokenizer:
-    """Train on ``text`` and save to ``output`` (creating its folder).
+    """Train on chunk ``counts`` and save to ``output`` (creating its folder).
 
     ``progress(done, total)`` follows each merge; when ``cancelled()`` turns true,
-    :class:`TrainingCancelled` is raised and ``output`` is left as it was.
+    :class:`TrainingCancelled` is raised and ``output`` is left as it was. An ``output``
+    that exists and is not a glassllm tokenizer file is only replaced with ``replace``
+    (checked before training and again before writing): else :class:`NotATokenizerFile`.
     Raises ``ValueError`` when ``vocab_size`` is too small for the text's alphabet.
     """
 
@@ -101,12 +128,18 @@ def train_tokenizer(
             raise TrainingCancelled
         progress(done, total)
 
+    def check() -> None:
+        if not replace and not may_replace(output):
+            raise NotATokenizerFile(f"{output} exists and is not a glassllm tokenizer file")
+
+    check()
     if cancelled():
         raise TrainingCancelled
-    tok = Tokenizer.train(text, vocab_size, progress=step)
+    tok = Tokenizer.train_from_counts(counts, vocab_size, progress=step)
     if cancelled():
         raise TrainingCancelled
     output.parent.mkdir(parents=True, exist_ok=True)
+    check()
     tok.save(output)
     return tok
 
@@ -127,14 +160,17 @@ class Percent:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m glassllm_server.training VOCAB_SIZE OUTPUT [SOURCE]``: train on the
-    file or folder SOURCE, or on standard input (UTF-8) without one.
+    """``python -m glassllm_server.training VOCAB_SIZE OUTPUT [SOURCE] [--replace]``:
+    train on the file or folder SOURCE, or on standard input (UTF-8) without one.
+    ``--replace`` replaces OUTPUT even when it is not a tokenizer file (the user said yes).
 
     Writes one JSON object per line to standard output: ``{"progress": [done, total]}``
     at each new percent, then ``{"done": {...}}``, ``{"cancelled": true}`` or
     ``{"error": "..."}``. SIGTERM cancels at the next merge.
     """
-    vocab_size, output, *source = sys.argv[1:] if argv is None else argv
+    arguments = sys.argv[1:] if argv is None else argv
+    replace = "--replace" in arguments
+    vocab_size, output, *source = [argument for argument in arguments if argument != "--replace"]
     stop: list[bool] = []
     signal.signal(signal.SIGTERM, lambda number, frame: stop.append(True))
     percent = Percent()
@@ -149,10 +185,12 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         if source:
-            corpus = gather_text(Path(source[0]))
+            corpus = gather_files(Path(source[0]))
         else:
-            corpus = TrainingSource(sys.stdin.buffer.read().decode("utf-8"), [], [])
-        tok = train_tokenizer(corpus.text, int(vocab_size), Path(output), progress, lambda: bool(stop))
+            corpus = TrainingSource([], [], sys.stdin.buffer.read().decode("utf-8"))
+        tok = train_tokenizer(
+            corpus.count(), int(vocab_size), Path(output), progress, lambda: bool(stop), replace=replace
+        )
     except TrainingCancelled:
         emit({"cancelled": True})
         return

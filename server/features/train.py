@@ -4,7 +4,9 @@ output_path]``.
 Training runs in a child process and reports ``window/workDoneProgress`` (percent of
 merges done). Cancelling the progress, or the request, stops it before anything is
 written (see :mod:`glassllm_server.training`). When it succeeds the server offers to
-switch to the new tokenizer for this session.
+switch to the new tokenizer for this session. An output that exists and is not a glassllm
+tokenizer file is replaced only when the user says yes to ``window/showMessageRequest``;
+over TCP, both paths must lie inside the workspace (see :mod:`glassllm_server.confinement`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from glassllm.files import may_replace
+from glassllm_server.confinement import check_inside
 from glassllm_server.server import GlassServer, RequestFailed
 
 __all__ = ["TRAIN_TOKENIZER", "register"]
@@ -117,13 +121,40 @@ async def _offer(ls: GlassServer, path: Path, done: str) -> None:
         )
 
 
+async def _may_replace(ls: GlassServer, path: Path) -> bool:
+    """Ask whether to replace ``path``, a file that is not a tokenizer: ``True`` on yes.
+    Raises :class:`RequestFailed` when the client cannot ask (it answers with an error)."""
+    messages = ls.messages
+    replace = messages("train.replace_yes")
+    try:
+        answer = await ls.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning,
+                message=messages("train.replace", path=path),
+                actions=[types.MessageActionItem(title=replace), types.MessageActionItem(title=messages("train.replace_no"))],
+            )
+        )
+    except Exception as error:
+        logger.warning("the client cannot ask whether to replace %s", path, exc_info=True)
+        raise RequestFailed(messages("train.failed", problem=messages("train.cannot_ask", path=path))) from error
+    return answer is not None and answer.title == replace
+
+
 async def _run(
-    text: str | None, source: Path | None, vocab_size: int, output: Path, progress: _Progress, cancelled: Callable[[], bool]
+    text: str | None,
+    source: Path | None,
+    vocab_size: int,
+    output: Path,
+    progress: _Progress,
+    cancelled: Callable[[], bool],
+    replace: bool,
 ) -> dict[str, Any]:
     """Train in a child process (see :func:`glassllm_server.training.main`) and relay its
     progress; returns its last message. SIGTERM asks it to stop when ``cancelled()``."""
     messages = progress.ls.messages
     arguments = [str(vocab_size), str(output)] + ([] if source is None else [str(source)])
+    if replace:
+        arguments.append("--replace")
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -187,6 +218,13 @@ def register(server: GlassServer) -> None:
             source_path = None if document is not None else _path(ls, source)
         except ValueError as error:
             raise RequestFailed(messages("train.failed", problem=error)) from error
+        check_inside(ls, output_path)
+        if source_path is not None:
+            check_inside(ls, source_path)
+        # Training never destroys a file: anything but a tokenizer is replaced on a yes only.
+        replace = not may_replace(output_path)
+        if replace and not await _may_replace(ls, output_path):
+            return {"cancelled": True, "path": str(output_path)}
 
         progress = _Progress(ls)
         await progress.begin(messages("train.reading", source=source))
@@ -196,7 +234,13 @@ def register(server: GlassServer) -> None:
 
         try:
             result = await _run(
-                document.text if document is not None else None, source_path, vocab_size, output_path, progress, cancelled
+                document.text if document is not None else None,
+                source_path,
+                vocab_size,
+                output_path,
+                progress,
+                cancelled,
+                replace,
             )
         except asyncio.CancelledError:
             progress.end(messages("train.cancelled", path=output_path))

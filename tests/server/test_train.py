@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from pytest_lsp.client import captured_exception_key
 
 from conftest import LOOP, open_document
 
@@ -29,6 +30,7 @@ def answer_offers(client: LanguageClient):
     def offer(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         client.offers.append(params)
         return None if client.choice is None else types.MessageActionItem(title=client.choice)
+
 
 
 async def train(client: LanguageClient, *arguments):
@@ -183,3 +185,57 @@ async def test_problems_are_clear_errors(client: LanguageClient, tmp_path: Path,
     with pytest.raises(Exception, match=f"cannot train a tokenizer: .*{problem}"):
         await train(client, source, size, str(tmp_path / "t.json"))
     assert not (tmp_path / "t.json").exists()
+
+
+async def test_a_file_that_is_not_a_tokenizer_is_replaced_only_when_the_user_says_yes(
+    client: LanguageClient, tmp_path: Path
+):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n", encoding="utf-8")
+    uri = open_document(client, "banana banana\n")
+    client.choice = "Keep the file"
+    asked = len(client.offers)
+    assert await train(client, uri, 20, str(notes)) == {"cancelled": True, "path": str(notes)}
+    assert notes.read_text(encoding="utf-8") == "my notes\n"
+    question = client.offers[asked]
+    assert question.message == (
+        f"Replace {notes}? It is not a glassllm tokenizer file, and the trained tokenizer would take its place."
+    )
+    assert [action.title for action in question.actions] == ["Replace", "Keep the file"]
+
+    client.choice = None  # the user dismissed the question
+    assert (await train(client, uri, 20, str(notes)))["cancelled"] is True
+    assert notes.read_text(encoding="utf-8") == "my notes\n"
+
+    client.choice = "Replace"
+    answer = await train(client, uri, 20, str(notes))
+    assert answer["cancelled"] is False and answer["path"] == str(notes)
+    assert Tokenizer.load(notes).merges == Tokenizer.train("banana banana\n", 20).merges
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
+
+    # Now a tokenizer file: replaced (atomically) without a question.
+    asked = len(client.offers)
+    client.choice = "Keep the current one"
+    other = open_document(client, "cabana cabana\n")
+    assert (await train(client, other, 20, str(notes)))["cancelled"] is False
+    assert Tokenizer.load(notes).merges == Tokenizer.train("cabana cabana\n", 20).merges
+    await asyncio.sleep(0.1)
+    assert not any(offer.message.startswith("Replace") for offer in client.offers[asked:])
+
+
+async def test_a_client_that_cannot_ask_gets_an_error_and_the_file_stays(client: LanguageClient, tmp_path: Path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n", encoding="utf-8")
+    # Without a handler, the client answers the request with MethodNotFound.
+    features = client.protocol.fm.features
+    handler = features.pop(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    try:
+        with pytest.raises(Exception, match="exists and is not a glassllm tokenizer file, and the editor cannot be asked"):
+            await train(client, open_document(client, "banana"), 20, str(notes))
+    finally:
+        features[types.WINDOW_SHOW_MESSAGE_REQUEST] = handler
+        # pytest-lsp keeps the client's MethodNotFound to fail the test with; here it is
+        # the point of the test.
+        client._pytest_item.stash[captured_exception_key] = None
+    assert notes.read_text(encoding="utf-8") == "my notes\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import signal
 import subprocess
 import sys
@@ -10,7 +11,8 @@ import sys
 import pytest
 
 from glassllm import Tokenizer
-from glassllm_server.training import Percent, TrainingCancelled, gather_text, train_tokenizer
+from glassllm.chunks import count_chunks
+from glassllm_server.training import NotATokenizerFile, Percent, TrainingCancelled, gather_files, train_tokenizer
 
 
 def test_a_folder_gives_its_text_files_in_order(tmp_path):
@@ -22,26 +24,27 @@ def test_a_folder_gives_its_text_files_in_order(tmp_path):
     (tmp_path / ".git" / "HEAD").write_text("ref", encoding="utf-8")
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
     (tmp_path / "latin1.txt").write_bytes("não".encode("latin-1"))
-    source = gather_text(tmp_path)
-    assert source.text == "um\ndois\ntrês\n"
+    source = gather_files(tmp_path)
     assert [path.name for path in source.files] == ["a.md", "b.txt", "c.txt"]
     assert [path.name for path in source.skipped] == ["latin1.txt"]
+    # Each file counts as a text of its own: "dois" and "três" never join.
+    assert source.count() == count_chunks(["um\n", "dois", "três"])
 
 
 def test_a_folder_without_text_and_a_binary_file_are_errors(tmp_path):
     with pytest.raises(ValueError, match="no text files"):
-        gather_text(tmp_path)
+        gather_files(tmp_path)
     (tmp_path / "x.txt").write_bytes(b"a\0b")
     with pytest.raises(ValueError, match="not UTF-8"):
-        gather_text(tmp_path / "x.txt")
+        gather_files(tmp_path / "x.txt")
     with pytest.raises(OSError):
-        gather_text(tmp_path / "missing.txt")
+        gather_files(tmp_path / "missing.txt")
 
 
 def test_training_writes_the_tokenizer_and_reports_each_merge(tmp_path):
     reports = []
     output = tmp_path / "new" / "tok.json"
-    tok = train_tokenizer("banana banana", 12, output, lambda d, t: reports.append((d, t)), lambda: False)
+    tok = train_tokenizer(count_chunks("banana banana"), 12, output, lambda d, t: reports.append((d, t)), lambda: False)
     assert Tokenizer.load(output).merges == tok.merges == [("a", "n"), ("an", "a"), ("an", "ana"), ("b", "anana")]
     assert reports == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
@@ -50,23 +53,25 @@ def test_cancelling_leaves_an_existing_file_untouched_and_writes_nothing_new(tmp
     output = tmp_path / "tok.json"
     output.write_text('{"old": true}', encoding="utf-8")
     calls = []
+    with pytest.raises(NotATokenizerFile, match="tok.json exists and is not a glassllm tokenizer file"):
+        train_tokenizer(count_chunks("banana"), 12, output, lambda d, t: None, lambda: False)
 
     def cancelled():
         calls.append(1)
         return len(calls) > 3
 
     with pytest.raises(TrainingCancelled):
-        train_tokenizer("banana bandana cabana " * 50, 40, output, lambda d, t: None, cancelled)
+        train_tokenizer(count_chunks("banana bandana cabana " * 50), 40, output, lambda d, t: None, cancelled, replace=True)
     assert json.loads(output.read_text(encoding="utf-8")) == {"old": True}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tok.json"]
     with pytest.raises(TrainingCancelled):
-        train_tokenizer("banana", 12, tmp_path / "other.json", lambda d, t: None, lambda: True)
+        train_tokenizer(count_chunks("banana"), 12, tmp_path / "other.json", lambda d, t: None, lambda: True)
     assert not (tmp_path / "other.json").exists()
 
 
 def test_too_small_a_vocabulary_is_a_value_error(tmp_path):
     with pytest.raises(ValueError, match="at least"):
-        train_tokenizer("banana", 5, tmp_path / "t.json", lambda d, t: None, lambda: False)
+        train_tokenizer(count_chunks("banana"), 5, tmp_path / "t.json", lambda d, t: None, lambda: False)
     assert not (tmp_path / "t.json").exists()
 
 
@@ -101,16 +106,25 @@ def test_the_training_process_reports_json_lines(tmp_path):
     ]
     (error,) = run_child("5", str(tmp_path / "v.json"), text="banana")
     assert "at least" in error["error"] and not (tmp_path / "v.json").exists()
+    (tmp_path / "notes.txt").write_text("notes\n", encoding="utf-8")
+    (error,) = run_child("12", str(tmp_path / "notes.txt"), text="banana")
+    assert error == {"error": f"{tmp_path / 'notes.txt'} exists and is not a glassllm tokenizer file"}
+    assert run_child("12", str(tmp_path / "notes.txt"), "--replace", text="banana")[-1]["done"]["merges"] == 4
+    assert Tokenizer.load(tmp_path / "notes.txt").vocab_size == 11
 
 
 def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
-    words = [f"w{a}{b}{c}" for a in "abcdefgh" for b in "ijklmnop" for c in "qrstuvwx"]
+    # Enough distinct words that merges go on for a second after the first report: with few,
+    # they could run out before the signal arrives.
+    generator = random.Random(7)
+    syllables = [a + b for a in "bcdfglmnprstv" for b in "aeiou"]
+    words = ["".join(generator.choices(syllables, k=generator.randint(3, 10))) for _ in range(20000)]
     child = subprocess.Popen(
         [sys.executable, "-m", "glassllm_server.training", "100000", str(tmp_path / "t.json")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
-    child.stdin.write(" ".join(words * 200).encode("utf-8"))
+    child.stdin.write(" ".join(words * 3).encode("utf-8"))
     child.stdin.close()
     assert "progress" in json.loads(child.stdout.readline())
     child.send_signal(signal.SIGTERM)
@@ -118,3 +132,14 @@ def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
     assert child.wait(timeout=60) == 0
     assert last == {"cancelled": True}
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_training_process_counts_a_large_corpus_in_workers_and_finishes(tmp_path):
+    """Past a megabyte, counting forks workers; they must not inherit the process's
+    SIGTERM flag, or the pool could never stop them (and training would hang)."""
+    text = "banana bandana cabana\n" * 60_000
+    (tmp_path / "corpus.txt").write_text(text, encoding="utf-8")
+    expected = Tokenizer.train(text, 20).merges
+    assert run_child("20", str(tmp_path / "a.json"), str(tmp_path / "corpus.txt"))[-1]["done"]["merges"] == len(expected)
+    assert run_child("20", str(tmp_path / "b.json"), text=text)[-1]["done"]["merges"] == len(expected)
+    assert Tokenizer.load(tmp_path / "a.json").merges == Tokenizer.load(tmp_path / "b.json").merges == expected
