@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, count
 from typing import NamedTuple
 
 from glassllm import Tokenizer
@@ -162,27 +162,128 @@ class DocumentToken:
         return Point(self.line, self.end)
 
 
+class _Version:
+    """One version of a document's text and its tokens, filled in lazily.
+
+    A document and every snapshot taken of it while it is unchanged share one version,
+    so tokens computed for any of them are there for all. An edit makes a new version
+    (copying the line lists, never mutating them), so a snapshot keeps its text.
+    """
+
+    __slots__ = ("index", "lines", "pending", "prefix", "revision", "tokenizer", "tokens", "totals")
+
+    _revisions = count(1)
+
+    def __init__(self, lines: list[str], tokenizer: LineTokenizer, tokens: list[LineTokens | None] | None = None) -> None:
+        self.lines = lines
+        self.index = LineIndex(lines)
+        self.tokenizer = tokenizer
+        self.tokens: list[LineTokens | None] = [None] * len(lines) if tokens is None else tokens
+        self.pending = 0  # no line before this one lacks its tokens
+        self.totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
+        self.prefix: list[int] | None = None  # tokens before each line
+        # Unique per version: what caches of answers are keyed by.
+        self.revision = next(self._revisions)
+
+    def replaced(self, first: int, stop: int, new_lines: list[str]) -> _Version:
+        """A new version with lines ``first..stop-1`` replaced by ``new_lines``."""
+        tokens = self.tokens
+        version = _Version(
+            [*self.lines[:first], *new_lines, *self.lines[stop:]],
+            self.tokenizer,
+            [*tokens[:first], *([None] * len(new_lines)), *tokens[stop:]],
+        )
+        totals = version.totals
+        totals[:] = self.totals
+        for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop]):
+            if line_tokens is not None:
+                _count(totals, line_tokens, line, -1)
+        version.pending = min(self.pending, first)
+        return version
+
+    def line_tokens(self, line: int) -> LineTokens:
+        tokens = self.tokens[line]
+        if tokens is None:
+            text = self.lines[line]
+            tokens = self.tokenizer.line(text)
+            self.tokens[line] = tokens
+            _count(self.totals, tokens, text, 1)
+        return tokens
+
+    def advance_pending(self) -> int:
+        # list.index runs in C: after an edit deep in a large document, finding the few
+        # lines without tokens must not cost a Python step per line.
+        try:
+            self.pending = self.tokens.index(None, self.pending)
+        except ValueError:
+            self.pending = len(self.tokens)
+        return self.pending
+
+
+def _count(totals: list[int], tokens: LineTokens, line: str, sign: int) -> None:
+    totals[0] += sign * tokens.tokens
+    totals[1] += sign * len(tokens.chunks)
+    totals[2] += sign * len(line)
+    totals[3] += sign * tokens.unknown
+
+
 class Document:
     """One open document: its lines, its version and its tokens, filled in lazily.
 
     ``lines`` follows :func:`split_lines` (one entry per LSP line, endings kept). Tokens
     of a line are computed when first needed; :meth:`tokenize_pending` fills the rest
     in small steps so that a server can interleave it with other work.
+
+    :meth:`snapshot` gives the document as it is now, unaffected by later edits: what
+    a request sees when the document changes before it is answered.
     """
 
     def __init__(self, uri: str, text: str, version: int | None, tokenizer: LineTokenizer) -> None:
         self.uri = uri
         self.version = version
-        self.lines: list[str] = split_lines(text)
-        self.index = LineIndex(self.lines)
-        self.tokenizer = tokenizer
-        self._tokens: list[LineTokens | None] = [None] * len(self.lines)
-        self._pending = 0  # no line before this one lacks its tokens
-        self._totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
-        self._prefix: list[int] | None = None  # tokens before each line
+        self._version = _Version(split_lines(text), tokenizer)
         # The line the user last edited or hovered: where views that cannot cover a
-        # large document whole (inlay hints for the whole of it) look.
-        self.focus_line = 0
+        # large document whole (inlay hints for the whole of it) look. One cell shared
+        # with the snapshots, so a hover answered from a snapshot moves it too.
+        self._focus = [0]
+        self.frozen = False
+
+    def snapshot(self) -> Document:
+        """This document as it is now: later edits to it do not change the snapshot."""
+        copy = Document.__new__(Document)
+        copy.uri, copy.version, copy._version, copy._focus = self.uri, self.version, self._version, self._focus
+        copy.frozen = True
+        return copy
+
+    def same_text(self, other: Document) -> bool:
+        """Whether ``other`` (a snapshot, say) is this very version, tokens included."""
+        return self._version is other._version
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines (do not modify: snapshots share the list)."""
+        return self._version.lines
+
+    @property
+    def index(self) -> LineIndex:
+        return self._version.index
+
+    @property
+    def tokenizer(self) -> LineTokenizer:
+        return self._version.tokenizer
+
+    @property
+    def revision(self) -> int:
+        """Changes with every edit and tokenizer switch; equal for a snapshot."""
+        return self._version.revision
+
+    @property
+    def focus_line(self) -> int:
+        return self._focus[0]
+
+    @focus_line.setter
+    def focus_line(self, line: int) -> None:
+        self._focus[0] = line
 
     # Text and edits
 
@@ -192,102 +293,73 @@ class Document:
 
     def apply_change(self, start: Point | None, end: Point | None, text: str) -> None:
         """Replace the text between two points (the whole text when ``start`` is None)."""
+        if self.frozen:
+            raise TypeError("a document snapshot cannot change")
+        lines = self.lines
         if start is None or end is None:
-            first, last = 0, len(self.lines) - 1
+            first, last = 0, len(lines) - 1
             replaced = text
         else:
             if end < start:
                 start, end = end, start
             # One more line on each side: a "\r" next to an inserted "\n" becomes "\r\n".
-            first, last = max(start.line - 1, 0), min(end.line + 1, len(self.lines) - 1)
-            old = "".join(self.lines[first : last + 1])
-            begin = sum(map(len, self.lines[first : start.line])) + start.column
-            finish = sum(map(len, self.lines[first : end.line])) + end.column
+            first, last = max(start.line - 1, 0), min(end.line + 1, len(lines) - 1)
+            old = "".join(lines[first : last + 1])
+            begin = sum(map(len, lines[first : start.line])) + start.column
+            finish = sum(map(len, lines[first : end.line])) + end.column
             replaced = old[:begin] + text + old[finish:]
         new_lines = split_lines(replaced)
-        if last < len(self.lines) - 1:
+        if last < len(lines) - 1:
             # The region ended with a line ending, so its split has an empty tail.
             new_lines.pop()
-        self._replace_lines(first, last + 1, new_lines)
+        self._version = self._version.replaced(first, last + 1, new_lines)
 
     def set_tokenizer(self, tokenizer: LineTokenizer) -> None:
         """Use another tokenizer: every line is tokenized again when next needed."""
-        self.tokenizer = tokenizer
-        self._tokens = [None] * len(self.lines)
-        self._pending = 0
-        self._totals = [0, 0, 0, 0]
-        self._prefix = None
+        if self.frozen:
+            raise TypeError("a document snapshot cannot change")
+        self._version = _Version(self.lines, tokenizer)
 
     def replace_text(self, text: str) -> None:
         self.apply_change(None, None, text)
 
-    def _replace_lines(self, first: int, stop: int, new_lines: list[str]) -> None:
-        for tokens, line in zip(self._tokens[first:stop], self.lines[first:stop]):
-            if tokens is not None:
-                self._count(tokens, line, -1)
-        self.lines[first:stop] = new_lines
-        self._tokens[first:stop] = [None] * len(new_lines)
-        self._pending = min(self._pending, first)
-        self._prefix = None
-        self.index.invalidate()
-
     # Tokens
-
-    def _count(self, tokens: LineTokens, line: str, sign: int) -> None:
-        totals = self._totals
-        totals[0] += sign * tokens.tokens
-        totals[1] += sign * len(tokens.chunks)
-        totals[2] += sign * len(line)
-        totals[3] += sign * tokens.unknown
 
     def line_tokens(self, line: int) -> LineTokens:
         """The tokens of line ``line`` (computed now if needed)."""
-        tokens = self._tokens[line]
-        if tokens is None:
-            text = self.lines[line]
-            tokens = self.tokenizer.line(text)
-            self._tokens[line] = tokens
-            self._count(tokens, text, 1)
-        return tokens
+        return self._version.line_tokens(line)
 
     def tokenized_through(self, line: int) -> bool:
         """Whether lines ``0..line`` all have their tokens."""
-        self._advance_pending()
-        return self._pending > line
+        return self._version.advance_pending() > line
 
     @property
     def complete(self) -> bool:
         """Whether every line has its tokens."""
-        self._advance_pending()
-        return self._pending >= len(self.lines)
-
-    def _advance_pending(self) -> None:
-        # list.index runs in C: after an edit deep in a large document, finding the few
-        # lines without tokens must not cost a Python step per line.
-        try:
-            self._pending = self._tokens.index(None, self._pending)
-        except ValueError:
-            self._pending = len(self._tokens)
+        return self._version.advance_pending() >= len(self.lines)
 
     def tokenize_pending(self, max_lines: int) -> bool:
         """Tokenize up to ``max_lines`` lines that lack tokens, in order; True when done."""
+        version = self._version
+        total = len(version.lines)
         for _ in range(max_lines):
-            self._advance_pending()
-            if self._pending >= len(self.lines):
+            pending = version.advance_pending()
+            if pending >= total:
                 return True
-            self.line_tokens(self._pending)
-        self._advance_pending()
-        return self._pending >= len(self.lines)
+            version.line_tokens(pending)
+        return version.advance_pending() >= total
 
     def tokens_before(self, line: int) -> int:
         """How many tokens come before line ``line`` (tokenizing the lines before it)."""
-        self._advance_pending()
-        if self._pending < line:
-            self.tokenize_pending(line - self._pending)
-        if self._prefix is None or len(self._prefix) <= line:
-            counts = [tokens.tokens for tokens in self._tokens[: self._pending]]
-            self._prefix = [0, *accumulate(counts)]
-        return self._prefix[line]
+        version = self._version
+        pending = version.advance_pending()
+        if pending < line:
+            self.tokenize_pending(line - pending)
+            pending = version.advance_pending()
+        if version.prefix is None or len(version.prefix) <= line:
+            counts = [tokens.tokens for tokens in version.tokens[:pending]]  # type: ignore[union-attr]
+            version.prefix = [0, *accumulate(counts)]
+        return version.prefix[line]
 
     def line_spans(self, line: int) -> list[LineSpan]:
         return self.line_tokens(line).spans()
@@ -355,7 +427,7 @@ class Document:
         ``[start, end)`` (a token cut by the range's edge counts)."""
         if start is None or end is None:
             self.tokenize_pending(len(self.lines))
-            return Stats(*self._totals)
+            return Stats(*self._version.totals)
         if end < start:
             start, end = end, start
         characters = self.index.point_offset(end) - self.index.point_offset(start)

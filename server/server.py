@@ -5,14 +5,23 @@ and the negotiated position encoding; the features (``features/``) are thin hand
 over it. :class:`GlassProtocol` fixes what pygls 2.1 gets wrong for us:
 
 - a request whose params do not deserialize gets a -32602 answer (pygls sends none);
-- open documents live in :attr:`GlassServer.documents`, edited in place line by line,
-  instead of pygls' workspace, which rebuilds the whole text on every keystroke;
-- an exception in a notification handler is logged, and reported to the user once.
+- open documents live in :attr:`GlassServer.documents`, edited line by line, instead
+  of pygls' workspace, which rebuilds the whole text on every keystroke;
+- every request sees the documents as they were when it arrived. pygls creates each
+  request's handler as a task when the request is read, but the handler runs later,
+  after the ``didChange`` notifications read meanwhile are applied; so snapshots of the
+  open documents (cheap: see :meth:`Document.snapshot`) are put in a context variable
+  just before pygls creates the task, which copies the context, and
+  :meth:`GlassServer.get_document` reads them from there;
+- an exception in a notification handler is logged, and reported to the user once;
+- routine error answers (a closed document, a cancelled request) and cancels of
+  requests already answered are not logged as problems.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import inspect
 import json
@@ -46,6 +55,10 @@ logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
 # Background tokenizing gives the event loop back after this long, so requests that
 # arrive meanwhile wait at most about that much.
 _SLICE_SECONDS = 0.002
+
+# The open documents as they were when the request being handled arrived (unset outside
+# requests: notifications and background work see the live documents).
+_REQUEST_DOCUMENTS: contextvars.ContextVar[dict[str, Document]] = contextvars.ContextVar("request_documents")
 
 
 class RequestFailed(JsonRpcException):
@@ -117,6 +130,31 @@ class GlassProtocol(LanguageServerProtocol):
         if isinstance(message, _Answered):
             return
         super().handle_message(message)
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        # pygls runs this inside a copy of the context made for this message and creates
+        # the handler's task from it: the task sees these snapshots, whatever is applied
+        # before it runs.
+        _REQUEST_DOCUMENTS.set({uri: document.snapshot() for uri, document in self._server.documents.items()})
+        super()._handle_request(msg_id, method_name, params)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        # pygls logs a traceback for every error answer; one the handler raised on purpose
+        # (a closed document, a cancelled wait) is routine work, not a problem.
+        if not future.cancelled() and isinstance(error := future.exception(), JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            logger.info("request %s answered with error %s: %s", msg_id, error.code, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # Clients cancel requests already answered all the time (VS Code its code actions).
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            logger.debug("cancel for request %s, already answered", msg_id)
+        elif future.cancel():
+            logger.debug("request %s cancelled", msg_id)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
@@ -250,8 +288,13 @@ class GlassServer(LanguageServer):
     # Documents
 
     def get_document(self, uri: str) -> Document:
-        """The open document ``uri``, or a clear JSON-RPC error for the client."""
-        document = self.documents.get(uri)
+        """The open document ``uri``, or a clear JSON-RPC error for the client.
+
+        Inside a request: the document as it was when the request arrived (a snapshot),
+        so that the answer describes the text the client asked about.
+        """
+        documents = _REQUEST_DOCUMENTS.get(self.documents)
+        document = documents.get(uri)
         if document is None:
             raise RequestFailed(self.messages("error.unknown_document", uri=uri))
         return document
@@ -329,14 +372,19 @@ class GlassServer(LanguageServer):
         """Wait until lines ``0..through_line`` (all, when None) have their tokens.
 
         The background task does the work; a ``$/cancelRequest`` cancels only the wait.
+        A snapshot of a document that changed (or closed) since is tokenized here, a
+        slice at a time; lines it shares with the new text are then cached for it.
         """
-        while True:
-            last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
-            if document.tokenized_through(last):
-                return
-            if self.documents.get(document.uri) is not document:
-                raise RequestFailed(self.messages("error.unknown_document", uri=document.uri))
-            self.schedule_tokenizing(document)
+        last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
+        while not document.tokenized_through(last):
+            live = self.documents.get(document.uri)
+            if live is None or not live.same_text(document):
+                deadline = time.perf_counter() + _SLICE_SECONDS
+                while time.perf_counter() < deadline and not document.tokenized_through(last):
+                    document.tokenize_pending(1)
+                await asyncio.sleep(0)
+                continue
+            self.schedule_tokenizing(live)
             progress = self._progress.get(document.uri)
             if progress is None:
                 progress = self._progress[document.uri] = asyncio.get_running_loop().create_future()
