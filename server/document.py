@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate, count
+from operator import itemgetter
 from typing import NamedTuple
 
 from glassllm import Tokenizer
@@ -49,6 +50,9 @@ class ChunkTokens(NamedTuple):
     unknown: int
 
 
+_IDS, _UNKNOWN = itemgetter(2), itemgetter(3)
+
+
 class Stats(NamedTuple):
     """Counts for a document or a range of it."""
 
@@ -78,8 +82,8 @@ class LineTokens:
         self.chunks = chunks
         # NFC boundary map from normalized to original columns; None when the line is NFC.
         self.origin = origin
-        self.tokens = sum(len(chunk.ids) for chunk in chunks)
-        self.unknown = sum(chunk.unknown for chunk in chunks)
+        self.tokens = sum(map(len, map(_IDS, chunks)))
+        self.unknown = sum(map(_UNKNOWN, chunks))
 
     def spans(self) -> list[LineSpan]:
         """Every token of the line with its columns, in order, covering the line."""
@@ -112,9 +116,16 @@ class LineTokenizer:
         cached = self._chunks.get(text)
         if cached is not None:
             return cached
-        spans = self.tokenizer.encode_spans(text)
-        ids = tuple(span.id for span in spans)
-        entry = ChunkTokens(text, tuple(span.piece for span in spans), ids, ids.count(UNK_ID))
+        tokenizer = self.tokenizer
+        # encode reads the library's chunk cache, the cheapest way to the IDs; the pieces
+        # are the IDs' vocabulary entries, except an unknown character's (spans tell it).
+        ids = tuple(tokenizer.encode(text))
+        unknown = ids.count(UNK_ID)
+        if unknown:
+            pieces = tuple(span.piece for span in tokenizer.encode_spans(text))
+        else:
+            pieces = tuple(tokenizer.tokens(ids))
+        entry = ChunkTokens(text, pieces, ids, unknown)
         if len(self._chunks) >= _CHUNK_CACHE_LIMIT:
             self._chunks.clear()
         self._chunks[text] = entry
@@ -126,11 +137,12 @@ class LineTokenizer:
         if cached is not None:
             return cached
         normalized, origin = normalize_with_offsets(text)
-        chunk = self.chunk
-        entry = LineTokens(
-            tuple(chunk(piece) for piece in CHUNK_PATTERN.findall(mark_spaces(normalized))),
-            origin,
-        )
+        chunks = CHUNK_PATTERN.findall(mark_spaces(normalized))
+        found = list(map(self._chunks.get, chunks))
+        if None in found:
+            chunk = self.chunk
+            found = [entry or chunk(text) for entry, text in zip(found, chunks)]
+        entry = LineTokens(tuple(found), origin)  # type: ignore[arg-type]
         if len(self._lines) >= _LINE_CACHE_LIMIT:
             self._lines.clear()
         self._lines[text] = entry

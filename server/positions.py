@@ -52,9 +52,11 @@ def split_lines(text: str) -> list[str]:
     The result always has one entry per LSP line: the last entry has no line ending and
     may be empty (``""`` → ``[""]``, ``"a\\n"`` → ``["a\\n", ""]``).
     """
-    lines = _LINE.findall(text)
-    consumed = sum(map(len, lines)) if lines else 0
-    lines.append(text[consumed:])
+    # The pattern only runs up to the last ending: on the unended last line it would
+    # fail from each of its positions after scanning to its end (quadratic).
+    end = max(text.rfind("\n"), text.rfind("\r")) + 1
+    lines = _LINE.findall(text, 0, end)
+    lines.append(text[end:])
     return lines
 
 

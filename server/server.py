@@ -55,6 +55,7 @@ logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
 # Background tokenizing gives the event loop back after this long, so requests that
 # arrive meanwhile wait at most about that much.
 _SLICE_SECONDS = 0.002
+_TURNS = 4
 
 # The open documents as they were when the request being handled arrived (unset outside
 # requests: notifications and background work see the live documents).
@@ -359,7 +360,11 @@ class GlassServer(LanguageServer):
                 progress = self._progress.pop(document.uri, None)
                 if progress is not None and not progress.done():
                     progress.set_result(None)
-                await asyncio.sleep(0)
+                # A message takes a few turns of the event loop (the pipe's callback,
+                # the reader, the handler's task): let them all pass before the next
+                # slice, so that a request waits for one slice, not one per turn.
+                for _ in range(_TURNS):
+                    await asyncio.sleep(0)
         finally:
             self._tokenizing_now -= 1
             if not self._tokenizing_now:
