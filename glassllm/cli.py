@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from glassllm.packaged import load_tokenizer
+from glassllm.places import LineIndex
 from glassllm.tokenizer import UNK_ID, Tokenizer
 
 __all__ = ["main"]
@@ -110,10 +111,12 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
         surface = text[span.start : span.end].replace(" ", "▁").replace("\n", "⏎\n")
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
-    out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  piece\n")
+    out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
+    lines = LineIndex(text)
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
-        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {span.piece!r}{note}\n")
+        at = lines.span(span.start, span.end)
+        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  {span.piece!r}{note}\n")
     if len(shown) < len(spans):
         out.write(f"… the first {len(shown):,} of {len(spans):,} tokens (--limit 0 shows them all)\n")
     chunks = spans[-1].chunk + 1 if spans else 0
@@ -157,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     inspect = command("inspect", "show a text piece by piece, with IDs, chunks and the token count")
+    inspect.epilog = "'at' is where a token's characters are: line:column of the first and the last, counted from 1."
     inspect.add_argument("text", nargs="?", help="the text (default: standard input)")
     inspect.add_argument("--file", "-f", help="read the text from this file")
     inspect.add_argument(

@@ -48,19 +48,40 @@ def normalize_with_offsets(text: str) -> tuple[str, list[int] | None]:
     Returns ``(normalized, origin)``. ``origin`` has ``len(normalized) + 1`` entries:
     ``origin[k]`` is the offset in ``text`` of the boundary before normalized code point
     ``k``, so the normalized slice ``[a, b)`` came from ``text[origin[a]:origin[b]]``.
-    When one original run normalizes to several code points, the boundaries inside it
-    map to the run's end: the first piece that touches the run covers all of it, and
-    the others get empty spans there. ``origin`` is ``None`` when ``text`` is already
-    NFC (the common case), meaning the identity map.
+    Only what NFC changed shares offsets: code points it left in place keep their own
+    (so a line's offsets never depend on the other lines). Within a changed run, the
+    boundaries inside it map to the run's end: the first piece that touches the run
+    covers all of it, and the others get empty spans there. ``origin`` is ``None`` when
+    ``text`` is already NFC (the common case), meaning the identity map.
     """
     if unicodedata.is_normalized("NFC", text):
         return text, None
     parts: list[str] = []
     origin: list[int] = []
     for start, end in _segments(text):
-        normalized = nfc(text[start:end])
+        original = text[start:end]
+        normalized = nfc(original)
         parts.append(normalized)
-        origin.append(start)
-        origin.extend([end] * (len(normalized) - 1))
+        if normalized == original:
+            origin.extend(range(start, end))
+            continue
+        # What NFC changed lies between an unchanged head and tail ("a" + U+0308 + U+0301
+        # becomes "ä" + U+0301: the acute keeps its own offset).
+        head = _common_prefix(original, normalized)
+        tail = _common_prefix(original[head:][::-1], normalized[head:][::-1])
+        # Both changed middles stay non-empty, so every original code point is covered.
+        tail = min(tail, len(original) - head - 1, len(normalized) - head - 1)
+        origin.extend(range(start, start + head))
+        origin.append(start + head)
+        origin.extend([end - tail] * (len(normalized) - head - tail - 1))
+        origin.extend(range(end - tail, end))
     origin.append(len(text))
     return "".join(parts), origin
+
+
+def _common_prefix(first: str, second: str) -> int:
+    """How many leading code points ``first`` and ``second`` share."""
+    for index, (a, b) in enumerate(zip(first, second)):
+        if a != b:
+            return index
+    return min(len(first), len(second))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from glassllm.places import span
 from glassllm.tokenizer import UNK_ID
 
 from glassllm_server.document import DocumentToken, Stats
@@ -59,10 +60,13 @@ def hover_markdown(
     tokenizer_label: str,
     messages: Messages,
 ) -> str:
-    """The hover for one token: piece, ID, index, chunk and its pieces, merges, tokenizer."""
+    """The hover for one token: piece, ID, where it is, index, chunk and its pieces,
+    merges, tokenizer."""
     head = f"**{code(token.piece)}** · {messages('hover.id', id=token.id)}"
     if token.id == UNK_ID:
         head += f" · {messages('hover.unknown')}"
+    where = span((token.line, token.start), (token.line, max(token.start, token.end - 1)))
+    head += f" · {messages('hover.at', span=where)}"
     if token.index is None:
         head += f" · {messages('hover.index_pending')}"
     else:

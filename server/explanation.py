@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer, TokenSpan
+from glassllm.places import place
+from glassllm.places import span as shown_span
 from glassllm.tokenizer import SPACE, UNK_ID
+from glassllm_server.positions import content_length
 
 __all__ = [
     "CHUNK_LIMIT",
@@ -68,6 +71,7 @@ class Explanation:
     total: int  # chunks the selection touches; more than ``len(chunks)`` when truncated
     start: tuple[int, int]  # the selection as explained (line, column): an empty
     end: tuple[int, int]  # selection becomes the token under the cursor
+    last: tuple[int, int] | None = None  # the selection's last character; None if empty
 
     @property
     def truncated(self) -> bool:
@@ -131,7 +135,20 @@ def explain_selection(
                     alone=alone,
                 )
             )
-    return Explanation(chunks, total, start, end)
+    return Explanation(chunks, total, start, end, _last_character(line_text, start, end))
+
+
+def _last_character(
+    line_text: Callable[[int], str], start: tuple[int, int], end: tuple[int, int]
+) -> tuple[int, int] | None:
+    """The (line, column) of the last character in ``[start, end)``: at a line's start,
+    the previous line's line ending, which counts as one character after its content."""
+    if start == end:
+        return None
+    line, column = end
+    if column == 0:
+        return line - 1, content_length(line_text(line - 1))
+    return line, min(column - 1, content_length(line_text(line)))
 
 
 def _token_at(tok: Tokenizer, text: str, position: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -277,19 +294,14 @@ def render_markdown(
     ``say`` looks up the catalogue, ``number`` formats a count the way the language
     does, ``tokenizer`` names the tokenizer and ``document`` the file.
     """
-    (first_line, first_column), (last_line, last_column) = explanation.start, explanation.end
-    lines = [
-        f"# {say('explain.title')}",
-        "",
-        say(
-            "explain.header",
-            document=document,
-            tokenizer=tokenizer,
-            start=f"{first_line + 1}:{first_column + 1}",
-            end=f"{last_line + 1}:{last_column + 1}",
-        ),
-        "",
-    ]
+    lines = [f"# {say('explain.title')}", ""]
+    if explanation.last is None:
+        lines.append(say("explain.header_at", document=document, tokenizer=tokenizer, at=place(*explanation.start)))
+    else:
+        lines.append(
+            say("explain.header", document=document, tokenizer=tokenizer, span=shown_span(explanation.start, explanation.last))
+        )
+    lines += ["", say("explain.positions"), ""]
     if not explanation.chunks:
         lines.append(say("explain.empty"))
         return "\n".join(lines) + "\n"
@@ -307,7 +319,7 @@ def render_markdown(
             "",
             f"## {say('explain.chunk', number=position, chunk=shown(chunk.chunk))}",
             "",
-            say("explain.where", line=item.line + 1, start=item.start + 1, end=item.end),
+            say("explain.where", span=shown_span((item.line, item.start), (item.line, max(item.start, item.end - 1)))),
         ]
         if item.cut:
             alone = " ".join(_token(piece, token_id) for piece, token_id in item.alone)

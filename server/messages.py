@@ -1,7 +1,8 @@
 """Every user-facing string of the server, in English and Portuguese, in one catalogue.
 
 Portuguese when the client's ``locale`` (from ``initialize``) starts with ``pt``, English
-otherwise; the ``glassllm.locale`` setting overrides. Strings are ``str.format``
+otherwise; the ``glassllm.locale`` setting overrides, and a client that sends no locale
+(eglot) gets the server process's own (``LC_ALL``, ``LC_MESSAGES``, ``LANG``). Strings are ``str.format``
 templates; numbers go through :func:`format_integer` / :func:`format_decimal`, since
 Portuguese writes ``1.234`` and ``3,9`` where English writes ``1,234`` and ``3.9``.
 To add a message, add one entry to :data:`CATALOGUE` with both languages.
@@ -10,6 +11,8 @@ No pygls here.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any, Literal
 
 __all__ = [
@@ -17,6 +20,7 @@ __all__ = [
     "Locale",
     "Messages",
     "choose_locale",
+    "environment_locale",
     "format_decimal",
     "format_integer",
 ]
@@ -35,6 +39,7 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "pt": "índice no documento: ainda contando as linhas acima",
     },
     "hover.id": {"en": "ID {id}", "pt": "ID {id}"},
+    "hover.at": {"en": "at {span}", "pt": "em {span}"},
     "hover.unknown": {
         "en": "not in the alphabet: `<unk>`, decoded as ⁇",
         "pt": "fora do alfabeto: `<unk>`, decodificado como ⁇",
@@ -100,8 +105,18 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     # Explain BPE merges (the code action, the command and the page it writes)
     "explain.title": {"en": "Explain BPE merges", "pt": "Explicar fusões BPE"},
     "explain.header": {
-        "en": "{document}, from {start} to {end} (line:character) · tokenizer: {tokenizer}",
-        "pt": "{document}, de {start} a {end} (linha:caractere) · tokenizador: {tokenizer}",
+        "en": "{document}, selection {span} · tokenizer: {tokenizer}",
+        "pt": "{document}, seleção {span} · tokenizador: {tokenizer}",
+    },
+    "explain.header_at": {
+        "en": "{document}, at {at} · tokenizer: {tokenizer}",
+        "pt": "{document}, em {at} · tokenizador: {tokenizer}",
+    },
+    "explain.positions": {
+        "en": "Positions are line:column, counted from 1 as editors show them; a span gives its first "
+        "and last character, both included.",
+        "pt": "Posições são linha:coluna, contadas a partir de 1 como os editores mostram; um intervalo "
+        "dá o seu primeiro e o seu último caractere, ambos incluídos.",
     },
     "explain.empty": {
         "en": "Nothing to explain: the selection holds no text.",
@@ -120,7 +135,7 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "toca é explicado inteiro.",
     },
     "explain.chunk": {"en": "Chunk {number}: {chunk}", "pt": "Trecho {number}: {chunk}"},
-    "explain.where": {"en": "Line {line}, characters {start} to {end}.", "pt": "Linha {line}, caracteres {start} a {end}."},
+    "explain.where": {"en": "At {span}.", "pt": "Em {span}."},
     "explain.chunk_cut": {
         "en": "The selection covers only {selected} of this chunk; on its own that would be {alone}.",
         "pt": "A seleção cobre só {selected} deste trecho; sozinho, isso seria {alone}.",
@@ -196,9 +211,21 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
 }
 
 
-def choose_locale(client_locale: str | None, setting: str | None) -> Locale:
-    """The language to speak: the setting if given, else the client's, else English."""
-    chosen = setting or client_locale or ""
+def environment_locale(environment: Mapping[str, str]) -> str | None:
+    """The locale a POSIX program uses for its messages: the first of ``LC_ALL``,
+    ``LC_MESSAGES`` and ``LANG`` that is set and not empty (``pt_BR.UTF-8``), else None."""
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if environment.get(name):
+            return environment[name]
+    return None
+
+
+def choose_locale(
+    client_locale: str | None, setting: str | None, environment: Mapping[str, str] | None = None
+) -> Locale:
+    """The language to speak: the setting if given, else the client's, else the one the
+    environment names (the server process's by default), else English."""
+    chosen = setting or client_locale or environment_locale(os.environ if environment is None else environment) or ""
     return "pt" if chosen.lower().startswith("pt") else "en"
 
 

@@ -60,6 +60,16 @@ def test_inspect_shows_pieces_ids_boundaries_and_the_count():
     assert "'🧪'  (<unk>)" in result.stdout
 
 
+def test_inspect_says_where_each_token_is_first_and_last_character_counted_from_1():
+    text = "Era uma vez\r\nna chuva 🧪"
+    result = glassllm("inspect", text)
+    rows = {line.split()[4]: line.split()[3] for line in result.stdout.splitlines() if line[:5].strip().isdigit()}
+    assert rows["'▁vez'"] == "1:8–1:11"
+    assert rows["'\\r'"] == "1:12" and rows["'\\n'"] == "1:13"  # the line ending ends line 1
+    assert rows["'na'"] == "2:1–2:2" and rows["'u'"] == "2:6"
+    assert "'at' is where a token's characters are" in glassllm("inspect", "--help").stdout
+
+
 def test_inspect_reads_a_file(tmp_path):
     path = tmp_path / "texto.txt"
     path.write_text("Era uma vez\n", encoding="utf-8")

@@ -1,5 +1,6 @@
 """encode_spans: offsets into the text as given, through NFC, that tile the whole text."""
 
+import re
 import unicodedata
 
 import pytest
@@ -112,3 +113,59 @@ def test_each_span_normalizes_to_its_piece_when_nfc_keeps_runs_apart(text):
             assert text[span.start : span.end].replace(" ", "▁") == span.piece
     else:
         assert unicodedata.normalize("NFC", text) == normalized
+
+
+def shifted(spans: list[TokenSpan], offset: int, chunks: int) -> list[TokenSpan]:
+    return [span._replace(start=span.start + offset, end=span.end + offset, chunk=span.chunk + chunks) for span in spans]
+
+
+def spans_line_by_line(tok: Tokenizer, text: str) -> list[TokenSpan]:
+    """encode_spans of each line (its ending kept, LSP's breaks), shifted into place."""
+    spans: list[TokenSpan] = []
+    offset = 0
+    for line in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text):
+        spans += shifted(tok.encode_spans(line), offset, spans[-1].chunk + 1 if spans else 0)
+        offset += len(line)
+    return spans
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q\u0301 e\u0301",
+        "4\u0327 e\u0301",
+        "a \u0301e\u0301",
+        "e\u0301\n\u0301",
+        "a\u0300\r\u0301",
+        "a\u0308\n\u0301",
+        "a\u0308\u0301 q\u0301\u0327",
+    ],
+)
+def test_what_nfc_left_in_place_keeps_its_own_offsets(pt, text):
+    assert pt.encode_spans(text) == spans_line_by_line(pt, text)
+    normalized, origin = normalize_with_offsets(text)
+    for k, character in enumerate(normalized):
+        if origin[k + 1] - origin[k] == 1 and text[origin[k]] == character:
+            continue
+        # Only code points NFC changed share offsets, and then not with a line break.
+        assert "\n" not in text[origin[k] : origin[k + 1]] and "\r" not in text[origin[k] : origin[k + 1]]
+
+
+def test_a_letter_nfc_does_not_compose_keeps_its_span_beside_other_lines(pt):
+    assert pt.encode_spans("q\u0301 e\u0301")[0] == pt.encode_spans("q\u0301")[0] == TokenSpan(78, "q", 0, 1, 0)
+
+
+line_text = st.lists(
+    st.one_of(
+        st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"]),
+        st.sampled_from(["\n", "\r", "\r\n", "\u0301", "\u0327", "\u0308", "e\u0301", "\u1100\u1161", "\u0958", "\u0344"]),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(line_text)
+def test_a_line_offsets_never_depend_on_other_lines(text):
+    tok = packaged("pt")
+    assert tok.encode_spans(text) == spans_line_by_line(tok, text)

@@ -110,14 +110,18 @@ def test_helix():
 
 
 def test_emacs_eglot():
+    """The file that test_emacs.py also runs in a real Emacs: here, its declarations."""
     forms = read_elisp((EDITORS / "emacs" / "glassllm.el").read_text(encoding="utf-8"))
+    defaults = {form[1]: form[2] for form in forms if form[:1] == ["defcustom"]}
+    assert defaults["glassllm-server-command"] == ["quote", [COMMAND]]
+    assert {"text-mode", "markdown-mode"} <= set(defaults["glassllm-modes"][1])
     programs = next(form for form in forms if form[:2] == ["add-to-list", ["quote", "eglot-server-programs"]])
-    modes, command = programs[2][1][0], programs[2][1][1:]
-    assert command == [COMMAND]
-    assert {"text-mode", "markdown-mode"} <= set(modes)
+    assert "glassllm-modes" in str(programs) and "glassllm-server-command" in str(programs)
     configuration = next(form for form in forms if form[:2] == ["setq-default", "eglot-workspace-configuration"])
     assert _accepted(plist_to_json(configuration[2][1])).tokenizer == "pt"
-    assert ["add-hook", ["quote", "text-mode-hook"], ["function", "eglot-ensure"]] in forms
+    assert ["add-hook", ["quote", "text-mode-hook"], ["function", "glassllm-ensure"]] in forms
+    keymap = next(form for form in forms if form[:2] == ["defvar", "glassllm-mode-map"])
+    assert ["define-key", "map", ["kbd", "C-c g e"], ["function", "glassllm-explain"]] in keymap[2][2:]
 
 
 def test_zed():
@@ -137,13 +141,15 @@ def test_zed():
 
 
 def test_sublime_text():
-    settings = json.loads((EDITORS / "sublime" / "LSP.sublime-settings").read_text(encoding="utf-8"))
-    client = settings["clients"]["glassllm"]
+    # LSP 2.10+ reads servers from LanguageServers.sublime-settings, one key per server.
+    servers = json.loads((EDITORS / "sublime" / "LanguageServers.sublime-settings").read_text(encoding="utf-8"))
+    client = servers["glassllm"]
     assert client["enabled"] is True
     assert client["command"] == [COMMAND]
     assert {scope.strip() for scope in client["selector"].split("|")} == {"text.plain", "text.html.markdown"}
     assert _accepted(client["settings"]).tokenizer == "pt"
-    assert settings["show_inlay_hints"] is True
+    settings = json.loads((EDITORS / "sublime" / "LSP.sublime-settings").read_text(encoding="utf-8"))
+    assert settings == {"show_inlay_hints": True, "semantic_highlighting": True}
 
 
 def test_kate():
@@ -151,6 +157,6 @@ def test_kate():
     server = settings["servers"]["glassllm"]
     assert server["command"] == [COMMAND]
     modes = re.compile(server["highlightingModeRegex"])
-    assert modes.match("Markdown") and modes.match("None")
+    assert modes.match("Markdown") and modes.match("None") and modes.match("Normal")
     assert not modes.match("Python")
     assert _accepted(server["settings"]).tokenizer == "pt"

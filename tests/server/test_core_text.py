@@ -78,10 +78,22 @@ def test_locale_choice():
     assert choose_locale("pt-BR", None) == "pt"
     assert choose_locale("pt", None) == "pt"
     assert choose_locale("en-US", None) == "en"
-    assert choose_locale(None, None) == "en"
+    assert choose_locale(None, None, {}) == "en"
     assert choose_locale("de", None) == "en"
     assert choose_locale("pt-BR", "en") == "en"
     assert choose_locale("en", "pt") == "pt"
+
+
+def test_without_a_client_locale_the_environment_decides_as_posix_says():
+    portuguese = {"LANG": "pt_BR.UTF-8"}
+    assert choose_locale(None, None, portuguese) == "pt"
+    assert choose_locale("en-US", None, portuguese) == "en"  # the client's locale comes first
+    assert choose_locale(None, "en", portuguese) == "en"  # and the setting before both
+    assert choose_locale(None, None, {"LANG": "pt_BR.UTF-8", "LC_MESSAGES": "en_US.UTF-8"}) == "en"
+    assert choose_locale(None, None, {"LANG": "en_US.UTF-8", "LC_MESSAGES": "pt_PT.UTF-8"}) == "pt"
+    assert choose_locale(None, None, {"LC_ALL": "pt_BR.UTF-8", "LC_MESSAGES": "C", "LANG": "C"}) == "pt"
+    assert choose_locale(None, None, {"LC_ALL": "", "LC_MESSAGES": "", "LANG": "pt_BR.UTF-8"}) == "pt"  # empty is unset
+    assert choose_locale(None, None, {"LANG": "C.UTF-8"}) == "en"
 
 
 def test_numbers_in_each_language():
@@ -118,8 +130,8 @@ def test_derivation_line_follows_the_issue_format():
 @pytest.mark.parametrize(
     ("locale", "expected"),
     [
-        ("en", ["**`▁vez`** · ID", "index 3 in the document", "Chunk `▁vez` → **`▁vez`**", "Merges: `▁vez ← ", "Tokenizer: Portuguese (pt)", "Explain BPE merges"]),
-        ("pt", ["**`▁vez`** · ID", "índice 3 no documento", "Trecho `▁vez` → **`▁vez`**", "Fusões: `▁vez ← ", "Tokenizador: português (pt)", "Explicar fusões BPE"]),
+        ("en", ["**`▁vez`** · ID", " · at 1:8–1:11 · ", "index 3 in the document", "Chunk `▁vez` → **`▁vez`**", "Merges: `▁vez ← ", "Tokenizer: Portuguese (pt)", "Explain BPE merges"]),
+        ("pt", ["**`▁vez`** · ID", " · em 1:8–1:11 · ", "índice 3 no documento", "Trecho `▁vez` → **`▁vez`**", "Fusões: `▁vez ← ", "Tokenizador: português (pt)", "Explicar fusões BPE"]),
     ],
 )
 def test_hover_markdown(tokenizer, locale, expected):
@@ -138,7 +150,7 @@ def test_hover_markdown_for_an_unknown_character_and_a_single_character(tokenize
     document = Document("u", "a🧪", 1, tokenizer)
     unknown = document.token_at(Point(0, 1))
     text = hover_markdown(unknown, [], "x", Messages("en"))
-    assert "**`🧪`** · ID 1 · not in the alphabet" in text
+    assert "**`🧪`** · ID 1 · not in the alphabet: `<unk>`, decoded as ⁇ · at 1:2 · " in text
     assert "A single character: no merges." in text
 
 

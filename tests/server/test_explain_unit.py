@@ -165,7 +165,7 @@ def test_markdown_lists_every_step_with_rank_pair_result_and_count(tok):
         assert f"rank=<{step.rank}>" in page
         assert f"left={shown(step.pair[0])}" in page and f"result={shown(step.result)}" in page
     assert f"{shown('▁vez')} ({tok.encode(' vez')[0]})" in page
-    assert ("explain.header", {"document": "doc.txt", "tokenizer": "pt", "start": "1:8", "end": "1:12"}) in calls
+    assert ("explain.header", {"document": "doc.txt", "tokenizer": "pt", "span": "1:8–1:11"}) in calls
 
 
 @pytest.mark.parametrize(
@@ -200,4 +200,24 @@ def test_the_english_page_marks_unknown_pieces_and_shows_a_selected_space_as_the
     page = render_markdown(explanation, messages, messages.integer, "Portuguese (pt)", "x.txt")
     assert "Tokens (ID): `▁` (134) · `🧪` (1, `<unk>`)" in page
     assert "The selection covers only `▁` of this chunk; on its own that would be `▁` (134)." in page
-    assert page.startswith("# Explain BPE merges\n\nx.txt, from 1:4 to 1:7 (line:character) · tokenizer: Portuguese (pt)\n")
+    assert page.startswith("# Explain BPE merges\n\nx.txt, selection 1:4–1:6 · tokenizer: Portuguese (pt)\n")
+
+
+def test_the_page_shows_every_position_one_way_first_and_last_character_counted_from_1(tok):
+    from glassllm_server.messages import Messages
+
+    messages = Messages("en")
+    text = "Era uma vez.\r\nCaiu na chuva\nfim"
+    # From "na" to the end of "chuva": the selection and the chunk "▁chuva" end at the
+    # same character, so the page gives both the same last column (13).
+    page = render_markdown(explain(tok, text, (1, 5), (1, 13)), messages, messages.integer, "pt", "x.txt")
+    assert "x.txt, selection 2:6–2:13 · tokenizer: pt\n" in page
+    assert "At 2:5–2:7." in page and "At 2:8–2:13." in page
+    assert page.count("counted from 1") == 1
+    # A selection that ends at the start of a line ends with the line ending before it,
+    # which sits right after that line's content, whatever its length ("\r\n" here).
+    page = render_markdown(explain(tok, text, (0, 8), (1, 0)), messages, messages.integer, "pt", "x.txt")
+    assert "x.txt, selection 1:9–1:13 · tokenizer: pt\n" in page
+    # An empty selection on an empty line has no characters: the page says where it is.
+    page = render_markdown(explain(tok, "a\n\nb", (1, 0), (1, 0)), messages, messages.integer, "pt", "x.txt")
+    assert "x.txt, at 2:1 · tokenizer: pt\n" in page

@@ -3,14 +3,16 @@ Portuguese to a pt client and English otherwise; ``glassllm.locale`` overrides."
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import LOOP, open_document
+from conftest import LOOP, SERVER_COMMAND, open_document, start_session
 
 from glassllm import packaged
 from glassllm_server.messages import CATALOGUE
@@ -97,3 +99,30 @@ def test_every_message_these_features_use_is_in_the_catalogue_in_both_languages(
     assert keys, module
     for key in keys:
         assert set(CATALOGUE[key]) == {"en", "pt"}, key
+
+
+# An editor that sends no locale (eglot), run by someone whose environment is Portuguese.
+PORTUGUESE_ENVIRONMENT = {
+    **{name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_MESSAGES")},
+    "LANG": "pt_BR.UTF-8",
+}
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=PORTUGUESE_ENVIRONMENT), scope="module"
+)
+async def client_without_locale(lsp_client: LanguageClient):
+    await start_session(lsp_client, "emacs", locale=None)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_without_a_client_locale_lang_decides_until_the_setting_says_otherwise(
+    client_without_locale: LanguageClient,
+):
+    client = client_without_locale
+    uri = open_document(client, "Era uma vez 🧪")
+    assert await action_title(client, uri) == "Explicar fusões BPE"
+    assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' não está no alfabeto do tokenizador português")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}}))
+    assert await action_title(client, uri) == "Explain BPE merges"

@@ -1,0 +1,129 @@
+;;; emacs_session.el --- one GlassLLM session in a real Emacs, for test_emacs.py  -*- lexical-binding: t; -*-
+
+;; Run as `emacs --batch -l emacs_session.el' with GLASSLLM_INIT (the README's init
+;; lines), GLASSLLM_FILE (the document), GLASSLLM_HOVER (where to hover), GLASSLLM_REGION
+;; (the region for C-c g e), GLASSLLM_EDIT (where to insert what, base64, and where to
+;; hover then) and GLASSLLM_OUT (where the JSON report goes). It visits the file and
+;; records what eglot got: diagnostics, inlay hints, a hover, the explanation that
+;; C-c g e opens on a region, and a hover after an edit.
+;;
+;; Batch mode runs no command loop and no idle timers: what they would do is done here
+;; explicitly (post-command-hook for eglot-ensure, didChange after an edit, the hint
+;; request that jit-lock would make). Positions are reported as 0-based code-point
+;; offsets into the buffer's text.
+
+(require 'json)
+(require 'seq)
+
+(defun glassllm-test--wait (predicate what &optional seconds)
+  "Process output and timers until PREDICATE is non-nil; signal an error naming WHAT
+after SECONDS (20 by default)."
+  (let ((deadline (+ (float-time) (or seconds 20))))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (or (funcall predicate) (error "Timed out waiting for %s" what))))
+
+(defun glassllm-test--offset (position)
+  (1- position))
+
+(defun glassllm-test--hover-at (position)
+  "The hover at POSITION: (:eldoc what eldoc shows :visible that text less what
+markdown-mode hides :raw the server's Markdown :range its range as offsets)."
+  (goto-char position)
+  (let* ((shown nil)
+         (server (eglot-current-server))
+         (answer (jsonrpc-request server :textDocument/hover (eglot--TextDocumentPositionParams)))
+         (range (plist-get answer :range))
+         (region (eglot-range-region range)))
+    (eglot-hover-eldoc-function (lambda (info &rest _) (setq shown (or info ""))))
+    (glassllm-test--wait (lambda () shown) "the eldoc hover")
+    (list :eldoc (substring-no-properties shown)
+          :visible (apply #'string
+                          (seq-filter #'identity
+                                      (seq-map-indexed
+                                       (lambda (char index)
+                                         (unless (invisible-p (get-text-property index 'invisible shown))
+                                           char))
+                                       shown)))
+          :raw (plist-get (plist-get answer :contents) :value)
+          :range (vector (glassllm-test--offset (car region)) (glassllm-test--offset (cdr region))))))
+
+(defun glassllm-test--hints ()
+  "Ask for the whole buffer's inlay hints as jit-lock would and return them as
+(offset label) lists once they are drawn."
+  (remove-overlays (point-min) (point-max) 'eglot--inlay-hint t)
+  (eglot--update-hints-1 (point-min) (point-max))
+  (glassllm-test--wait
+   (lambda () (seq-some (lambda (o) (overlay-get o 'eglot--inlay-hint)) (overlays-in (point-min) (point-max))))
+   "inlay hints")
+  (vconcat
+   (sort (seq-keep (lambda (overlay)
+                    (when (overlay-get overlay 'eglot--inlay-hint)
+                      (let ((before (overlay-get overlay 'before-string)))
+                        (vector (glassllm-test--offset (if before (overlay-start overlay) (overlay-end overlay)))
+                              (substring-no-properties (or before (overlay-get overlay 'after-string)))))))
+                  (overlays-in (point-min) (point-max)))
+        (lambda (a b) (< (aref a 0) (aref b 0))))))
+
+(defun glassllm-test--diagnostics ()
+  (glassllm-test--wait (lambda () (flymake-diagnostics)) "diagnostics")
+  (vconcat
+   (sort (mapcar (lambda (diagnostic)
+                  (vector (glassllm-test--offset (flymake-diagnostic-beg diagnostic))
+                        (glassllm-test--offset (flymake-diagnostic-end diagnostic))
+                        (symbol-name (flymake-diagnostic-type diagnostic))
+                        (flymake-diagnostic-text diagnostic)))
+                (flymake-diagnostics))
+        (lambda (a b) (< (aref a 0) (aref b 0))))))
+
+(defun glassllm-test--page-buffer (before)
+  "A buffer visiting an explanation page that was not among BEFORE."
+  (seq-find (lambda (buffer)
+              (and (not (memq buffer before))
+                   (buffer-file-name buffer)
+                   (string-match-p "/glassllm/" (buffer-file-name buffer))))
+            (buffer-list)))
+
+(let ((file (getenv "GLASSLLM_FILE"))
+      (report nil))
+  ;; What a user's Emacs does at startup: packages installed from ELPA or Debian
+  ;; (markdown-mode) become available.
+  (package-activate-all)
+  ;; The README's lines for the init file, with this machine's paths.
+  (load (getenv "GLASSLLM_INIT") nil t)
+  (transient-mark-mode 1)
+  (switch-to-buffer (find-file-noselect file))
+  (run-hooks 'post-command-hook)  ; eglot-ensure connects from there
+  (glassllm-test--wait (lambda () (and (eglot-current-server) eglot--managed-mode)) "eglot to connect")
+  (push (cons "mode" (symbol-name major-mode)) report)
+  (push (cons "markdown_mode" (and (fboundp 'gfm-view-mode) t)) report)
+  (push (cons "encoding" (plist-get (eglot--capabilities (eglot-current-server)) :positionEncoding)) report)
+  (push (cons "diagnostics" (glassllm-test--diagnostics)) report)
+  (push (cons "hints" (glassllm-test--hints)) report)
+  (push (cons "hover" (glassllm-test--hover-at (string-to-number (getenv "GLASSLLM_HOVER")))) report)
+  ;; C-c g e on a region, as the keys would run it.
+  (let ((before (buffer-list))
+        (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION")))))
+    (goto-char (car region))
+    (push-mark (cadr region) t t)
+    (exchange-point-and-mark)
+    (push (cons "key" (symbol-name (key-binding (kbd "C-c g e")))) report)
+    (call-interactively (key-binding (kbd "C-c g e")))
+    (deactivate-mark)
+    (let ((page (glassllm-test--wait (lambda () (glassllm-test--page-buffer before)) "the explanation page")))
+      (push (cons "page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max))))
+            report)
+      (push (cons "page_shown" (and (get-buffer-window page) t)) report)))
+  ;; An edit, then a hover on the edited text.
+  (let ((edit (split-string (getenv "GLASSLLM_EDIT") " ")))
+    (goto-char (string-to-number (car edit)))
+    (insert (decode-coding-string (base64-decode-string (cadr edit)) 'utf-8))
+    (eglot--signal-textDocument/didChange)
+    (push (cons "edited_text" (buffer-substring-no-properties (point-min) (point-max))) report)
+    (push (cons "edited_hover" (glassllm-test--hover-at (string-to-number (nth 2 edit)))) report))
+  (with-temp-file (getenv "GLASSLLM_OUT")
+    (set-buffer-file-coding-system 'utf-8)
+    (insert (json-encode report)))
+  (kill-emacs 0))
+
+;;; emacs_session.el ends here

@@ -1,0 +1,212 @@
+"""GlassLLM in a real Emacs (30.x, its built-in eglot), set up as the README says.
+
+One batch Emacs session (``emacs_session.el``) loads the README's init lines, visits a
+Portuguese file with a decomposed accent, an emoji and a character outside the alphabet,
+with ``LANG=pt_BR.UTF-8`` (eglot sends no locale), and records what eglot got. Each test
+checks one part of that record against the library. Under ``CI=true`` a missing Emacs
+fails these tests; elsewhere they skip, naming the script that installs it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glassllm import packaged
+from glassllm.places import LineIndex, span
+from glassllm.tokenizer import UNK_ID, TokenSpan
+
+REPO = Path(__file__).resolve().parents[2]
+SESSION = Path(__file__).with_name("emacs_session.el")
+TOK = packaged("pt")
+# "café" and "história" with a decomposed accent (e + U+0301, o + U+0301: NFC composes
+# them, so the tokenizer's pieces are shorter than the text), an emoji (two UTF-16 units,
+# unknown) and an umbrella outside the alphabet.
+TEXT = (
+    "A menina cafe\u0301 sorriu \U0001f642 sob o guarda-chuva \u2602.\n"
+    "Era uma vez, na chuva, uma histo\u0301ria.\n"
+)
+HOVER = TEXT.index("\u0301")  # on the combining accent itself
+REGION = (TEXT.index("na chuva"), TEXT.index("histo") + 2)  # cuts "▁história"
+INSERTED, HOVER_AFTER_EDIT = "Ontem ", 2  # at the start of the file; then on "nte"
+
+
+def _emacs_major() -> int:
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        return 0
+    found = subprocess.run(
+        [emacs, "--batch", "-Q", "--eval", "(princ emacs-major-version)"], capture_output=True, text=True, timeout=60
+    )
+    return int(found.stdout) if found.stdout.isdigit() else 0
+
+
+def _readme_init_lines() -> str:
+    """The README's Emacs Lisp block (the same in both languages)."""
+    blocks = []
+    for name in ("README.md", "README.pt-BR.md"):
+        found = re.findall(r"^```elisp\n(.*?)^```", (REPO / name).read_text(encoding="utf-8"), flags=re.S | re.M)
+        assert len(found) == 1, f"{name} should have one elisp block"
+        blocks.append(found[0])
+    assert blocks[0] == blocks[1], "the READMEs show different Emacs setups"
+    return blocks[0]
+
+
+def _init_file(folder: Path) -> Path:
+    """The README's lines with this machine's paths: the repository's glassllm.el and
+    the server installed with this interpreter (a virtual environment's, in general)."""
+    lines = _readme_init_lines()
+    assert re.search(r'^\(load "[^"]*/editors/emacs/glassllm\.el"\)$', lines, flags=re.M)
+    lines = re.sub(r'\(load "[^"]*/editors/emacs/glassllm\.el"\)', f'(load "{REPO}/editors/emacs/glassllm.el")', lines)
+    script = Path(sys.executable).with_name("glassllm-lsp")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
+    server = " ".join(json.dumps(part) for part in command)
+    lines, replaced = re.subn(
+        r"\(setq glassllm-server-command '\([^)]*\)\)", f"(setq glassllm-server-command '({server}))", lines
+    )
+    assert replaced == 1, "the README should show how to set glassllm-server-command"
+    path = folder / "init.el"
+    path.write_text(lines, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What one Emacs session saw (see ``emacs_session.el``)."""
+    if _emacs_major() < 29:
+        message = "needs Emacs 29+ (eglot built in): run `sudo bash editors/setup.sh` (editors/setup/emacs.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Emacs tests: {message}")
+        pytest.skip(message)
+    folder = tmp_path_factory.mktemp("emacs")
+    document = folder / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    out = folder / "report.json"
+    environment = {name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_MESSAGES")}
+    environment.update(
+        HOME=str(folder),
+        XDG_CACHE_HOME=str(folder / "cache"),
+        LANG="pt_BR.UTF-8",
+        GLASSLLM_INIT=str(_init_file(folder)),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_OUT=str(out),
+        # Emacs positions count from 1.
+        GLASSLLM_HOVER=str(HOVER + 1),
+        GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
+        GLASSLLM_EDIT=f"1 {base64.b64encode(INSERTED.encode()).decode()} {HOVER_AFTER_EDIT + 1}",
+    )
+    run = subprocess.run(
+        ["emacs", "--batch", "-l", str(SESSION)], env=environment, capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _spans_by_line(text: str) -> list[tuple[int, list[TokenSpan]]]:
+    """Each line's token spans, the line tokenized alone as the server does, with the
+    offset where the line starts."""
+    found, offset = [], 0
+    for line in text.splitlines(keepends=True):
+        found.append((offset, TOK.encode_spans(line)))
+        offset += len(line)
+    return found
+
+
+def _content_length(text: str, start: int) -> int:
+    """How many characters the line starting at ``start`` has before its line ending."""
+    return len(text[start:].splitlines()[0])
+
+
+def _token_at(text: str, offset: int) -> TokenSpan:
+    for start, spans in _spans_by_line(text):
+        for item in spans:
+            if start + item.start <= offset < start + item.end:
+                return TokenSpan(item.id, item.piece, start + item.start, start + item.end, item.chunk)
+    raise AssertionError(f"no token at {offset}")
+
+
+def test_the_readme_setup_runs_in_emacs_30_with_eglot_in_utf_32(emacs):
+    assert emacs["mode"] == "text-mode"
+    assert emacs["encoding"] == "utf-32"
+    assert emacs["key"] == "glassllm-explain"
+    assert emacs["markdown_mode"] is True
+
+
+def test_the_hover_is_the_library_token_under_the_cursor_rendered_in_portuguese(emacs):
+    token = _token_at(TEXT, HOVER)
+    hover = emacs["hover"]
+    assert hover["range"] == [token.start, token.end]
+    assert "\u0301" in TEXT[token.start : token.end]
+    where = LineIndex(TEXT).span(token.start, token.end)
+    assert hover["raw"].startswith(f"**`{token.piece}`** · ID {token.id} · em {where} · índice ")
+    # markdown-mode renders it: no ** or backticks left in what eldoc shows.
+    assert hover["eldoc"].startswith(f"{token.piece} · ID {token.id} · em {where} · ")
+    assert "**" not in hover["eldoc"] and "`" not in hover["eldoc"]
+    assert "Tokenizador: português (pt)" in hover["eldoc"]
+
+
+def test_every_inlay_hint_is_a_chunk_boundary_or_a_space_marker_of_the_library(emacs):
+    expected = []
+    for start, spans in _spans_by_line(TEXT):
+        content = _content_length(TEXT, start)
+        for before, after in zip(spans, spans[1:]):
+            if after.chunk != before.chunk and after.start < content and after.start != after.end:
+                expected.append([start + after.start, "¦"])
+        expected += [[start + column + 1, "▁"] for column in range(content) if TEXT[start + column] == " "]
+    assert len(emacs["hints"]) == len(expected)
+    assert sorted(emacs["hints"]) == sorted(expected)
+
+
+def test_the_diagnostics_cover_exactly_the_unknown_characters(emacs):
+    unknown = [
+        (start + item.start, start + item.end)
+        for start, spans in _spans_by_line(TEXT)
+        for item in spans
+        if item.id == UNK_ID
+    ]
+    assert [TEXT[a:b] for a, b in unknown] == ["\U0001f642", "\u2602"]
+    assert [(a, b) for a, b, _, _ in emacs["diagnostics"]] == unknown
+    for (_, _, kind, message), character in zip(emacs["diagnostics"], ("\U0001f642", "\u2602")):
+        assert kind == "eglot-note"  # LSP Information
+        assert message.startswith(f"glassllm [unknown-character]: '{character}' não está no alfabeto do tokenizador português: vira <unk> (id 1)")
+
+
+def test_c_c_g_e_on_a_region_opens_the_explanation_of_every_chunk_it_touches(emacs):
+    page = emacs["page"]
+    assert emacs["page_shown"] is True
+    lines = LineIndex(TEXT)
+    first, last = lines.point(REGION[0]), lines.point(REGION[1] - 1)
+    assert page.startswith(f"# Explicar fusões BPE\n\nconto.txt, seleção {span(first, last)} · tokenizador: português (pt)\n")
+    assert "contadas a partir de 1" in page
+    line_start, spans = _spans_by_line(TEXT)[1]
+    touched = {item.chunk for item in spans if line_start + item.start < REGION[1] and REGION[0] < line_start + item.end}
+    chunks: dict[int, list[TokenSpan]] = {}
+    for item in spans:
+        if item.chunk in touched:  # explained whole, even where the region cuts it
+            chunks.setdefault(item.chunk, []).append(item)
+    assert len(chunks) == 5
+    shown_ids = [int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)]
+    assert shown_ids == [item.id for items in chunks.values() for item in items]
+    for items in chunks.values():
+        chunk_start, chunk_end = line_start + items[0].start, line_start + items[-1].end
+        assert f"Em {lines.span(chunk_start, chunk_end)}." in page
+    # The last chunk, "▁história", is cut by the region: the page says so.
+    assert "A seleção cobre só `▁hi` deste trecho" in page
+
+
+def test_an_edit_then_a_hover_sees_the_new_text(emacs):
+    edited = INSERTED + TEXT
+    assert emacs["edited_text"] == edited
+    token = _token_at(edited, HOVER_AFTER_EDIT)
+    assert emacs["edited_hover"]["range"] == [token.start, token.end]
+    assert emacs["edited_hover"]["raw"].startswith(f"**`{token.piece}`** · ID {token.id} · em 1:")
+    assert f"Trecho `{INSERTED.strip()}`" in emacs["edited_hover"]["raw"]
