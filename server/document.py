@@ -12,14 +12,16 @@ code-point column. Converting to LSP positions is :mod:`positions`' job. No pygl
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate, count
+from itertools import accumulate, chain, count
 from operator import itemgetter
 from typing import NamedTuple
 
 from glassllm import Tokenizer
-from glassllm.chunks import CHUNK_PATTERN, mark_spaces
+from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
 from glassllm.normalize import normalize_with_offsets
 from glassllm.tokenizer import UNK_ID
 
@@ -50,7 +52,7 @@ class ChunkTokens(NamedTuple):
     unknown: int
 
 
-_IDS, _UNKNOWN = itemgetter(2), itemgetter(3)
+_TEXT, _IDS, _UNKNOWN = itemgetter(0), itemgetter(2), itemgetter(3)
 
 
 class Stats(NamedTuple):
@@ -74,24 +76,75 @@ class LineSpan(NamedTuple):
 
 
 class LineTokens:
-    """The chunks of one line (its ending included) and how its tokens map to columns."""
+    """The chunks of one line (its ending included) and how its tokens map to columns.
 
-    __slots__ = ("chunks", "origin", "tokens", "unknown")
+    A long line is tokenized in segments (see :func:`segment_cuts`) and keeps them in
+    ``parts``, so that an edit re-tokenizes only the segments around it.
+    """
 
-    def __init__(self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None) -> None:
+    __slots__ = ("_chunk_starts", "_token_starts", "chunks", "origin", "parts", "tokens", "unknown")
+
+    def __init__(
+        self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None, parts: tuple[tuple[str, LineTokens], ...] = ()
+    ) -> None:
         self.chunks = chunks
         # NFC boundary map from normalized to original columns; None when the line is NFC.
         self.origin = origin
+        self.parts = parts  # (segment text, its tokens) of a line tokenized in segments
         self.tokens = sum(map(len, map(_IDS, chunks)))
         self.unknown = sum(map(_UNKNOWN, chunks))
+        self._chunk_starts: list[int] | None = None
+        self._token_starts: list[int] | None = None
+
+    @classmethod
+    def joined(cls, parts: tuple[tuple[str, LineTokens], ...]) -> LineTokens:
+        """The tokens of a line from those of its consecutive segments."""
+        chunks = tuple(chain.from_iterable(tokens.chunks for _, tokens in parts))
+        origin: list[int] | None = None
+        if any(tokens.origin is not None for _, tokens in parts):
+            origin = [0]
+            normalized = offset = 0
+            for text, tokens in parts:
+                length = sum(map(len, map(_TEXT, tokens.chunks)))
+                part_origin = tokens.origin if tokens.origin is not None else range(length + 1)
+                origin.extend(offset + column for column in part_origin[1:])
+                normalized += length
+                offset += len(text)
+        return cls(chunks, origin, parts)
 
     def spans(self) -> list[LineSpan]:
         """Every token of the line with its columns, in order, covering the line."""
+        return self._spans(0, len(self.chunks))
+
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
+        """The tokens of the chunks around columns ``low..high`` (at least every token
+        that overlaps them), and the index in the line of the first one.
+
+        Costs the window's tokens, not the line's: a line can be a megabyte long.
+        """
+        starts = self._starts()
+        origin = self.origin
+        if origin is not None:
+            low, high = bisect_right(origin, low) - 1, bisect_left(origin, high)
+        first = max(bisect_right(starts, low) - 2, 0)
+        stop = min(bisect_left(starts, high) + 1, len(self.chunks))
+        if self._token_starts is None:
+            self._token_starts = list(accumulate(map(len, map(_IDS, self.chunks)), initial=0))
+        return self._token_starts[first], self._spans(first, stop)
+
+    def _starts(self) -> list[int]:
+        """Normalized offset of each chunk's start, then the normalized line's length."""
+        if self._chunk_starts is None:
+            self._chunk_starts = list(accumulate(map(len, map(_TEXT, self.chunks)), initial=0))
+        return self._chunk_starts
+
+    def _spans(self, first: int, stop: int) -> list[LineSpan]:
         spans: list[LineSpan] = []
         append = spans.append
         origin = self.origin
-        position = 0
-        for chunk_index, chunk in enumerate(self.chunks):
+        position = self._starts()[first] if first else 0
+        for chunk_index in range(first, stop):
+            chunk = self.chunks[chunk_index]
             for piece_index, (token_id, piece) in enumerate(zip(chunk.ids, chunk.pieces)):
                 end = position + len(piece)
                 if origin is None:
@@ -100,6 +153,32 @@ class LineTokens:
                     append(LineSpan(token_id, piece, origin[position], origin[end], chunk_index, piece_index))
                 position = end
         return spans
+
+
+# Lines longer than this are tokenized in segments of about SEGMENT characters, cut where
+# neither NFC nor the chunk rule can join the two sides: before an ASCII space that
+# follows a character other than a space or ▁. The chunk rule never takes a ▁ after the
+# first character of a chunk except in a run of ▁ (rule 5), so a chunk ends there and
+# the next starts fresh (the rule looks only ahead); NFC never composes a space with
+# what precedes it, and a space is a starter, so NFC cannot reorder across it either.
+LONG_LINE = 8192
+SEGMENT = 2048
+_CUT = re.compile(f"[^ {SPACE}] ")
+
+
+def segment_cuts(text: str, start: int = 0, stop: int | None = None) -> list[int]:
+    """Offsets where ``text[start:stop]`` is cut into segments of about :data:`SEGMENT`
+    characters (the region's ends excluded); none where the text has no safe place."""
+    stop = len(text) if stop is None else stop
+    cuts: list[int] = []
+    position = start + SEGMENT
+    while position < stop - SEGMENT // 4:
+        found = _CUT.search(text, position - 1, stop)
+        if found is None:
+            break
+        cuts.append(found.start() + 1)
+        position = found.start() + 1 + SEGMENT
+    return cuts
 
 
 class LineTokenizer:
@@ -131,22 +210,63 @@ class LineTokenizer:
         self._chunks[text] = entry
         return entry
 
-    def line(self, text: str) -> LineTokens:
-        """The tokens of one line, its line ending included."""
+    def line(self, text: str, previous: tuple[str, LineTokens] | None = None) -> LineTokens:
+        """The tokens of one line, its line ending included.
+
+        ``previous`` is the line's text and tokens before an edit: a long line then
+        keeps the segments the edit did not touch.
+        """
+        if len(text) > LONG_LINE:
+            return self._long_line(text, previous)
         cached = self._lines.get(text)
         if cached is not None:
             return cached
+        entry = self._tokenize(text)
+        if len(self._lines) >= _LINE_CACHE_LIMIT:
+            self._lines.clear()
+        self._lines[text] = entry
+        return entry
+
+    def _tokenize(self, text: str) -> LineTokens:
         normalized, origin = normalize_with_offsets(text)
         chunks = CHUNK_PATTERN.findall(mark_spaces(normalized))
         found = list(map(self._chunks.get, chunks))
         if None in found:
             chunk = self.chunk
             found = [entry or chunk(text) for entry, text in zip(found, chunks)]
-        entry = LineTokens(tuple(found), origin)  # type: ignore[arg-type]
-        if len(self._lines) >= _LINE_CACHE_LIMIT:
-            self._lines.clear()
-        self._lines[text] = entry
-        return entry
+        return LineTokens(tuple(found), origin)  # type: ignore[arg-type]
+
+    def _segment(self, text: str) -> LineTokens:
+        # Segments are cached like lines (a long segment, where no cut was safe, is not:
+        # the cache must not keep megabytes of old text alive).
+        return self.line(text) if len(text) <= LONG_LINE else self._tokenize(text)
+
+    def _long_line(self, text: str, previous: tuple[str, LineTokens] | None) -> LineTokens:
+        head: list[tuple[str, LineTokens]] = []
+        tail: list[tuple[str, LineTokens]] = []
+        if previous is not None and previous[1].parts:
+            # The old segments that reach the new text unchanged, from either end, and
+            # whose cuts are still safe (the characters on both sides unchanged).
+            parts = previous[1].parts
+            offset = 0
+            for piece, tokens in parts[:-1]:
+                if not (text.startswith(piece, offset) and text.startswith(" ", offset + len(piece))):
+                    break
+                head.append((piece, tokens))
+                offset += len(piece)
+            end = len(text)
+            for piece, tokens in reversed(parts[len(head) + 1 :]):
+                start = end - len(piece)
+                if start - 1 <= offset or not text.startswith(piece, start) or text[start - 1] in (" ", SPACE):
+                    break
+                tail.append((piece, tokens))
+                end = start
+            tail.reverse()
+        start = sum(len(piece) for piece, _ in head)
+        stop = len(text) - sum(len(piece) for piece, _ in tail)
+        bounds = [start, *segment_cuts(text, start, stop), stop]
+        middle = [(text[a:b], self._segment(text[a:b])) for a, b in zip(bounds, bounds[1:]) if a < b]
+        return LineTokens.joined((*head, *middle, *tail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +331,14 @@ class _Version:
             if line_tokens is not None:
                 _count(totals, line_tokens, line, -1)
         version.pending = min(self.pending, first)
+        if len(new_lines) == stop - first:
+            # A long line edited in place is re-tokenized now, around the edit only.
+            for number, (old, new) in enumerate(zip(self.lines[first:stop], new_lines), first):
+                old_tokens = tokens[number]
+                if old_tokens is not None and old_tokens.parts and len(new) > LONG_LINE and new != old:
+                    new_tokens = self.tokenizer.line(new, (old, old_tokens))
+                    version.tokens[number] = new_tokens
+                    _count(totals, new_tokens, new, 1)
         return version
 
     def line_tokens(self, line: int) -> LineTokens:
@@ -379,7 +507,8 @@ class Document:
     def span_at(self, point: Point) -> tuple[int, LineSpan] | None:
         """The token holding the character at ``point`` as ``(index in line, span)``; at
         the end of a line's content, its line-ending token; None at the end of the text."""
-        for number, span in enumerate(self.line_tokens(point.line).spans()):
+        first, spans = self.line_tokens(point.line).window(point.column, point.column + 1)
+        for number, span in enumerate(spans, first):
             if span.start <= point.column < span.end:
                 return number, span
         return None
@@ -423,7 +552,8 @@ class Document:
             high = end.column if line == end.line else len(self.lines[line])
             if low >= high:
                 continue
-            for number, span in enumerate(self.line_tokens(line).spans()):
+            first, spans = self.line_tokens(line).window(low, high)
+            for number, span in enumerate(spans, first):
                 if span.start == span.end:
                     if low < span.start <= high:
                         yield line, number, span
