@@ -76,45 +76,27 @@ class LineSpan(NamedTuple):
 
 
 class LineTokens:
-    """The chunks of one line (its ending included) and how its tokens map to columns.
+    """The chunks of one line (its ending included) and how its tokens map to columns."""
 
-    A long line is tokenized in segments (see :func:`segment_cuts`) and keeps them in
-    ``parts``, so that an edit re-tokenizes only the segments around it.
-    """
+    __slots__ = ("_chunk_starts", "_token_starts", "chunk_count", "chunks", "origin", "tokens", "unknown")
 
-    __slots__ = ("_chunk_starts", "_token_starts", "chunks", "origin", "parts", "tokens", "unknown")
-
-    def __init__(
-        self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None, parts: tuple[tuple[str, LineTokens], ...] = ()
-    ) -> None:
+    def __init__(self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None) -> None:
         self.chunks = chunks
         # NFC boundary map from normalized to original columns; None when the line is NFC.
         self.origin = origin
-        self.parts = parts  # (segment text, its tokens) of a line tokenized in segments
+        self.chunk_count = len(chunks)
         self.tokens = sum(map(len, map(_IDS, chunks)))
         self.unknown = sum(map(_UNKNOWN, chunks))
         self._chunk_starts: list[int] | None = None
         self._token_starts: list[int] | None = None
 
-    @classmethod
-    def joined(cls, parts: tuple[tuple[str, LineTokens], ...]) -> LineTokens:
-        """The tokens of a line from those of its consecutive segments."""
-        chunks = tuple(chain.from_iterable(tokens.chunks for _, tokens in parts))
-        origin: list[int] | None = None
-        if any(tokens.origin is not None for _, tokens in parts):
-            origin = [0]
-            normalized = offset = 0
-            for text, tokens in parts:
-                length = sum(map(len, map(_TEXT, tokens.chunks)))
-                part_origin = tokens.origin if tokens.origin is not None else range(length + 1)
-                origin.extend(offset + column for column in part_origin[1:])
-                normalized += length
-                offset += len(text)
-        return cls(chunks, origin, parts)
+    def chunk(self, index: int) -> ChunkTokens:
+        """The line's chunk number ``index``."""
+        return self.chunks[index]
 
     def spans(self) -> list[LineSpan]:
         """Every token of the line with its columns, in order, covering the line."""
-        return self._spans(0, len(self.chunks))
+        return self._spans(0, self.chunk_count)
 
     def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
         """The tokens of the chunks around columns ``low..high`` (at least every token
@@ -127,7 +109,7 @@ class LineTokens:
         if origin is not None:
             low, high = bisect_right(origin, low) - 1, bisect_left(origin, high)
         first = max(bisect_right(starts, low) - 2, 0)
-        stop = min(bisect_left(starts, high) + 1, len(self.chunks))
+        stop = min(bisect_left(starts, high) + 1, self.chunk_count)
         if self._token_starts is None:
             self._token_starts = list(accumulate(map(len, map(_IDS, self.chunks)), initial=0))
         return self._token_starts[first], self._spans(first, stop)
@@ -153,6 +135,73 @@ class LineTokens:
                     append(LineSpan(token_id, piece, origin[position], origin[end], chunk_index, piece_index))
                 position = end
         return spans
+
+
+class SegmentedLineTokens(LineTokens):
+    """The tokens of a long line, kept as its segments' (see :func:`segment_cuts`):
+    an edit re-tokenizes only the segments around it, and a lookup by column costs a
+    segment, not the line. The whole line's chunks and NFC map are joined on demand."""
+
+    __slots__ = ("_chunks", "_origin", "_part_chunks", "_part_columns", "_part_tokens", "parts")
+
+    def __init__(self, parts: tuple[tuple[str, LineTokens], ...]) -> None:
+        self.parts = parts  # (segment text, its tokens), in order
+        self._part_columns = list(accumulate((len(text) for text, _ in parts), initial=0))
+        self._part_chunks = list(accumulate((tokens.chunk_count for _, tokens in parts), initial=0))
+        self._part_tokens = list(accumulate((tokens.tokens for _, tokens in parts), initial=0))
+        self.chunk_count = self._part_chunks[-1]
+        self.tokens = self._part_tokens[-1]
+        self.unknown = sum(tokens.unknown for _, tokens in parts)
+        self._chunks: tuple[ChunkTokens, ...] | None = None
+        self._origin: list[int] | None = None
+        self._chunk_starts = self._token_starts = None
+
+    @property  # type: ignore[override]
+    def chunks(self) -> tuple[ChunkTokens, ...]:
+        if self._chunks is None:
+            self._chunks = tuple(chain.from_iterable(tokens.chunks for _, tokens in self.parts))
+        return self._chunks
+
+    @property  # type: ignore[override]
+    def origin(self) -> list[int] | None:
+        if self._origin is None and any(tokens.origin is not None for _, tokens in self.parts):
+            origin = [0]
+            for (text, tokens), offset in zip(self.parts, self._part_columns):
+                length = sum(map(len, map(_TEXT, tokens.chunks)))
+                part = tokens.origin if tokens.origin is not None else range(length + 1)
+                origin.extend(offset + column for column in part[1:])
+            self._origin = origin
+        return self._origin
+
+    def chunk(self, index: int) -> ChunkTokens:
+        part = bisect_right(self._part_chunks, index) - 1
+        return self.parts[part][1].chunks[index - self._part_chunks[part]]
+
+    def spans(self) -> list[LineSpan]:
+        return self.window(0, self._part_columns[-1])[1]
+
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
+        columns = self._part_columns
+        # From the segment before when ``low`` starts one: the window must hold the
+        # token before ``low`` too (a boundary hint at ``low`` needs it).
+        first = max(bisect_left(columns, low) - 1, 0)
+        stop = max(min(bisect_left(columns, high) + 1, len(self.parts)), first + 1)
+        spans: list[LineSpan] = []
+        start_token = 0
+        for part in range(first, stop):
+            text, tokens = self.parts[part]
+            offset, chunk_offset = columns[part], self._part_chunks[part]
+            # Whole segments after the first, so the spans stay contiguous.
+            part_low = max(low - offset, 0) if part == first else 0
+            part_high = min(high - offset, len(text)) if part == stop - 1 else len(text)
+            number, found = tokens.window(part_low, part_high)
+            if part == first:
+                start_token = self._part_tokens[part] + number
+            spans.extend(
+                LineSpan(span.id, span.piece, span.start + offset, span.end + offset, span.chunk + chunk_offset, span.piece_index)
+                for span in found
+            )
+        return start_token, spans
 
 
 # Lines longer than this are tokenized in segments of about SEGMENT characters, cut where
@@ -244,7 +293,7 @@ class LineTokenizer:
     def _long_line(self, text: str, previous: tuple[str, LineTokens] | None) -> LineTokens:
         head: list[tuple[str, LineTokens]] = []
         tail: list[tuple[str, LineTokens]] = []
-        if previous is not None and previous[1].parts:
+        if previous is not None and isinstance(previous[1], SegmentedLineTokens):
             # The old segments that reach the new text unchanged, from either end, and
             # whose cuts are still safe (the characters on both sides unchanged).
             parts = previous[1].parts
@@ -266,7 +315,7 @@ class LineTokenizer:
         stop = len(text) - sum(len(piece) for piece, _ in tail)
         bounds = [start, *segment_cuts(text, start, stop), stop]
         middle = [(text[a:b], self._segment(text[a:b])) for a, b in zip(bounds, bounds[1:]) if a < b]
-        return LineTokens.joined((*head, *middle, *tail))
+        return SegmentedLineTokens((*head, *middle, *tail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +384,7 @@ class _Version:
             # A long line edited in place is re-tokenized now, around the edit only.
             for number, (old, new) in enumerate(zip(self.lines[first:stop], new_lines), first):
                 old_tokens = tokens[number]
-                if old_tokens is not None and old_tokens.parts and len(new) > LONG_LINE and new != old:
+                if isinstance(old_tokens, SegmentedLineTokens) and len(new) > LONG_LINE and new != old:
                     new_tokens = self.tokenizer.line(new, (old, old_tokens))
                     version.tokens[number] = new_tokens
                     _count(totals, new_tokens, new, 1)
@@ -362,7 +411,7 @@ class _Version:
 
 def _count(totals: list[int], tokens: LineTokens, line: str, sign: int) -> None:
     totals[0] += sign * tokens.tokens
-    totals[1] += sign * len(tokens.chunks)
+    totals[1] += sign * tokens.chunk_count
     totals[2] += sign * len(line)
     totals[3] += sign * tokens.unknown
 
@@ -531,7 +580,7 @@ class Document:
             span.start,
             span.end,
             None if before is None else before + number,
-            self.line_tokens(line).chunks[span.chunk],
+            self.line_tokens(line).chunk(span.chunk),
             span.chunk,
             span.piece_index,
         )
@@ -580,7 +629,7 @@ class Document:
             if low == 0 and high >= len(self.lines[line]):
                 line_tokens = self.line_tokens(line)
                 tokens += line_tokens.tokens
-                chunks += len(line_tokens.chunks)
+                chunks += line_tokens.chunk_count
                 unknown += line_tokens.unknown
                 continue
             seen = set()
