@@ -104,7 +104,7 @@ class LineTokens:
 
         Costs the window's tokens, not the line's: a line can be a megabyte long.
         """
-        starts = self._starts()
+        starts = self.chunk_starts()
         origin = self.origin
         if origin is not None:
             low, high = bisect_right(origin, low) - 1, bisect_left(origin, high)
@@ -114,7 +114,7 @@ class LineTokens:
             self._token_starts = list(accumulate(map(len, map(_IDS, self.chunks)), initial=0))
         return self._token_starts[first], self._spans(first, stop)
 
-    def _starts(self) -> list[int]:
+    def chunk_starts(self) -> list[int]:
         """Normalized offset of each chunk's start, then the normalized line's length."""
         if self._chunk_starts is None:
             self._chunk_starts = list(accumulate(map(len, map(_TEXT, self.chunks)), initial=0))
@@ -124,7 +124,7 @@ class LineTokens:
         spans: list[LineSpan] = []
         append = spans.append
         origin = self.origin
-        position = self._starts()[first] if first else 0
+        position = self.chunk_starts()[first] if first else 0
         for chunk_index in range(first, stop):
             chunk = self.chunks[chunk_index]
             for piece_index, (token_id, piece) in enumerate(zip(chunk.ids, chunk.pieces)):
@@ -210,8 +210,8 @@ class SegmentedLineTokens(LineTokens):
 # first character of a chunk except in a run of ▁ (rule 5), so a chunk ends there and
 # the next starts fresh (the rule looks only ahead); NFC never composes a space with
 # what precedes it, and a space is a starter, so NFC cannot reorder across it either.
-LONG_LINE = 8192
-SEGMENT = 2048
+LONG_LINE = 4096
+SEGMENT = 1024
 _CUT = re.compile(f"[^ {SPACE}] ")
 
 

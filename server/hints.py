@@ -13,11 +13,12 @@ No pygls here.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
-from glassllm_server.document import Document, LineTokens
+from glassllm_server.document import Document, LineSpan, LineTokens
 from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
 from glassllm_server.settings import Settings
 
@@ -50,7 +51,17 @@ def line_hints(
     chunks, spaces, inner = switches
     content = content_length(text)
     found: list[tuple[int, str, int]] = []
-    if low == 0 and (high is None or high >= len(text)):
+    whole = low == 0 and (high is None or high >= len(text))
+    if whole and tokens.origin is None and not inner:
+        # The common case, without a record per token: chunk boundaries are the chunks'
+        # starts (every piece has characters when NFC changed nothing).
+        high = len(text)
+        if chunks:
+            starts = tokens.chunk_starts()
+            found = [(column, "chunk", column) for column in starts[1 : bisect_left(starts, content)]]
+        spans: list[LineSpan] = []
+        previous_end, previous_chunk = 0, -1
+    elif whole:
         spans, high = tokens.spans(), len(text)
         previous_end, previous_chunk = 0, -1
     else:
@@ -127,6 +138,7 @@ def inlay_hints(document: Document, start: Point, end: Point, settings: Settings
 # Placeholders in a line's cached JSON: ``json.dumps`` escapes control characters, so
 # they cannot occur in anything it writes.
 _LINE, _URI, _VERSION = "\x00line", "\x00uri", "\x00version"
+_LABEL_JSON = {kind: json.dumps(label) for kind, label in LABELS.items()}
 _HINT_JSON = '{"position": {"line": \x00line, "character": %d}, "label": %s, "data": [\x00uri, \x00version, \x00line, %d]}'
 
 
@@ -167,8 +179,9 @@ def _serialize(
     high: int | None = None,
 ) -> tuple[list[int], list[str]]:
     """The hints of columns ``low..high`` of a line (all of them by default)."""
-    high = len(text) if high is None else high
-    hints = [hint for hint in line_hints(text, tokens, switches, low, high) if low <= hint[0] <= high]
+    hints = line_hints(text, tokens, switches, low, high)
+    if low > 0 or (high is not None and high < len(text)):
+        hints = [hint for hint in hints if low <= hint[0] <= (len(text) if high is None else high)]
     columns: list[int] = []
     objects: list[str] = []
     if not hints:
@@ -180,7 +193,7 @@ def _serialize(
     for column, kind, token_column in hints:
         columns.append(column)
         character = base_units + (column - base if units is None else units[column - base])
-        objects.append(_HINT_JSON % (character, json.dumps(LABELS[kind]), token_column))  # type: ignore[index]
+        objects.append(_HINT_JSON % (character, _LABEL_JSON[kind], token_column))
     return columns, objects
 
 
