@@ -288,14 +288,17 @@ class GlassServer(LanguageServer):
 
     # Documents
 
+    def find_document(self, uri: str) -> Document | None:
+        """Like :meth:`get_document`, None when ``uri`` is not open."""
+        return _REQUEST_DOCUMENTS.get(self.documents).get(uri)
+
     def get_document(self, uri: str) -> Document:
         """The open document ``uri``, or a clear JSON-RPC error for the client.
 
         Inside a request: the document as it was when the request arrived (a snapshot),
         so that the answer describes the text the client asked about.
         """
-        documents = _REQUEST_DOCUMENTS.get(self.documents)
-        document = documents.get(uri)
+        document = self.find_document(uri)
         if document is None:
             raise RequestFailed(self.messages("error.unknown_document", uri=uri))
         return document
