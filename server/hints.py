@@ -138,8 +138,10 @@ def inlay_hints(document: Document, start: Point, end: Point, settings: Settings
 # Placeholders in a line's cached JSON: ``json.dumps`` escapes control characters, so
 # they cannot occur in anything it writes.
 _LINE, _URI, _VERSION = "\x00line", "\x00uri", "\x00version"
-_LABEL_JSON = {kind: json.dumps(label) for kind, label in LABELS.items()}
-_HINT_JSON = '{"position": {"line": \x00line, "character": %d}, "label": %s, "data": [\x00uri, \x00version, \x00line, %d]}'
+# Compact (no spaces, labels as UTF-8): 100 lines of prose carry thousands of hints, and
+# every byte is written, read and parsed again by the client.
+_LABEL_JSON = {kind: json.dumps(label, ensure_ascii=False) for kind, label in LABELS.items()}
+_HINT_JSON = '{"position":{"line":\x00line,"character":%d},"label":%s,"data":[\x00uri,\x00version,\x00line,%d]}'
 
 
 class HintCache:

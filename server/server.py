@@ -74,7 +74,7 @@ class _Answered:
 
 
 class RawJSON:
-    """A result already serialized: ASCII JSON text, spliced into the response as it is.
+    """A result already serialized: JSON text, spliced into the response as it is.
 
     For answers with thousands of items built from per-line caches (inlay hints), where
     even ``json.dumps`` of plain dicts would cost more than everything else.
