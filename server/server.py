@@ -5,14 +5,15 @@ and the negotiated position encoding; the features (``features/``) are thin hand
 over it. :class:`GlassProtocol` fixes what pygls 2.1 gets wrong for us:
 
 - a request whose params do not deserialize gets a -32602 answer (pygls sends none);
-- open documents live in :attr:`GlassServer.documents`, edited line by line, instead
-  of pygls' workspace, which rebuilds the whole text on every keystroke;
+- open documents live in :attr:`GlassServer.live_documents`, edited line by line,
+  instead of pygls' workspace, which rebuilds the whole text on every keystroke;
 - every request sees the documents as they were when it arrived. pygls creates each
   request's handler as a task when the request is read, but the handler runs later,
   after the ``didChange`` notifications read meanwhile are applied; so snapshots of the
   open documents (cheap: see :meth:`Document.snapshot`) are put in a context variable
   just before pygls creates the task, which copies the context, and
-  :meth:`GlassServer.get_document` reads them from there;
+  :attr:`GlassServer.documents` (so :meth:`GlassServer.get_document`) reads them
+  from there, whatever the handler;
 - an exception in a notification handler is logged, and reported to the user once;
 - routine error answers (a closed document, a cancelled request) and cancels of
   requests already answered are not logged as problems.
@@ -136,7 +137,7 @@ class GlassProtocol(LanguageServerProtocol):
         # pygls runs this inside a copy of the context made for this message and creates
         # the handler's task from it: the task sees these snapshots, whatever is applied
         # before it runs.
-        _REQUEST_DOCUMENTS.set({uri: document.snapshot() for uri, document in self._server.documents.items()})
+        _REQUEST_DOCUMENTS.set({uri: document.snapshot() for uri, document in self._server.live_documents.items()})
         super()._handle_request(msg_id, method_name, params)
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
@@ -196,7 +197,9 @@ class GlassServer(LanguageServer):
             protocol_cls=GlassProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.documents: dict[str, Document] = {}
+        # The open documents as the client's notifications left them. Requests read
+        # :attr:`documents`, which in a request is the snapshot taken when it arrived.
+        self.live_documents: dict[str, Document] = {}
         self.settings = Settings()
         self.initialization_options: Any = None  # the client's, kept for every reload
         self.client_locale: str | None = None
@@ -288,9 +291,15 @@ class GlassServer(LanguageServer):
 
     # Documents
 
+    @property
+    def documents(self) -> dict[str, Document]:
+        """The open documents: inside a request, as they were when it arrived (snapshots,
+        which no edit changes; do not modify the mapping), elsewhere the live ones."""
+        return _REQUEST_DOCUMENTS.get(self.live_documents)
+
     def find_document(self, uri: str) -> Document | None:
         """Like :meth:`get_document`, None when ``uri`` is not open."""
-        return _REQUEST_DOCUMENTS.get(self.documents).get(uri)
+        return self.documents.get(uri)
 
     def get_document(self, uri: str) -> Document:
         """The open document ``uri``, or a clear JSON-RPC error for the client.
@@ -316,7 +325,7 @@ class GlassServer(LanguageServer):
 
     def open_document(self, uri: str, text: str, version: int | None) -> Document:
         document = Document(uri, text, version, self.tokenizer)
-        self.documents[uri] = document
+        self.live_documents[uri] = document
         self.schedule_tokenizing(document)
         self.document_changed(uri)
         return document
@@ -327,7 +336,7 @@ class GlassServer(LanguageServer):
             listener(uri)
 
     def close_document(self, uri: str) -> None:
-        self.documents.pop(uri, None)
+        self.live_documents.pop(uri, None)
         task = self._tokenizing.pop(uri, None)
         if task is not None:
             task.cancel()
@@ -385,7 +394,7 @@ class GlassServer(LanguageServer):
         """
         last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
         while not document.tokenized_through(last):
-            live = self.documents.get(document.uri)
+            live = self.live_documents.get(document.uri)
             if live is None or not live.same_text(document):
                 deadline = time.perf_counter() + _SLICE_SECONDS
                 while time.perf_counter() < deadline and not document.tokenized_through(last):
@@ -440,7 +449,7 @@ class GlassServer(LanguageServer):
             )
             return False
         self.tokenizer = LineTokenizer(tokenizer, name)
-        for document in self.documents.values():
+        for document in self.live_documents.values():
             document.set_tokenizer(self.tokenizer)
             self.schedule_tokenizing(document)
             self.document_changed(document.uri)
@@ -448,7 +457,7 @@ class GlassServer(LanguageServer):
 
     def refresh_views(self) -> None:
         """Ask the client to re-request what depends on the tokens, where it can."""
-        for uri in list(self.documents):
+        for uri in list(self.live_documents):
             self.document_changed(uri)
         workspace = self.client_capabilities.workspace
         if workspace is None:

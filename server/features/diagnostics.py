@@ -114,7 +114,7 @@ def register(server: GlassServer) -> None:
 
     async def publish(ls: GlassServer, uri: str) -> None:
         await asyncio.sleep(_DEBOUNCE_SECONDS)
-        live = ls.documents.get(uri)
+        live = ls.live_documents.get(uri)
         if live is None:
             return
         # The version published is the one the diagnostics describe, even if the
@@ -129,7 +129,7 @@ def register(server: GlassServer) -> None:
         task = waiting.pop(uri, None)
         if task is not None:
             task.cancel()
-        if uri not in server.documents:
+        if uri not in server.live_documents:
             answers.pop(uri, None)
             if pushes(server):
                 server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))

@@ -72,7 +72,7 @@ def register(server: GlassServer) -> None:
         return bands
 
     def forget(uri: str) -> None:
-        if uri not in server.documents:
+        if uri not in server.live_documents:
             last_result.pop(uri, None)
 
     server.document_listeners.append(forget)
