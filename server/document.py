@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate, chain, count
 from operator import itemgetter
+from time import perf_counter
 from typing import NamedTuple
 
 from glassllm import Tokenizer
@@ -238,6 +239,9 @@ class LineTokenizer:
         self.name = name
         self._chunks: dict[str, ChunkTokens] = {}
         self._lines: dict[str, LineTokens] = {}
+        # The long line being prepared in the background: its text, segment bounds and
+        # how many segments are done.
+        self._preparing: tuple[str, list[int], int] | None = None
 
     def chunk(self, text: str) -> ChunkTokens:
         """The tokens of one chunk (already normalized and marked)."""
@@ -284,6 +288,23 @@ class LineTokenizer:
             chunk = self.chunk
             found = [entry or chunk(text) for entry, text in zip(found, chunks)]
         return LineTokens(tuple(found), origin)  # type: ignore[arg-type]
+
+    def prepare(self, text: str, deadline: float) -> bool:
+        """Tokenize the segments of the long line ``text`` until ``deadline``
+        (a :func:`time.perf_counter` time); True when they are all cached, so that
+        :meth:`line` then only joins them. Background work on a very long line can so
+        give the event loop back, one segment at a time."""
+        if self._preparing is None or self._preparing[0] is not text:
+            self._preparing = (text, [0, *segment_cuts(text), len(text)], 0)
+        _, bounds, done = self._preparing
+        while done < len(bounds) - 1:
+            if perf_counter() >= deadline:
+                self._preparing = (text, bounds, done)
+                return False
+            self._segment(text[bounds[done] : bounds[done + 1]])
+            done += 1
+        self._preparing = None
+        return True
 
     def _segment(self, text: str) -> LineTokens:
         # Segments are cached like lines (a long segment, where no cut was safe, is not:
@@ -537,6 +558,23 @@ class Document:
                 return True
             version.line_tokens(pending)
         return version.advance_pending() >= total
+
+    def tokenize_for(self, seconds: float) -> bool:
+        """Tokenize lines that lack tokens, in order, for about ``seconds`` (a very long
+        line a segment at a time); True when every line has its tokens."""
+        deadline = perf_counter() + seconds
+        version = self._version
+        total = len(version.lines)
+        while True:
+            pending = version.advance_pending()
+            if pending >= total:
+                return True
+            if perf_counter() >= deadline:
+                return False
+            text = version.lines[pending]
+            if len(text) > LONG_LINE and not version.tokenizer.prepare(text, deadline):
+                return False
+            version.line_tokens(pending)
 
     def tokens_before(self, line: int) -> int:
         """How many tokens come before line ``line`` (tokenizing the lines before it)."""

@@ -29,7 +29,6 @@ import json
 import logging
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -366,9 +365,7 @@ class GlassServer(LanguageServer):
         gc.disable()
         try:
             while not document.complete:
-                deadline = time.perf_counter() + _SLICE_SECONDS
-                while time.perf_counter() < deadline and not document.tokenize_pending(1):
-                    pass
+                document.tokenize_for(_SLICE_SECONDS)
                 progress = self._progress.pop(document.uri, None)
                 if progress is not None and not progress.done():
                     progress.set_result(None)
@@ -396,9 +393,7 @@ class GlassServer(LanguageServer):
         while not document.tokenized_through(last):
             live = self.live_documents.get(document.uri)
             if live is None or not live.same_text(document):
-                deadline = time.perf_counter() + _SLICE_SECONDS
-                while time.perf_counter() < deadline and not document.tokenized_through(last):
-                    document.tokenize_pending(1)
+                document.tokenize_for(_SLICE_SECONDS)
                 await asyncio.sleep(0)
                 continue
             self.schedule_tokenizing(live)

@@ -223,3 +223,13 @@ def test_a_long_line_is_cut_only_at_safe_places():
     cuts = document_module.segment_cuts(text)
     assert cuts and all(text[cut] == " " and text[cut - 1] not in " ▁" for cut in cuts)
     assert max(b - a for a, b in zip([0, *cuts], [*cuts, len(text)])) < 3 * document_module.SEGMENT + 5000
+
+
+def test_background_tokenizing_goes_through_a_long_line_in_short_slices(tokenizer):
+    text = "linha curta\n" + "palavra e\u0301 outra, " * 2000 + "\nfim"
+    document = Document("u", text, 1, tokenizer)
+    slices = 1
+    while not document.tokenize_for(0.0005):
+        slices += 1
+    assert slices > 3  # the long line did not go in one slice
+    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, text)
