@@ -21,9 +21,9 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from conftest import LOOP, PRESETS, SERVER_COMMAND, change_document, open_document, position_of, start_session
+from conftest import LOOP, PRESETS, SERVER_COMMAND, change_document, covered, open_document, position_of, start_session
 
 pytestmark = LOOP
 
@@ -165,3 +165,21 @@ async def test_inlay_hint_resolve_and_delta_and_pulled_diagnostics(client):
     reference = plain(await send(client, "textDocument/diagnostic", document(uri)))
     assert reference["items"]
     assert plain(await pipelined(client, uri, "textDocument/diagnostic", document(uri))) in (reference, CONTENT_MODIFIED)
+
+
+async def test_pushed_diagnostics_carry_the_version_they_describe(client):
+    if client_capabilities(client.preset).text_document.diagnostic is not None:
+        return  # this client pulls diagnostics: nothing is pushed
+    uri = open_document(client, TEXT)
+    edited = EDIT + TEXT
+    change_document(client, uri, 2, (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT))
+    texts = {1: TEXT, 2: edited}
+    while True:
+        params = await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10)
+        if params.uri != uri:
+            continue
+        assert params.version in texts and params.diagnostics
+        for diagnostic in params.diagnostics:
+            assert covered(texts[params.version], diagnostic.range, client.encoding) == "🧪"
+        if params.version == 2:
+            break
