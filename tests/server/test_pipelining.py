@@ -159,8 +159,6 @@ async def test_inlay_hint_resolve_and_delta_and_pulled_diagnostics(client):
     )
     assert delta == CONTENT_MODIFIED or plain(delta) in ({"edits": []}, {"data": plain(first.data)})
 
-    if client.preset == "emacs":
-        return  # eglot's capabilities have no pull diagnostics
     uri = open_document(client, TEXT)
     reference = plain(await send(client, "textDocument/diagnostic", document(uri)))
     assert reference["items"]
