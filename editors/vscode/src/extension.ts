@@ -1,10 +1,12 @@
 /**
- * The GlassLLM extension: starts `glassllm-lsp` with vscode-languageclient for plain text
- * and Markdown, keeps a status bar item with the token count of the document and of the
- * selection, shows merge explanations in the Markdown preview, and gives the server's
- * commands a way to be run from the Command Palette.
+ * The GlassLLM extension: starts the language server it carries (or an external
+ * `glassllm-lsp`) with vscode-languageclient for plain text and Markdown, keeps a status
+ * bar item with the token count of the document and of the selection, shows merge
+ * explanations in the Markdown preview, and gives the server's commands a way to be run
+ * from the Command Palette.
  */
 import * as path from 'node:path';
+import { PythonExtension, PVSC_EXTENSION_ID } from '@vscode/python-extension';
 import * as vscode from 'vscode';
 import {
   CancellationToken,
@@ -25,12 +27,18 @@ import {
 } from './commands';
 import { LatestOnly } from './latest';
 import { Language, MESSAGES } from './messages';
+import { findServer, noServerMessage } from './server';
 import { Stats, statusText, statusTooltip, sumStats, uiLanguage } from './status';
 
 const LANGUAGES = ['plaintext', 'markdown'];
 const STATUS_DELAY_MS = 150;
 
 let client: LanguageClient | undefined;
+let output: vscode.OutputChannel;
+// Where the running server's Python came from, to follow the Python extension's choice.
+let serverSource: string | undefined;
+// Where `vscode:prepublish` pip-installs the server and its dependencies.
+let bundledLibs: string;
 
 function settings(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration('glassllm');
@@ -54,8 +62,11 @@ function serverSettings(): Record<string, unknown> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const statusBar = new TokenStatusBar();
+  output = vscode.window.createOutputChannel('GlassLLM');
+  bundledLibs = context.asAbsolutePath(path.join('bundled', 'libs'));
   context.subscriptions.push(
     statusBar,
+    output,
     vscode.commands.registerCommand(CHOOSE_TOKENIZER, chooseTokenizer),
     vscode.window.onDidChangeActiveTextEditor(() => statusBar.refresh()),
     vscode.window.onDidChangeTextEditorSelection((event) => {
@@ -78,6 +89,30 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await startClient(statusBar);
+  await followPythonExtension(context, statusBar);
+}
+
+/**
+ * The Python extension's interpreter comes before `python3` and `python`: unless a setting
+ * chose the server, selecting another interpreter there restarts it with the new one.
+ */
+async function followPythonExtension(context: vscode.ExtensionContext, statusBar: TokenStatusBar): Promise<void> {
+  if (!vscode.extensions.getExtension(PVSC_EXTENSION_ID)) {
+    return;
+  }
+  try {
+    const environments = (await PythonExtension.api()).environments;
+    context.subscriptions.push(
+      environments.onDidChangeActiveEnvironmentPath(async () => {
+        if (serverSource !== 'setting' && serverSource !== 'external') {
+          await stopClient();
+          await startClient(statusBar);
+        }
+      }),
+    );
+  } catch (error) {
+    output.appendLine(`The Python extension's API is not available: ${String(error)}`);
+  }
 }
 
 export async function deactivate(): Promise<void> {
@@ -92,18 +127,73 @@ async function stopClient(): Promise<void> {
   }
 }
 
+/** The interpreter selected in the Python extension, when that extension is installed. */
+async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  if (!vscode.extensions.getExtension(PVSC_EXTENSION_ID)) {
+    return undefined;
+  }
+  try {
+    const environments = (await PythonExtension.api()).environments;
+    const active = environments.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
+    return (await environments.resolveEnvironment(active))?.executable.uri?.fsPath ?? active.path;
+  } catch (error) {
+    output.appendLine(`The Python extension did not say which interpreter is selected: ${String(error)}`);
+    return undefined;
+  }
+}
+
+/**
+ * Opens the Settings editor on a setting. Our server settings are `machine-overridable`:
+ * in a remote window (code-server, Remote-SSH, WSL, dev containers) VS Code lists them
+ * only on the Remote tab, so the User tab would not show them.
+ */
+async function openSetting(key: string): Promise<void> {
+  const command = vscode.env.remoteName ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings';
+  await vscode.commands.executeCommand(command, { query: key });
+}
+
 async function startClient(statusBar: TokenStatusBar): Promise<void> {
-  const command = settings().get<string>('server.path') || 'glassllm-lsp';
+  const words = MESSAGES[language()];
+  const found = await findServer({
+    serverPath: settings().get<string>('server.path') ?? '',
+    serverPython: settings().get<string>('server.python') ?? '',
+    pythonExtension: pythonExtensionInterpreter,
+  });
+  if (found.kind === 'none') {
+    serverSource = undefined;
+    const message = noServerMessage(found, language());
+    output.appendLine(message);
+    // Not awaited: activation would wait for the user to answer.
+    void vscode.window.showErrorMessage(message, words.openSettings).then((choice) =>
+      choice === words.openSettings ? openSetting(found.setting) : undefined,
+    );
+    return;
+  }
+  serverSource = found.kind === 'python' ? found.tried[found.tried.length - 1].candidate.source : 'external';
+  const args = settings().get<string[]>('server.args') ?? [];
   // No `transport`: with TransportKind.stdio the client would append `--stdio`, which
-  // glassllm-lsp does not take; it speaks over stdio by default.
-  const serverOptions: ServerOptions = {
-    command,
-    args: settings().get<string[]>('server.args') ?? [],
-  };
+  // the server does not take; it speaks over stdio by default.
+  let serverOptions: ServerOptions;
+  if (found.kind === 'external') {
+    output.appendLine(`Starting ${found.command} ${args.join(' ')}`.trimEnd());
+    serverOptions = { command: found.command, args };
+  } else {
+    // The bundled libraries come first on sys.path, ahead of anything that Python has
+    // installed; -P (3.11+) keeps the workspace folder, the server's working directory, off
+    // sys.path, where a folder named glassllm (this repository, say) would shadow them.
+    const pythonPath = [bundledLibs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+    output.appendLine(`Starting the bundled server with ${found.command} (Python ${found.version.join('.')}), PYTHONPATH=${pythonPath}`);
+    serverOptions = {
+      command: found.command,
+      args: ['-P', '-m', 'glassllm_server', ...args],
+      options: { env: { ...process.env, PYTHONPATH: pythonPath } },
+    };
+  }
   const clientOptions: LanguageClientOptions = {
     documentSelector: LANGUAGES.map((languageId) => ({ language: languageId })),
     synchronize: { configurationSection: 'glassllm' },
     initializationOptions: serverSettings,
+    outputChannel: output,
     middleware: {
       executeCommand: runServerCommand,
       window: { showDocument: showExplanation },
@@ -114,13 +204,10 @@ async function startClient(statusBar: TokenStatusBar): Promise<void> {
   client = started;
   try {
     await started.start();
-  } catch {
+  } catch (error) {
+    // vscode-languageclient has already shown its own notification, which opens this channel.
     client = undefined;
-    const words = MESSAGES[language()];
-    const choice = await vscode.window.showErrorMessage(words.serverMissing(command), words.openSettings);
-    if (choice === words.openSettings) {
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'glassllm.server');
-    }
+    output.appendLine(`The server did not start: ${String(error)}`);
   }
 }
 

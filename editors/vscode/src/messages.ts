@@ -21,9 +21,22 @@ export const MESSAGES = {
     vocabSize: 'Vocabulary size (specials + alphabet + merges; an upper bound)',
     vocabSizeInvalid: 'A whole number from 5 up.',
     trainOutput: 'Save the trained tokenizer as',
-    serverMissing: (command: string) =>
-      `GlassLLM could not start the language server "${command}". Install glassllm ` +
-      '(`python3 -m pip install .` in its folder) so that `glassllm-lsp` is on the PATH, or set `glassllm.server.path`.',
+    notFound: 'not found',
+    failed: 'does not run',
+    triedSetting: (key: string, command: string) => `the setting ${key} ("${command}")`,
+    triedPythonExtension: (command: string) => `the Python extension's interpreter (${command})`,
+    isVersion: (version: string) => `is ${version}`,
+    noPython: (tried: string) =>
+      `GlassLLM needs Python 3.11 or newer to run its language server. Tried: ${tried}. ` +
+      'Install Python 3.11 or newer, or set the setting glassllm.server.python to one.',
+    badPythonSetting: (tried: string) =>
+      `GlassLLM needs Python 3.11 or newer to run its language server, and ${tried}. ` +
+      'Set glassllm.server.python to one, or clear that setting to let the extension look for one.',
+    noExternalServer: (tried: string) =>
+      `GlassLLM could not start its language server: ${tried}. ` +
+      'Clear the setting glassllm.server.path to use the server that comes with the extension, or set it to the full path of glassllm-lsp.',
+    startFailed: 'GlassLLM could not start its language server; the GlassLLM output channel says why.',
+    showOutput: 'Show Output',
     openSettings: 'Open Settings',
   },
   pt: {
@@ -44,9 +57,22 @@ export const MESSAGES = {
     vocabSize: 'Tamanho do vocabulário (especiais + alfabeto + fusões; um limite superior)',
     vocabSizeInvalid: 'Um número inteiro a partir de 5.',
     trainOutput: 'Salvar o tokenizador treinado como',
-    serverMissing: (command: string) =>
-      `O GlassLLM não conseguiu iniciar o servidor de linguagem "${command}". Instale o glassllm ` +
-      '(`python3 -m pip install .` na pasta dele) para que `glassllm-lsp` esteja no PATH, ou ajuste `glassllm.server.path`.',
+    notFound: 'não encontrado',
+    failed: 'não executa',
+    triedSetting: (key: string, command: string) => `a configuração ${key} ("${command}")`,
+    triedPythonExtension: (command: string) => `o interpretador da extensão Python (${command})`,
+    isVersion: (version: string) => `é ${version}`,
+    noPython: (tried: string) =>
+      `O GlassLLM precisa de Python 3.11 ou mais novo para executar seu servidor de linguagem. Tentou: ${tried}. ` +
+      'Instale Python 3.11 ou mais novo, ou aponte a configuração glassllm.server.python para um.',
+    badPythonSetting: (tried: string) =>
+      `O GlassLLM precisa de Python 3.11 ou mais novo para executar seu servidor de linguagem, e ${tried}. ` +
+      'Aponte glassllm.server.python para um, ou limpe essa configuração para que a extensão procure um.',
+    noExternalServer: (tried: string) =>
+      `O GlassLLM não conseguiu iniciar seu servidor de linguagem: ${tried}. ` +
+      'Limpe a configuração glassllm.server.path para usar o servidor que vem com a extensão, ou indique nela o caminho completo do glassllm-lsp.',
+    startFailed: 'O GlassLLM não conseguiu iniciar seu servidor de linguagem; o canal de saída GlassLLM diz por quê.',
+    showOutput: 'Mostrar saída',
     openSettings: 'Abrir configurações',
   },
 } as const;

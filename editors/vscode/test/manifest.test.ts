@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -65,8 +65,18 @@ describe('package.json', () => {
     }
   });
 
-  it('points main at the compiled entry point', () => {
-    assert.equal(manifest.main, './out/src/extension.js');
-    assert.ok(readFileSync(join(root, 'out', 'src', 'extension.js'), 'utf8').includes('activate'));
+  it('points main at the esbuild bundle, which the package keeps with the bundled server', () => {
+    assert.equal(manifest.main, './dist/extension.js');
+    const kept = readFileSync(join(root, '.vscodeignore'), 'utf8').split('\n');
+    assert.ok(kept.includes('!dist/extension.js') && kept.includes('!bundled/**'), kept.join('\n'));
+  });
+
+  it('has what a Marketplace or Open VSX page shows', () => {
+    assert.ok(statSync(join(root, manifest.icon)).size > 0);
+    assert.match(manifest.repository.url, /^https:\/\//);
+    assert.ok(manifest.keywords.length > 0 && manifest.keywords.length <= 30);
+    for (const name of ['README.md', 'CHANGELOG.md', 'LICENSE']) {
+      assert.ok(statSync(join(root, name)).size > 0, name);
+    }
   });
 });
