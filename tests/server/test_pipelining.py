@@ -23,9 +23,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from glassllm import packaged
+
 from conftest import LOOP, PRESETS, SERVER_COMMAND, change_document, covered, open_document, position_of, start_session
 
 pytestmark = LOOP
+TOK = packaged("pt")
 
 CACHE = tempfile.mkdtemp(prefix="glassllm-test-cache-")
 ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
@@ -181,3 +184,17 @@ async def test_pushed_diagnostics_carry_the_version_they_describe(client):
             assert covered(texts[params.version], diagnostic.range, client.encoding) == "🧪"
         if params.version == 2:
             break
+
+
+async def test_a_request_followed_by_a_close_is_answered_for_the_text_it_asked_about(client):
+    # Large enough that the whole-document count is not done when the close arrives.
+    text = "Era uma vez cafe\u0301 e mais\n" * 20_000
+    uri = open_document(client, text)
+    counts = send(client, "glassllm/stats", document(uri))
+    lens = send(client, "textDocument/codeLens", document(uri))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    counts = await counts
+    assert (counts.tokens, counts.characters) == (len(TOK.encode(text)), len(text))
+    assert (await lens)[0]["command"]["arguments"] == [uri]
+    with pytest.raises(JsonRpcException):
+        await send(client, "glassllm/stats", document(uri))
