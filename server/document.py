@@ -263,11 +263,12 @@ class LineTokenizer:
         self._chunks[text] = entry
         return entry
 
-    def line(self, text: str, previous: tuple[str, LineTokens] | None = None) -> LineTokens:
+    def line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None = None) -> LineTokens:
         """The tokens of one line, its line ending included.
 
-        ``previous`` is the line's text and tokens before an edit: a long line then
-        keeps the segments the edit did not touch.
+        ``previous`` are the tokens of the long lines an edit replaced by this one (the
+        first and the last; the same line when the edit stayed within one): a long line
+        then keeps the segments the edit did not touch, from its start and its end.
         """
         if len(text) > LONG_LINE:
             return self._long_line(text, previous)
@@ -311,21 +312,23 @@ class LineTokenizer:
         # the cache must not keep megabytes of old text alive).
         return self.line(text) if len(text) <= LONG_LINE else self._tokenize(text)
 
-    def _long_line(self, text: str, previous: tuple[str, LineTokens] | None) -> LineTokens:
+    def _long_line(
+        self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None
+    ) -> LineTokens:
         head: list[tuple[str, LineTokens]] = []
         tail: list[tuple[str, LineTokens]] = []
-        if previous is not None and isinstance(previous[1], SegmentedLineTokens):
+        if previous is not None:
             # The old segments that reach the new text unchanged, from either end, and
             # whose cuts are still safe (the characters on both sides unchanged).
-            parts = previous[1].parts
+            first, last = previous
             offset = 0
-            for piece, tokens in parts[:-1]:
+            for piece, tokens in first.parts[:-1]:
                 if not (text.startswith(piece, offset) and text.startswith(" ", offset + len(piece))):
                     break
                 head.append((piece, tokens))
                 offset += len(piece)
             end = len(text)
-            for piece, tokens in reversed(parts[len(head) + 1 :]):
+            for piece, tokens in reversed(last.parts[(len(head) if last is first else 0) + 1 :]):
                 start = end - len(piece)
                 if start - 1 <= offset or not text.startswith(piece, start) or text[start - 1] in (" ", SPACE):
                     break
@@ -401,14 +404,20 @@ class _Version:
             if line_tokens is not None:
                 _count(totals, line_tokens, line, -1)
         version.pending = min(self.pending, first)
-        if len(new_lines) == stop - first:
-            # A long line edited in place is re-tokenized now, around the edit only.
-            for number, (old, new) in enumerate(zip(self.lines[first:stop], new_lines), first):
-                old_tokens = tokens[number]
-                if isinstance(old_tokens, SegmentedLineTokens) and len(new) > LONG_LINE and new != old:
-                    new_tokens = self.tokenizer.line(new, (old, old_tokens))
-                    version.tokens[number] = new_tokens
-                    _count(totals, new_tokens, new, 1)
+        # Long lines the edit made (changed, split or joined) are tokenized now, around
+        # the edit only, from the segments of the long lines it replaced.
+        replaced = {line: found for line, found in zip(self.lines[first:stop], tokens[first:stop]) if found is not None}
+        segmented = [found for found in tokens[first:stop] if isinstance(found, SegmentedLineTokens)]
+        for number, new in enumerate(new_lines, first):
+            if len(new) <= LONG_LINE:
+                continue
+            found = replaced.get(new)
+            if found is None:
+                if not segmented:
+                    continue
+                found = self.tokenizer.line(new, (segmented[0], segmented[-1]))
+            version.tokens[number] = found
+            _count(totals, found, new, 1)
         return version
 
     def line_tokens(self, line: int) -> LineTokens:
