@@ -16,8 +16,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain, count
-from operator import itemgetter
+from itertools import accumulate, chain, count, islice
+from operator import attrgetter, itemgetter
 from time import perf_counter
 from typing import NamedTuple
 
@@ -54,6 +54,7 @@ class ChunkTokens(NamedTuple):
 
 
 _TEXT, _IDS, _UNKNOWN = itemgetter(0), itemgetter(2), itemgetter(3)
+_TOKEN_COUNT = attrgetter("tokens")
 
 
 class Stats(NamedTuple):
@@ -386,7 +387,7 @@ class _Version:
         self.tokens: list[LineTokens | None] = [None] * len(lines) if tokens is None else tokens
         self.pending = 0  # no line before this one lacks its tokens
         self.totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
-        self.prefix: list[int] | None = None  # tokens before each line
+        self.prefix = [0]  # tokens before each line, for the first lines
         # Unique per version: what caches of answers are keyed by.
         self.revision = next(self._revisions)
 
@@ -404,6 +405,7 @@ class _Version:
             if line_tokens is not None:
                 _count(totals, line_tokens, line, -1)
         version.pending = min(self.pending, first)
+        version.prefix = self.prefix[: first + 1]
         # Long lines the edit made (changed, split or joined) are tokenized now, around
         # the edit only, from the segments of the long lines it replaced.
         replaced = {line: found for line, found in zip(self.lines[first:stop], tokens[first:stop]) if found is not None}
@@ -592,10 +594,12 @@ class Document:
         if pending < line:
             self.tokenize_pending(line - pending)
             pending = version.advance_pending()
-        if version.prefix is None or len(version.prefix) <= line:
-            counts = [tokens.tokens for tokens in version.tokens[:pending]]  # type: ignore[union-attr]
-            version.prefix = [0, *accumulate(counts)]
-        return version.prefix[line]
+        prefix = version.prefix
+        if len(prefix) <= line:
+            # Extended from where it stops (an edit keeps it up to its first line).
+            counts = map(_TOKEN_COUNT, version.tokens[len(prefix) - 1 : pending])
+            prefix.extend(islice(accumulate(counts, initial=prefix[-1]), 1, None))
+        return prefix[line]
 
     def line_spans(self, line: int) -> list[LineSpan]:
         return self.line_tokens(line).spans()
