@@ -16,9 +16,10 @@ from difflib import SequenceMatcher
 
 from glassllm import TokenSpan
 
+from glassllm_server.document import LineTokens
 from glassllm_server.positions import Encoding, columns_to_units, content_length
 
-__all__ = ["BAND_LIMIT", "TOKEN_TYPES", "Band", "delta_edits", "encode_bands", "line_bands"]
+__all__ = ["BAND_LIMIT", "TOKEN_TYPES", "Band", "delta_edits", "encode_bands", "line_bands", "window_bands"]
 
 # Two standard types that themes color differently: strings green and keywords bold in
 # Neovim's default scheme, orange and blue in VS Code's Dark+.
@@ -51,6 +52,33 @@ def line_bands(text: str, spans: Sequence[TokenSpan], encoding: Encoding) -> lis
         position += columns_to_units(gap, len(gap), encoding)
         length = columns_to_units(piece, len(piece), encoding)
         bands.append((position, length, len(bands) & 1))
+        position += length
+        column = span.end
+    return bands
+
+
+def window_bands(text: str, tokens: LineTokens, low: int, high: int, encoding: Encoding) -> list[Band]:
+    """The bands of the tokens around columns ``low..high`` of a line that NFC left as
+    it is (so every token up to the line ending has characters, and a band's type is
+    its token's index in the line modulo 2, as in :func:`line_bands`).
+
+    Costs the window, not the line: for a visible part of a very long line.
+    """
+    number, spans = tokens.window(low, high)
+    content = content_length(text)
+    bands: list[Band] = []
+    if not spans:
+        return bands
+    column = spans[0].start
+    position = columns_to_units(text, column, encoding)
+    for index, span in enumerate(spans, number):
+        if not span.start < span.end <= content:
+            continue
+        gap = text[column : span.start]
+        piece = text[span.start : span.end]
+        position += columns_to_units(gap, len(gap), encoding)
+        length = columns_to_units(piece, len(piece), encoding)
+        bands.append((position, length, index & 1))
         position += length
         column = span.end
     return bands

@@ -12,13 +12,17 @@ code-point column. Converting to LSP positions is :mod:`positions`' job. No pygl
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, chain, count, islice
+from operator import attrgetter, itemgetter
+from time import perf_counter
 from typing import NamedTuple
 
 from glassllm import Tokenizer
-from glassllm.chunks import CHUNK_PATTERN, mark_spaces
+from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
 from glassllm.normalize import normalize_with_offsets
 from glassllm.tokenizer import UNK_ID
 
@@ -49,6 +53,10 @@ class ChunkTokens(NamedTuple):
     unknown: int
 
 
+_TEXT, _IDS, _UNKNOWN = itemgetter(0), itemgetter(2), itemgetter(3)
+_TOKEN_COUNT = attrgetter("tokens")
+
+
 class Stats(NamedTuple):
     """Counts for a document or a range of it."""
 
@@ -72,22 +80,55 @@ class LineSpan(NamedTuple):
 class LineTokens:
     """The chunks of one line (its ending included) and how its tokens map to columns."""
 
-    __slots__ = ("chunks", "origin", "tokens", "unknown")
+    __slots__ = ("_chunk_starts", "_token_starts", "chunk_count", "chunks", "origin", "tokens", "unknown")
 
     def __init__(self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None) -> None:
         self.chunks = chunks
         # NFC boundary map from normalized to original columns; None when the line is NFC.
         self.origin = origin
-        self.tokens = sum(len(chunk.ids) for chunk in chunks)
-        self.unknown = sum(chunk.unknown for chunk in chunks)
+        self.chunk_count = len(chunks)
+        self.tokens = sum(map(len, map(_IDS, chunks)))
+        self.unknown = sum(map(_UNKNOWN, chunks))
+        self._chunk_starts: list[int] | None = None
+        self._token_starts: list[int] | None = None
+
+    def chunk(self, index: int) -> ChunkTokens:
+        """The line's chunk number ``index``."""
+        return self.chunks[index]
 
     def spans(self) -> list[LineSpan]:
         """Every token of the line with its columns, in order, covering the line."""
+        return self._spans(0, self.chunk_count)
+
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
+        """The tokens of the chunks around columns ``low..high`` (at least every token
+        that overlaps them), and the index in the line of the first one.
+
+        Costs the window's tokens, not the line's: a line can be a megabyte long.
+        """
+        starts = self.chunk_starts()
+        origin = self.origin
+        if origin is not None:
+            low, high = bisect_right(origin, low) - 1, bisect_left(origin, high)
+        first = max(bisect_right(starts, low) - 2, 0)
+        stop = min(bisect_left(starts, high) + 1, self.chunk_count)
+        if self._token_starts is None:
+            self._token_starts = list(accumulate(map(len, map(_IDS, self.chunks)), initial=0))
+        return self._token_starts[first], self._spans(first, stop)
+
+    def chunk_starts(self) -> list[int]:
+        """Normalized offset of each chunk's start, then the normalized line's length."""
+        if self._chunk_starts is None:
+            self._chunk_starts = list(accumulate(map(len, map(_TEXT, self.chunks)), initial=0))
+        return self._chunk_starts
+
+    def _spans(self, first: int, stop: int) -> list[LineSpan]:
         spans: list[LineSpan] = []
         append = spans.append
         origin = self.origin
-        position = 0
-        for chunk_index, chunk in enumerate(self.chunks):
+        position = self.chunk_starts()[first] if first else 0
+        for chunk_index in range(first, stop):
+            chunk = self.chunks[chunk_index]
             for piece_index, (token_id, piece) in enumerate(zip(chunk.ids, chunk.pieces)):
                 end = position + len(piece)
                 if origin is None:
@@ -98,6 +139,99 @@ class LineTokens:
         return spans
 
 
+class SegmentedLineTokens(LineTokens):
+    """The tokens of a long line, kept as its segments' (see :func:`segment_cuts`):
+    an edit re-tokenizes only the segments around it, and a lookup by column costs a
+    segment, not the line. The whole line's chunks and NFC map are joined on demand."""
+
+    __slots__ = ("_chunks", "_origin", "_part_chunks", "_part_columns", "_part_tokens", "parts")
+
+    def __init__(self, parts: tuple[tuple[str, LineTokens], ...]) -> None:
+        self.parts = parts  # (segment text, its tokens), in order
+        self._part_columns = list(accumulate((len(text) for text, _ in parts), initial=0))
+        self._part_chunks = list(accumulate((tokens.chunk_count for _, tokens in parts), initial=0))
+        self._part_tokens = list(accumulate((tokens.tokens for _, tokens in parts), initial=0))
+        self.chunk_count = self._part_chunks[-1]
+        self.tokens = self._part_tokens[-1]
+        self.unknown = sum(tokens.unknown for _, tokens in parts)
+        self._chunks: tuple[ChunkTokens, ...] | None = None
+        self._origin: list[int] | None = None
+        self._chunk_starts = self._token_starts = None
+
+    @property  # type: ignore[override]
+    def chunks(self) -> tuple[ChunkTokens, ...]:
+        if self._chunks is None:
+            self._chunks = tuple(chain.from_iterable(tokens.chunks for _, tokens in self.parts))
+        return self._chunks
+
+    @property  # type: ignore[override]
+    def origin(self) -> list[int] | None:
+        if self._origin is None and any(tokens.origin is not None for _, tokens in self.parts):
+            origin = [0]
+            for (text, tokens), offset in zip(self.parts, self._part_columns):
+                length = sum(map(len, map(_TEXT, tokens.chunks)))
+                part = tokens.origin if tokens.origin is not None else range(length + 1)
+                origin.extend(offset + column for column in part[1:])
+            self._origin = origin
+        return self._origin
+
+    def chunk(self, index: int) -> ChunkTokens:
+        part = bisect_right(self._part_chunks, index) - 1
+        return self.parts[part][1].chunks[index - self._part_chunks[part]]
+
+    def spans(self) -> list[LineSpan]:
+        return self.window(0, self._part_columns[-1])[1]
+
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
+        columns = self._part_columns
+        # From the segment before when ``low`` starts one: the window must hold the
+        # token before ``low`` too (a boundary hint at ``low`` needs it).
+        first = max(bisect_left(columns, low) - 1, 0)
+        stop = max(min(bisect_left(columns, high) + 1, len(self.parts)), first + 1)
+        spans: list[LineSpan] = []
+        start_token = 0
+        for part in range(first, stop):
+            text, tokens = self.parts[part]
+            offset, chunk_offset = columns[part], self._part_chunks[part]
+            # Whole segments after the first, so the spans stay contiguous.
+            part_low = max(low - offset, 0) if part == first else 0
+            part_high = min(high - offset, len(text)) if part == stop - 1 else len(text)
+            number, found = tokens.window(part_low, part_high)
+            if part == first:
+                start_token = self._part_tokens[part] + number
+            spans.extend(
+                LineSpan(span.id, span.piece, span.start + offset, span.end + offset, span.chunk + chunk_offset, span.piece_index)
+                for span in found
+            )
+        return start_token, spans
+
+
+# Lines longer than this are tokenized in segments of about SEGMENT characters, cut where
+# neither NFC nor the chunk rule can join the two sides: before an ASCII space that
+# follows a character other than a space or ▁. The chunk rule never takes a ▁ after the
+# first character of a chunk except in a run of ▁ (rule 5), so a chunk ends there and
+# the next starts fresh (the rule looks only ahead); NFC never composes a space with
+# what precedes it, and a space is a starter, so NFC cannot reorder across it either.
+LONG_LINE = 4096
+SEGMENT = 1024
+_CUT = re.compile(f"[^ {SPACE}] ")
+
+
+def segment_cuts(text: str, start: int = 0, stop: int | None = None) -> list[int]:
+    """Offsets where ``text[start:stop]`` is cut into segments of about :data:`SEGMENT`
+    characters (the region's ends excluded); none where the text has no safe place."""
+    stop = len(text) if stop is None else stop
+    cuts: list[int] = []
+    position = start + SEGMENT
+    while position < stop - SEGMENT // 4:
+        found = _CUT.search(text, position - 1, stop)
+        if found is None:
+            break
+        cuts.append(found.start() + 1)
+        position = found.start() + 1 + SEGMENT
+    return cuts
+
+
 class LineTokenizer:
     """A tokenizer with the chunk and line caches; shared by every open document."""
 
@@ -106,35 +240,107 @@ class LineTokenizer:
         self.name = name
         self._chunks: dict[str, ChunkTokens] = {}
         self._lines: dict[str, LineTokens] = {}
+        # The long line being prepared in the background: its text, segment bounds and
+        # how many segments are done.
+        self._preparing: tuple[str, list[int], int] | None = None
 
     def chunk(self, text: str) -> ChunkTokens:
         """The tokens of one chunk (already normalized and marked)."""
         cached = self._chunks.get(text)
         if cached is not None:
             return cached
-        spans = self.tokenizer.encode_spans(text)
-        ids = tuple(span.id for span in spans)
-        entry = ChunkTokens(text, tuple(span.piece for span in spans), ids, ids.count(UNK_ID))
+        tokenizer = self.tokenizer
+        # encode reads the library's chunk cache, the cheapest way to the IDs; the pieces
+        # are the IDs' vocabulary entries, except an unknown character's (spans tell it).
+        ids = tuple(tokenizer.encode(text))
+        unknown = ids.count(UNK_ID)
+        if unknown:
+            pieces = tuple(span.piece for span in tokenizer.encode_spans(text))
+        else:
+            pieces = tuple(tokenizer.tokens(ids))
+        entry = ChunkTokens(text, pieces, ids, unknown)
         if len(self._chunks) >= _CHUNK_CACHE_LIMIT:
             self._chunks.clear()
         self._chunks[text] = entry
         return entry
 
-    def line(self, text: str) -> LineTokens:
-        """The tokens of one line, its line ending included."""
+    def line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None = None) -> LineTokens:
+        """The tokens of one line, its line ending included.
+
+        ``previous`` are the tokens of the long lines an edit replaced by this one (the
+        first and the last; the same line when the edit stayed within one): a long line
+        then keeps the segments the edit did not touch, from its start and its end.
+        """
+        if len(text) > LONG_LINE:
+            return self._long_line(text, previous)
         cached = self._lines.get(text)
         if cached is not None:
             return cached
-        normalized, origin = normalize_with_offsets(text)
-        chunk = self.chunk
-        entry = LineTokens(
-            tuple(chunk(piece) for piece in CHUNK_PATTERN.findall(mark_spaces(normalized))),
-            origin,
-        )
+        entry = self._tokenize(text)
         if len(self._lines) >= _LINE_CACHE_LIMIT:
             self._lines.clear()
         self._lines[text] = entry
         return entry
+
+    def _tokenize(self, text: str) -> LineTokens:
+        normalized, origin = normalize_with_offsets(text)
+        chunks = CHUNK_PATTERN.findall(mark_spaces(normalized))
+        found = list(map(self._chunks.get, chunks))
+        if None in found:
+            chunk = self.chunk
+            found = [entry or chunk(text) for entry, text in zip(found, chunks)]
+        return LineTokens(tuple(found), origin)  # type: ignore[arg-type]
+
+    def prepare(self, text: str, deadline: float) -> bool:
+        """Tokenize the segments of the long line ``text`` until ``deadline``
+        (a :func:`time.perf_counter` time); True when they are all cached, so that
+        :meth:`line` then only joins them. Background work on a very long line can so
+        give the event loop back, one segment at a time."""
+        if self._preparing is None or self._preparing[0] is not text:
+            self._preparing = (text, [0, *segment_cuts(text), len(text)], 0)
+        _, bounds, done = self._preparing
+        while done < len(bounds) - 1:
+            if perf_counter() >= deadline:
+                self._preparing = (text, bounds, done)
+                return False
+            self._segment(text[bounds[done] : bounds[done + 1]])
+            done += 1
+        self._preparing = None
+        return True
+
+    def _segment(self, text: str) -> LineTokens:
+        # Segments are cached like lines (a long segment, where no cut was safe, is not:
+        # the cache must not keep megabytes of old text alive).
+        return self.line(text) if len(text) <= LONG_LINE else self._tokenize(text)
+
+    def _long_line(
+        self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None
+    ) -> LineTokens:
+        head: list[tuple[str, LineTokens]] = []
+        tail: list[tuple[str, LineTokens]] = []
+        if previous is not None:
+            # The old segments that reach the new text unchanged, from either end, and
+            # whose cuts are still safe (the characters on both sides unchanged).
+            first, last = previous
+            offset = 0
+            for piece, tokens in first.parts[:-1]:
+                if not (text.startswith(piece, offset) and text.startswith(" ", offset + len(piece))):
+                    break
+                head.append((piece, tokens))
+                offset += len(piece)
+            end = len(text)
+            for piece, tokens in reversed(last.parts[(len(head) if last is first else 0) + 1 :]):
+                start = end - len(piece)
+                if start - 1 <= offset or not text.startswith(piece, start) or text[start - 1] in (" ", SPACE):
+                    break
+                tail.append((piece, tokens))
+                end = start
+            tail.reverse()
+        start = sum(len(piece) for piece, _ in head)
+        stop = len(text) - sum(len(piece) for piece, _ in tail)
+        bounds = [start, *segment_cuts(text, start, stop), stop]
+        middle = [(text[a:b], self._segment(text[a:b])) for a, b in zip(bounds, bounds[1:]) if a < b]
+        return SegmentedLineTokens((*head, *middle, *tail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,27 +368,143 @@ class DocumentToken:
         return Point(self.line, self.end)
 
 
+class _Version:
+    """One version of a document's text and its tokens, filled in lazily.
+
+    A document and every snapshot taken of it while it is unchanged share one version,
+    so tokens computed for any of them are there for all. An edit makes a new version
+    (copying the line lists, never mutating them), so a snapshot keeps its text.
+    """
+
+    __slots__ = ("index", "lines", "pending", "prefix", "revision", "tokenizer", "tokens", "totals")
+
+    _revisions = count(1)
+
+    def __init__(self, lines: list[str], tokenizer: LineTokenizer, tokens: list[LineTokens | None] | None = None) -> None:
+        self.lines = lines
+        self.index = LineIndex(lines)
+        self.tokenizer = tokenizer
+        self.tokens: list[LineTokens | None] = [None] * len(lines) if tokens is None else tokens
+        self.pending = 0  # no line before this one lacks its tokens
+        self.totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
+        self.prefix = [0]  # tokens before each line, for the first lines
+        # Unique per version: what caches of answers are keyed by.
+        self.revision = next(self._revisions)
+
+    def replaced(self, first: int, stop: int, new_lines: list[str]) -> _Version:
+        """A new version with lines ``first..stop-1`` replaced by ``new_lines``."""
+        tokens = self.tokens
+        version = _Version(
+            [*self.lines[:first], *new_lines, *self.lines[stop:]],
+            self.tokenizer,
+            [*tokens[:first], *([None] * len(new_lines)), *tokens[stop:]],
+        )
+        totals = version.totals
+        totals[:] = self.totals
+        for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop]):
+            if line_tokens is not None:
+                _count(totals, line_tokens, line, -1)
+        version.pending = min(self.pending, first)
+        version.prefix = self.prefix[: first + 1]
+        # Long lines the edit made (changed, split or joined) are tokenized now, around
+        # the edit only, from the segments of the long lines it replaced.
+        replaced = {line: found for line, found in zip(self.lines[first:stop], tokens[first:stop]) if found is not None}
+        segmented = [found for found in tokens[first:stop] if isinstance(found, SegmentedLineTokens)]
+        for number, new in enumerate(new_lines, first):
+            if len(new) <= LONG_LINE:
+                continue
+            found = replaced.get(new)
+            if found is None:
+                if not segmented:
+                    continue
+                found = self.tokenizer.line(new, (segmented[0], segmented[-1]))
+            version.tokens[number] = found
+            _count(totals, found, new, 1)
+        return version
+
+    def line_tokens(self, line: int) -> LineTokens:
+        tokens = self.tokens[line]
+        if tokens is None:
+            text = self.lines[line]
+            tokens = self.tokenizer.line(text)
+            self.tokens[line] = tokens
+            _count(self.totals, tokens, text, 1)
+        return tokens
+
+    def advance_pending(self) -> int:
+        # list.index runs in C: after an edit deep in a large document, finding the few
+        # lines without tokens must not cost a Python step per line.
+        try:
+            self.pending = self.tokens.index(None, self.pending)
+        except ValueError:
+            self.pending = len(self.tokens)
+        return self.pending
+
+
+def _count(totals: list[int], tokens: LineTokens, line: str, sign: int) -> None:
+    totals[0] += sign * tokens.tokens
+    totals[1] += sign * tokens.chunk_count
+    totals[2] += sign * len(line)
+    totals[3] += sign * tokens.unknown
+
+
 class Document:
     """One open document: its lines, its version and its tokens, filled in lazily.
 
     ``lines`` follows :func:`split_lines` (one entry per LSP line, endings kept). Tokens
     of a line are computed when first needed; :meth:`tokenize_pending` fills the rest
     in small steps so that a server can interleave it with other work.
+
+    :meth:`snapshot` gives the document as it is now, unaffected by later edits: what
+    a request sees when the document changes before it is answered.
     """
 
     def __init__(self, uri: str, text: str, version: int | None, tokenizer: LineTokenizer) -> None:
         self.uri = uri
         self.version = version
-        self.lines: list[str] = split_lines(text)
-        self.index = LineIndex(self.lines)
-        self.tokenizer = tokenizer
-        self._tokens: list[LineTokens | None] = [None] * len(self.lines)
-        self._pending = 0  # no line before this one lacks its tokens
-        self._totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
-        self._prefix: list[int] | None = None  # tokens before each line
+        self._version = _Version(split_lines(text), tokenizer)
         # The line the user last edited or hovered: where views that cannot cover a
-        # large document whole (inlay hints for the whole of it) look.
-        self.focus_line = 0
+        # large document whole (inlay hints for the whole of it) look. One cell shared
+        # with the snapshots, so a hover answered from a snapshot moves it too.
+        self._focus = [0]
+        self.frozen = False
+
+    def snapshot(self) -> Document:
+        """This document as it is now: later edits to it do not change the snapshot."""
+        copy = Document.__new__(Document)
+        copy.uri, copy.version, copy._version, copy._focus = self.uri, self.version, self._version, self._focus
+        copy.frozen = True
+        return copy
+
+    def same_text(self, other: Document) -> bool:
+        """Whether ``other`` (a snapshot, say) is this very version, tokens included."""
+        return self._version is other._version
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines (do not modify: snapshots share the list)."""
+        return self._version.lines
+
+    @property
+    def index(self) -> LineIndex:
+        return self._version.index
+
+    @property
+    def tokenizer(self) -> LineTokenizer:
+        return self._version.tokenizer
+
+    @property
+    def revision(self) -> int:
+        """Changes with every edit and tokenizer switch; equal for a snapshot."""
+        return self._version.revision
+
+    @property
+    def focus_line(self) -> int:
+        return self._focus[0]
+
+    @focus_line.setter
+    def focus_line(self, line: int) -> None:
+        self._focus[0] = line
 
     # Text and edits
 
@@ -192,102 +514,92 @@ class Document:
 
     def apply_change(self, start: Point | None, end: Point | None, text: str) -> None:
         """Replace the text between two points (the whole text when ``start`` is None)."""
+        if self.frozen:
+            raise TypeError("a document snapshot cannot change")
+        lines = self.lines
         if start is None or end is None:
-            first, last = 0, len(self.lines) - 1
+            first, last = 0, len(lines) - 1
             replaced = text
         else:
             if end < start:
                 start, end = end, start
             # One more line on each side: a "\r" next to an inserted "\n" becomes "\r\n".
-            first, last = max(start.line - 1, 0), min(end.line + 1, len(self.lines) - 1)
-            old = "".join(self.lines[first : last + 1])
-            begin = sum(map(len, self.lines[first : start.line])) + start.column
-            finish = sum(map(len, self.lines[first : end.line])) + end.column
+            first, last = max(start.line - 1, 0), min(end.line + 1, len(lines) - 1)
+            old = "".join(lines[first : last + 1])
+            begin = sum(map(len, lines[first : start.line])) + start.column
+            finish = sum(map(len, lines[first : end.line])) + end.column
             replaced = old[:begin] + text + old[finish:]
         new_lines = split_lines(replaced)
-        if last < len(self.lines) - 1:
+        if last < len(lines) - 1:
             # The region ended with a line ending, so its split has an empty tail.
             new_lines.pop()
-        self._replace_lines(first, last + 1, new_lines)
+        self._version = self._version.replaced(first, last + 1, new_lines)
 
     def set_tokenizer(self, tokenizer: LineTokenizer) -> None:
         """Use another tokenizer: every line is tokenized again when next needed."""
-        self.tokenizer = tokenizer
-        self._tokens = [None] * len(self.lines)
-        self._pending = 0
-        self._totals = [0, 0, 0, 0]
-        self._prefix = None
+        if self.frozen:
+            raise TypeError("a document snapshot cannot change")
+        self._version = _Version(self.lines, tokenizer)
 
     def replace_text(self, text: str) -> None:
         self.apply_change(None, None, text)
 
-    def _replace_lines(self, first: int, stop: int, new_lines: list[str]) -> None:
-        for tokens, line in zip(self._tokens[first:stop], self.lines[first:stop]):
-            if tokens is not None:
-                self._count(tokens, line, -1)
-        self.lines[first:stop] = new_lines
-        self._tokens[first:stop] = [None] * len(new_lines)
-        self._pending = min(self._pending, first)
-        self._prefix = None
-        self.index.invalidate()
-
     # Tokens
-
-    def _count(self, tokens: LineTokens, line: str, sign: int) -> None:
-        totals = self._totals
-        totals[0] += sign * tokens.tokens
-        totals[1] += sign * len(tokens.chunks)
-        totals[2] += sign * len(line)
-        totals[3] += sign * tokens.unknown
 
     def line_tokens(self, line: int) -> LineTokens:
         """The tokens of line ``line`` (computed now if needed)."""
-        tokens = self._tokens[line]
-        if tokens is None:
-            text = self.lines[line]
-            tokens = self.tokenizer.line(text)
-            self._tokens[line] = tokens
-            self._count(tokens, text, 1)
-        return tokens
+        return self._version.line_tokens(line)
 
     def tokenized_through(self, line: int) -> bool:
         """Whether lines ``0..line`` all have their tokens."""
-        self._advance_pending()
-        return self._pending > line
+        return self._version.advance_pending() > line
 
     @property
     def complete(self) -> bool:
         """Whether every line has its tokens."""
-        self._advance_pending()
-        return self._pending >= len(self.lines)
-
-    def _advance_pending(self) -> None:
-        # list.index runs in C: after an edit deep in a large document, finding the few
-        # lines without tokens must not cost a Python step per line.
-        try:
-            self._pending = self._tokens.index(None, self._pending)
-        except ValueError:
-            self._pending = len(self._tokens)
+        return self._version.advance_pending() >= len(self.lines)
 
     def tokenize_pending(self, max_lines: int) -> bool:
         """Tokenize up to ``max_lines`` lines that lack tokens, in order; True when done."""
+        version = self._version
+        total = len(version.lines)
         for _ in range(max_lines):
-            self._advance_pending()
-            if self._pending >= len(self.lines):
+            pending = version.advance_pending()
+            if pending >= total:
                 return True
-            self.line_tokens(self._pending)
-        self._advance_pending()
-        return self._pending >= len(self.lines)
+            version.line_tokens(pending)
+        return version.advance_pending() >= total
+
+    def tokenize_for(self, seconds: float) -> bool:
+        """Tokenize lines that lack tokens, in order, for about ``seconds`` (a very long
+        line a segment at a time); True when every line has its tokens."""
+        deadline = perf_counter() + seconds
+        version = self._version
+        total = len(version.lines)
+        while True:
+            pending = version.advance_pending()
+            if pending >= total:
+                return True
+            if perf_counter() >= deadline:
+                return False
+            text = version.lines[pending]
+            if len(text) > LONG_LINE and not version.tokenizer.prepare(text, deadline):
+                return False
+            version.line_tokens(pending)
 
     def tokens_before(self, line: int) -> int:
         """How many tokens come before line ``line`` (tokenizing the lines before it)."""
-        self._advance_pending()
-        if self._pending < line:
-            self.tokenize_pending(line - self._pending)
-        if self._prefix is None or len(self._prefix) <= line:
-            counts = [tokens.tokens for tokens in self._tokens[: self._pending]]
-            self._prefix = [0, *accumulate(counts)]
-        return self._prefix[line]
+        version = self._version
+        pending = version.advance_pending()
+        if pending < line:
+            self.tokenize_pending(line - pending)
+            pending = version.advance_pending()
+        prefix = version.prefix
+        if len(prefix) <= line:
+            # Extended from where it stops (an edit keeps it up to its first line).
+            counts = map(_TOKEN_COUNT, version.tokens[len(prefix) - 1 : pending])
+            prefix.extend(islice(accumulate(counts, initial=prefix[-1]), 1, None))
+        return prefix[line]
 
     def line_spans(self, line: int) -> list[LineSpan]:
         return self.line_tokens(line).spans()
@@ -295,7 +607,8 @@ class Document:
     def span_at(self, point: Point) -> tuple[int, LineSpan] | None:
         """The token holding the character at ``point`` as ``(index in line, span)``; at
         the end of a line's content, its line-ending token; None at the end of the text."""
-        for number, span in enumerate(self.line_tokens(point.line).spans()):
+        first, spans = self.line_tokens(point.line).window(point.column, point.column + 1)
+        for number, span in enumerate(spans, first):
             if span.start <= point.column < span.end:
                 return number, span
         return None
@@ -318,7 +631,7 @@ class Document:
             span.start,
             span.end,
             None if before is None else before + number,
-            self.line_tokens(line).chunks[span.chunk],
+            self.line_tokens(line).chunk(span.chunk),
             span.chunk,
             span.piece_index,
         )
@@ -339,7 +652,8 @@ class Document:
             high = end.column if line == end.line else len(self.lines[line])
             if low >= high:
                 continue
-            for number, span in enumerate(self.line_tokens(line).spans()):
+            first, spans = self.line_tokens(line).window(low, high)
+            for number, span in enumerate(spans, first):
                 if span.start == span.end:
                     if low < span.start <= high:
                         yield line, number, span
@@ -355,7 +669,7 @@ class Document:
         ``[start, end)`` (a token cut by the range's edge counts)."""
         if start is None or end is None:
             self.tokenize_pending(len(self.lines))
-            return Stats(*self._totals)
+            return Stats(*self._version.totals)
         if end < start:
             start, end = end, start
         characters = self.index.point_offset(end) - self.index.point_offset(start)
@@ -366,7 +680,7 @@ class Document:
             if low == 0 and high >= len(self.lines[line]):
                 line_tokens = self.line_tokens(line)
                 tokens += line_tokens.tokens
-                chunks += len(line_tokens.chunks)
+                chunks += line_tokens.chunk_count
                 unknown += line_tokens.unknown
                 continue
             seen = set()

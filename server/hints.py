@@ -13,12 +13,13 @@ No pygls here.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
-from glassllm_server.document import Document, LineTokens
-from glassllm_server.positions import Encoding, Point, column_units, content_length
+from glassllm_server.document import Document, LineSpan, LineTokens
+from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
 from glassllm_server.settings import Settings
 
 __all__ = ["LABELS", "Hint", "HintCache", "hint_window", "hints_json", "inlay_hints", "line_hints", "line_ranges"]
@@ -39,16 +40,36 @@ class Hint(NamedTuple):
         return LABELS[self.kind]
 
 
-def line_hints(text: str, tokens: LineTokens, switches: tuple[bool, bool, bool]) -> list[tuple[int, str, int]]:
-    """``(column, kind, token column)`` of every hint of one line, in column order.
+def line_hints(
+    text: str, tokens: LineTokens, switches: tuple[bool, bool, bool], low: int = 0, high: int | None = None
+) -> list[tuple[int, str, int]]:
+    """``(column, kind, token column)`` of the hints of one line, in column order: every
+    hint, or at least those at columns ``low..high`` (a window of a long line).
 
     ``switches`` are (chunk boundaries, space markers, token boundaries).
     """
     chunks, spaces, inner = switches
     content = content_length(text)
     found: list[tuple[int, str, int]] = []
-    previous_end, previous_chunk = 0, -1
-    for span in tokens.spans():
+    whole = low == 0 and (high is None or high >= len(text))
+    if whole and tokens.origin is None and not inner:
+        # The common case, without a record per token: chunk boundaries are the chunks'
+        # starts (every piece has characters when NFC changed nothing).
+        high = len(text)
+        if chunks:
+            starts = tokens.chunk_starts()
+            found = [(column, "chunk", column) for column in starts[1 : bisect_left(starts, content)]]
+        spans: list[LineSpan] = []
+        previous_end, previous_chunk = 0, -1
+    elif whole:
+        spans, high = tokens.spans(), len(text)
+        previous_end, previous_chunk = 0, -1
+    else:
+        # The window starts a chunk or two before ``low``: its first span is no hint.
+        high = len(text) if high is None else high
+        spans = tokens.window(low, high)[1]
+        previous_end, previous_chunk = -1, -1
+    for span in spans:
         column = span.start
         if span.start != span.end and 0 < column < content and column == previous_end:
             if span.chunk != previous_chunk:
@@ -58,10 +79,10 @@ def line_hints(text: str, tokens: LineTokens, switches: tuple[bool, bool, bool])
                 found.append((column, "token", column))
         previous_end, previous_chunk = span.end, span.chunk
     if spaces:
-        offset = text.find(" ")
+        offset = text.find(" ", max(low - 1, 0), high)
         while offset >= 0:
             found.append((offset + 1, "space", offset))
-            offset = text.find(" ", offset + 1)
+            offset = text.find(" ", offset + 1, high)
         found.sort(key=lambda hint: hint[0])
     return found
 
@@ -108,7 +129,7 @@ def inlay_hints(document: Document, start: Point, end: Point, settings: Settings
         return []
     hints: list[Hint] = []
     for line, low, high in line_ranges(document, start, end):
-        for column, kind, token_column in line_hints(document.lines[line], document.line_tokens(line), switches):
+        for column, kind, token_column in line_hints(document.lines[line], document.line_tokens(line), switches, low, high):
             if low <= column <= high:
                 hints.append(Hint(Point(line, column), kind, token_column))  # type: ignore[arg-type]
     return hints
@@ -117,7 +138,10 @@ def inlay_hints(document: Document, start: Point, end: Point, settings: Settings
 # Placeholders in a line's cached JSON: ``json.dumps`` escapes control characters, so
 # they cannot occur in anything it writes.
 _LINE, _URI, _VERSION = "\x00line", "\x00uri", "\x00version"
-_HINT_JSON = '{"position": {"line": \x00line, "character": %d}, "label": %s, "data": [\x00uri, \x00version, \x00line, %d]}'
+# Compact (no spaces, labels as UTF-8): 100 lines of prose carry thousands of hints, and
+# every byte is written, read and parsed again by the client.
+_LABEL_JSON = {kind: json.dumps(label, ensure_ascii=False) for kind, label in LABELS.items()}
+_HINT_JSON = '{"position":{"line":\x00line,"character":%d},"label":%s,"data":[\x00uri,\x00version,\x00line,%d]}'
 
 
 class HintCache:
@@ -149,15 +173,29 @@ class HintCache:
 
 
 def _serialize(
-    text: str, tokens: LineTokens, encoding: Encoding, switches: tuple[bool, bool, bool]
+    text: str,
+    tokens: LineTokens,
+    encoding: Encoding,
+    switches: tuple[bool, bool, bool],
+    low: int = 0,
+    high: int | None = None,
 ) -> tuple[list[int], list[str]]:
-    units = column_units(text, encoding)
+    """The hints of columns ``low..high`` of a line (all of them by default)."""
+    hints = line_hints(text, tokens, switches, low, high)
+    if low > 0 or (high is not None and high < len(text)):
+        hints = [hint for hint in hints if low <= hint[0] <= (len(text) if high is None else high)]
     columns: list[int] = []
     objects: list[str] = []
-    for column, kind, token_column in line_hints(text, tokens, switches):
+    if not hints:
+        return columns, objects
+    # Units counted from the first hint's column: a window of a long line costs the window.
+    base = hints[0][0]
+    base_units = columns_to_units(text, base, encoding)
+    units = column_units(text[base : hints[-1][0]], encoding)
+    for column, kind, token_column in hints:
         columns.append(column)
-        character = column if units is None else units[column]
-        objects.append(_HINT_JSON % (character, json.dumps(LABELS[kind]), token_column))  # type: ignore[index]
+        character = base_units + (column - base if units is None else units[column - base])
+        objects.append(_HINT_JSON % (character, _LABEL_JSON[kind], token_column))
     return columns, objects
 
 
@@ -179,8 +217,7 @@ def hints_json(
     for line, low, high in line_ranges(document, start, end):
         text, tokens = document.lines[line], document.line_tokens(line)
         if low > 0 or high < len(text):
-            columns, objects = _serialize(text, tokens, encoding, switches)
-            whole = ",".join(item for column, item in zip(columns, objects) if low <= column <= high)
+            whole = ",".join(_serialize(text, tokens, encoding, switches, low, high)[1])
         else:
             whole = cache.line(text, tokens, encoding, switches)[1]
         if whole:

@@ -52,9 +52,11 @@ def split_lines(text: str) -> list[str]:
     The result always has one entry per LSP line: the last entry has no line ending and
     may be empty (``""`` → ``[""]``, ``"a\\n"`` → ``["a\\n", ""]``).
     """
-    lines = _LINE.findall(text)
-    consumed = sum(map(len, lines)) if lines else 0
-    lines.append(text[consumed:])
+    # The pattern only runs up to the last ending: on the unended last line it would
+    # fail from each of its positions after scanning to its end (quadratic).
+    end = max(text.rfind("\n"), text.rfind("\r")) + 1
+    lines = _LINE.findall(text, 0, end)
+    lines.append(text[end:])
     return lines
 
 
@@ -85,10 +87,11 @@ def units_to_columns(text: str, units: int, encoding: Encoding) -> int:
     units = max(units, 0)
     if encoding == "utf-32" or text.isascii():
         return min(units, len(text))
+    # ``units`` units never hold more code points than that: encode no more.
     if encoding == "utf-16":
-        data = text.encode("utf-16-le", "surrogatepass")[: 2 * units]
+        data = text[:units].encode("utf-16-le", "surrogatepass")[: 2 * units]
         return len(data.decode("utf-16-le", "ignore"))
-    data = text.encode("utf-8", "surrogatepass")[:units]
+    data = text[:units].encode("utf-8", "surrogatepass")[:units]
     return len(data.decode("utf-8", "ignore"))
 
 
@@ -150,8 +153,8 @@ class LineIndex:
             last = len(self.lines) - 1
             return Point(last, len(self.lines[last]))
         text = self.lines[line]
-        content = text[: content_length(text)]
-        return Point(line, units_to_columns(content, character, encoding))
+        # Counted on the whole line and then cut to its content: no copy of a long line.
+        return Point(line, min(units_to_columns(text, character, encoding), content_length(text)))
 
     def offset(self, line: int, character: int, encoding: Encoding) -> int:
         """Code-point offset of an LSP position (clamped)."""

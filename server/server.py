@@ -5,21 +5,30 @@ and the negotiated position encoding; the features (``features/``) are thin hand
 over it. :class:`GlassProtocol` fixes what pygls 2.1 gets wrong for us:
 
 - a request whose params do not deserialize gets a -32602 answer (pygls sends none);
-- open documents live in :attr:`GlassServer.documents`, edited in place line by line,
+- open documents live in :attr:`GlassServer.live_documents`, edited line by line,
   instead of pygls' workspace, which rebuilds the whole text on every keystroke;
-- an exception in a notification handler is logged, and reported to the user once.
+- every request sees the documents as they were when it arrived. pygls creates each
+  request's handler as a task when the request is read, but the handler runs later,
+  after the ``didChange`` notifications read meanwhile are applied; so snapshots of the
+  open documents (cheap: see :meth:`Document.snapshot`) are put in a context variable
+  just before pygls creates the task, which copies the context, and
+  :attr:`GlassServer.documents` (so :meth:`GlassServer.get_document`) reads them
+  from there, whatever the handler;
+- an exception in a notification handler is logged, and reported to the user once;
+- routine error answers (a closed document, a cancelled request) and cancels of
+  requests already answered are not logged as problems.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import inspect
 import json
 import logging
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -46,6 +55,11 @@ logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
 # Background tokenizing gives the event loop back after this long, so requests that
 # arrive meanwhile wait at most about that much.
 _SLICE_SECONDS = 0.002
+_TURNS = 4
+
+# The open documents as they were when the request being handled arrived (unset outside
+# requests: notifications and background work see the live documents).
+_REQUEST_DOCUMENTS: contextvars.ContextVar[dict[str, Document]] = contextvars.ContextVar("request_documents")
 
 
 class RequestFailed(JsonRpcException):
@@ -60,7 +74,7 @@ class _Answered:
 
 
 class RawJSON:
-    """A result already serialized: ASCII JSON text, spliced into the response as it is.
+    """A result already serialized: JSON text, spliced into the response as it is.
 
     For answers with thousands of items built from per-line caches (inlay hints), where
     even ``json.dumps`` of plain dicts would cost more than everything else.
@@ -118,6 +132,31 @@ class GlassProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        # pygls runs this inside a copy of the context made for this message and creates
+        # the handler's task from it: the task sees these snapshots, whatever is applied
+        # before it runs.
+        _REQUEST_DOCUMENTS.set({uri: document.snapshot() for uri, document in self._server.live_documents.items()})
+        super()._handle_request(msg_id, method_name, params)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        # pygls logs a traceback for every error answer; one the handler raised on purpose
+        # (a closed document, a cancelled wait) is routine work, not a problem.
+        if not future.cancelled() and isinstance(error := future.exception(), JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            logger.info("request %s answered with error %s: %s", msg_id, error.code, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # Clients cancel requests already answered all the time (VS Code its code actions).
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            logger.debug("cancel for request %s, already answered", msg_id)
+        elif future.cancel():
+            logger.debug("request %s cancelled", msg_id)
+
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
@@ -157,7 +196,9 @@ class GlassServer(LanguageServer):
             protocol_cls=GlassProtocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.documents: dict[str, Document] = {}
+        # The open documents as the client's notifications left them. Requests read
+        # :attr:`documents`, which in a request is the snapshot taken when it arrived.
+        self.live_documents: dict[str, Document] = {}
         self.settings = Settings()
         self.initialization_options: Any = None  # the client's, kept for every reload
         self.client_locale: str | None = None
@@ -251,9 +292,23 @@ class GlassServer(LanguageServer):
 
     # Documents
 
+    @property
+    def documents(self) -> dict[str, Document]:
+        """The open documents: inside a request, as they were when it arrived (snapshots,
+        which no edit changes; do not modify the mapping), elsewhere the live ones."""
+        return _REQUEST_DOCUMENTS.get(self.live_documents)
+
+    def find_document(self, uri: str) -> Document | None:
+        """Like :meth:`get_document`, None when ``uri`` is not open."""
+        return self.documents.get(uri)
+
     def get_document(self, uri: str) -> Document:
-        """The open document ``uri``, or a clear JSON-RPC error for the client."""
-        document = self.documents.get(uri)
+        """The open document ``uri``, or a clear JSON-RPC error for the client.
+
+        Inside a request: the document as it was when the request arrived (a snapshot),
+        so that the answer describes the text the client asked about.
+        """
+        document = self.find_document(uri)
         if document is None:
             raise RequestFailed(self.messages("error.unknown_document", uri=uri))
         return document
@@ -271,7 +326,7 @@ class GlassServer(LanguageServer):
 
     def open_document(self, uri: str, text: str, version: int | None) -> Document:
         document = Document(uri, text, version, self.tokenizer)
-        self.documents[uri] = document
+        self.live_documents[uri] = document
         self.schedule_tokenizing(document)
         self.document_changed(uri)
         return document
@@ -282,7 +337,7 @@ class GlassServer(LanguageServer):
             listener(uri)
 
     def close_document(self, uri: str) -> None:
-        self.documents.pop(uri, None)
+        self.live_documents.pop(uri, None)
         task = self._tokenizing.pop(uri, None)
         if task is not None:
             task.cancel()
@@ -312,13 +367,15 @@ class GlassServer(LanguageServer):
         gc.disable()
         try:
             while not document.complete:
-                deadline = time.perf_counter() + _SLICE_SECONDS
-                while time.perf_counter() < deadline and not document.tokenize_pending(1):
-                    pass
+                document.tokenize_for(_SLICE_SECONDS)
                 progress = self._progress.pop(document.uri, None)
                 if progress is not None and not progress.done():
                     progress.set_result(None)
-                await asyncio.sleep(0)
+                # A message takes a few turns of the event loop (the pipe's callback,
+                # the reader, the handler's task): let them all pass before the next
+                # slice, so that a request waits for one slice, not one per turn.
+                for _ in range(_TURNS):
+                    await asyncio.sleep(0)
         finally:
             self._tokenizing_now -= 1
             if not self._tokenizing_now:
@@ -331,14 +388,17 @@ class GlassServer(LanguageServer):
         """Wait until lines ``0..through_line`` (all, when None) have their tokens.
 
         The background task does the work; a ``$/cancelRequest`` cancels only the wait.
+        A snapshot of a document that changed (or closed) since is tokenized here, a
+        slice at a time; lines it shares with the new text are then cached for it.
         """
-        while True:
-            last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
-            if document.tokenized_through(last):
-                return
-            if self.documents.get(document.uri) is not document:
-                raise RequestFailed(self.messages("error.unknown_document", uri=document.uri))
-            self.schedule_tokenizing(document)
+        last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
+        while not document.tokenized_through(last):
+            live = self.live_documents.get(document.uri)
+            if live is None or not live.same_text(document):
+                document.tokenize_for(_SLICE_SECONDS)
+                await asyncio.sleep(0)
+                continue
+            self.schedule_tokenizing(live)
             progress = self._progress.get(document.uri)
             if progress is None:
                 progress = self._progress[document.uri] = asyncio.get_running_loop().create_future()
@@ -386,7 +446,7 @@ class GlassServer(LanguageServer):
             )
             return False
         self.tokenizer = LineTokenizer(tokenizer, name)
-        for document in self.documents.values():
+        for document in self.live_documents.values():
             document.set_tokenizer(self.tokenizer)
             self.schedule_tokenizing(document)
             self.document_changed(document.uri)
@@ -394,7 +454,7 @@ class GlassServer(LanguageServer):
 
     def refresh_views(self) -> None:
         """Ask the client to re-request what depends on the tokens, where it can."""
-        for uri in list(self.documents):
+        for uri in list(self.live_documents):
             self.document_changed(uri)
         workspace = self.client_capabilities.workspace
         if workspace is None:

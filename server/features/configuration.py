@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ logger = logging.getLogger(__name__)
 
 
 def register(server: GlassServer) -> None:
+    pulls: set[asyncio.Future[None]] = set()
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: GlassServer, params: types.InitializeParams) -> None:
         ls.client_locale = params.locale
@@ -40,18 +43,24 @@ def register(server: GlassServer) -> None:
         await reload(ls, None)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: GlassServer, params: types.DidChangeConfigurationParams) -> None:
+    def did_change_configuration(ls: GlassServer, params: types.DidChangeConfigurationParams) -> None:
         pushed = params.settings
         if isinstance(pushed, dict) and isinstance(pushed.get(SECTION), dict):
-            await reload(ls, pushed[SECTION])
+            # Applied now, not in a task: requests read after this notification must
+            # see the new settings (a new tokenizer above all).
+            apply(ls, pushed[SECTION])
         else:
-            await reload(ls, None)
+            task = asyncio.ensure_future(reload(ls, None))
+            pulls.add(task)  # the event loop keeps only a weak reference
+            task.add_done_callback(pulls.discard)
 
     async def reload(ls: GlassServer, pushed: Any) -> None:
         """Settings from the initialization options, then the client's current section
         (pushed with the notification, or pulled where the client supports it)."""
+        apply(ls, pushed if pushed is not None else await pull(ls))
+
+    def apply(ls: GlassServer, section: Any) -> None:
         before = ls.settings
-        section = pushed if pushed is not None else await pull(ls)
         ls.configure(ls.initialization_options, section)
         if ls.settings != before:
             ls.refresh_views()

@@ -87,16 +87,15 @@ def _diagnostic(ls: GlassServer, document: Document, start: Point, end: Point, m
 
 
 def register(server: GlassServer) -> None:
-    # Per document: a counter bumped on every change, and the last answer with the
-    # state it was computed for, so an unchanged document answers "unchanged".
-    generations: dict[str, int] = {}
+    # Per document: the last answer with the state it was computed for (the text's
+    # revision among it), so an unchanged document answers "unchanged".
     answers: dict[str, tuple[tuple[object, ...], str, list[types.Diagnostic]]] = {}
     result_ids = itertools.count(1)
     waiting: dict[str, asyncio.Task[None]] = {}
 
     async def diagnostics(ls: GlassServer, document: Document) -> tuple[str, list[types.Diagnostic]]:
         await ls.tokenized(document)
-        state = (generations.get(document.uri, 0), ls.locale, ls.settings.diagnostics, ls.encoding)
+        state = (document.revision, ls.locale, ls.settings.diagnostics, ls.encoding)
         answer = answers.get(document.uri)
         if answer is not None and answer[0] == state:
             return answer[1], answer[2]
@@ -115,22 +114,23 @@ def register(server: GlassServer) -> None:
 
     async def publish(ls: GlassServer, uri: str) -> None:
         await asyncio.sleep(_DEBOUNCE_SECONDS)
-        document = ls.documents.get(uri)
-        if document is None:
+        live = ls.live_documents.get(uri)
+        if live is None:
             return
+        # The version published is the one the diagnostics describe, even if the
+        # document changes while they are computed.
+        document = live.snapshot()
         _, items = await diagnostics(ls, document)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=document.version)
         )
 
     def changed(uri: str) -> None:
-        generations[uri] = generations.get(uri, 0) + 1
         task = waiting.pop(uri, None)
         if task is not None:
             task.cancel()
-        if uri not in server.documents:
+        if uri not in server.live_documents:
             answers.pop(uri, None)
-            generations.pop(uri, None)
             if pushes(server):
                 server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return

@@ -1,4 +1,4 @@
-"""Document sync: open, incremental change and close, into :class:`GlassServer.documents`."""
+"""Document sync: open, incremental change and close, into :class:`GlassServer.live_documents`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def register(server: GlassServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: GlassServer, params: types.DidChangeTextDocumentParams) -> None:
-        document = ls.documents.get(params.text_document.uri)
+        document = ls.live_documents.get(params.text_document.uri)
         if document is None:
             # A change to a document that was never opened: nothing to apply it to.
             return

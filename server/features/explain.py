@@ -96,7 +96,7 @@ def register(server: GlassServer) -> None:
         # Asynchronous like the configuration handlers, so that a title follows a locale
         # change sent just before it.
         uri = params.text_document.uri
-        if uri not in ls.documents:
+        if ls.find_document(uri) is None:
             return []
         if params.context.only and types.CodeActionKind.Empty not in params.context.only:
             return []

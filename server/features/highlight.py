@@ -2,7 +2,8 @@
 in the text around it.
 
 LSP does not say which part of the document is visible, so "visible" is taken as the
-lines within :data:`NEARBY_LINES` of the cursor, more than any editor window shows.
+lines within :data:`NEARBY_LINES` of the cursor (and on a very long line, the columns
+within :data:`NEARBY_COLUMNS`), more than any editor window shows.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from glassllm_server.document import LineTokens
 from glassllm_server.positions import Point, content_length
 from glassllm_server.server import GlassServer
 
-__all__ = ["HIGHLIGHT_LIMIT", "NEARBY_LINES", "register"]
+__all__ = ["HIGHLIGHT_LIMIT", "NEARBY_COLUMNS", "NEARBY_LINES", "register"]
 
 NEARBY_LINES = 200
+# On a very long line, the characters within this many columns of the cursor.
+NEARBY_COLUMNS = 20_000
 # A one-character token ("a", "▁") can occur thousands of times near the cursor.
 HIGHLIGHT_LIMIT = 2000
 
@@ -55,11 +58,15 @@ def register(server: GlassServer) -> None:
         found: list[tuple[int, int, int]] = []  # line, start and end columns
         for line in sorted(range(first, last + 1), key=lambda number: abs(number - point.line)):
             content = content_length(document.lines[line])
-            found.extend(
-                (line, start, end)
-                for start, end in _occurrences(document.line_tokens(line), token.id)
-                if start < end <= content
-            )
+            tokens = document.line_tokens(line)
+            if content > NEARBY_COLUMNS:
+                # A very long line: the part around the cursor's column, as for lines.
+                column = point.column if line == point.line else 0
+                spans = tokens.window(max(column - NEARBY_COLUMNS, 0), column + NEARBY_COLUMNS)[1]
+                columns = ((span.start, span.end) for span in spans if span.id == token.id)
+            else:
+                columns = _occurrences(tokens, token.id)
+            found.extend((line, start, end) for start, end in columns if start < end <= content)
             if len(found) >= HIGHLIGHT_LIMIT:
                 break
         return [

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from lsprotocol import types
 
 from glassllm_server.describe import hover_markdown
@@ -12,20 +10,14 @@ from glassllm_server.server import GlassServer
 
 __all__ = ["register"]
 
-_INDEX_WAIT_SECONDS = 0.3
-
 
 def register(server: GlassServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: GlassServer, params: types.HoverParams) -> types.Hover | None:
         document = ls.get_document(params.text_document.uri)
-        # The token's index in the document needs every line above it tokenized: wait a
-        # little for that (a large document just opened), then answer without it.
-        if not document.tokenized_through(params.position.line - 1):
-            try:
-                await asyncio.wait_for(ls.tokenized(document, params.position.line - 1), _INDEX_WAIT_SECONDS)
-            except TimeoutError:
-                pass
+        # Only the token's line is needed: its index in the document, which needs every
+        # line above tokenized, shows as "still counting" until the background work is
+        # there (a large document just opened). Never wait for other lines.
         point = ls.point(document, params.position)
         document.focus_line = point.line
         token = document.token_at(point)
@@ -37,7 +29,7 @@ def register(server: GlassServer) -> None:
         representable = token.end <= content_length(text) or (token.end == len(text) and token.start == content_length(text))
         markdown = hover_markdown(
             token,
-            ls.tokenizer.tokenizer.derivation(token.piece),
+            document.tokenizer.tokenizer.derivation(token.piece),
             ls.tokenizer_label(),
             ls.messages,
         )

@@ -48,7 +48,7 @@ def register(server: GlassServer) -> None:
         if not (isinstance(data, (list, tuple)) and len(data) == 4):
             return hint
         uri, version, line, column = data
-        document = ls.documents.get(uri) if isinstance(uri, str) else None
+        document = ls.find_document(uri) if isinstance(uri, str) else None
         if (
             document is None
             or document.version != version

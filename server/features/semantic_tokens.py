@@ -9,8 +9,8 @@ import time
 
 from lsprotocol import types
 
-from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands
-from glassllm_server.document import Document
+from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands, window_bands
+from glassllm_server.document import LONG_LINE, Document
 from glassllm_server.server import GlassServer
 
 __all__ = ["LEGEND", "register"]
@@ -72,7 +72,7 @@ def register(server: GlassServer) -> None:
         return bands
 
     def forget(uri: str) -> None:
-        if uri not in server.documents:
+        if uri not in server.live_documents:
             last_result.pop(uri, None)
 
     server.document_listeners.append(forget)
@@ -108,6 +108,15 @@ def register(server: GlassServer) -> None:
         end = ls.point(document, params.range.end)
         if end < start:
             start, end = end, start
+        if start.line == end.line and len(document.lines[start.line]) > LONG_LINE:
+            # A visible part of a very long line: its bands, not the line's.
+            tokens = document.line_tokens(start.line)
+            if tokens.origin is None:
+                found = window_bands(document.lines[start.line], tokens, start.column, end.column, ls.encoding)
+                low = document.index.point_position(start, ls.encoding)[1]
+                high = document.index.point_position(end, ls.encoding)[1]
+                found = [band for band in found if band[0] + band[1] > low and band[0] < high]
+                return types.SemanticTokens(data=encode_bands([(start.line, found)]))
         bands = list(await bands_of(ls, document, start.line, end.line))
         low = document.index.point_position(start, ls.encoding)[1]
         high = document.index.point_position(end, ls.encoding)[1]

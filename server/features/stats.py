@@ -39,7 +39,7 @@ def register(server: GlassServer) -> None:
         else:
             start, end = ls.point(document, lsp_range.start), ls.point(document, lsp_range.end)
             stats = document.stats(start, end)
-        return {**stats._asdict(), "tokenizer": ls.tokenizer.name}
+        return {**stats._asdict(), "tokenizer": document.tokenizer.name}
 
     @server.feature(STATS_REQUEST)
     async def stats_request(ls: GlassServer, params: Any) -> dict[str, Any]:

@@ -179,8 +179,9 @@ def _units(character: str, encoding: str) -> int:
 def position_of(text: str, offset: int, encoding: str) -> types.Position:
     """The LSP position of code-point ``offset`` (a line ending's inside → its line's end)."""
     start = 0
-    for number, line in enumerate(lsp_lines(text)):
-        if offset < start + len(line) or number == len(lsp_lines(text)) - 1:
+    lines = lsp_lines(text)
+    for number, line in enumerate(lines):
+        if offset < start + len(line) or number == len(lines) - 1:
             content = line.rstrip("\r\n")
             column = min(offset - start, len(content))
             return types.Position(line=number, character=sum(_units(c, encoding) for c in content[:column]))

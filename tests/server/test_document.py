@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import TEXTS, TRICKY, lsp_lines
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
+from glassllm_server import document as document_module
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.positions import LineIndex, Point
 
@@ -177,3 +178,58 @@ def test_background_style_tokenizing_is_incremental(tokenizer):
     assert document.tokens_before(30) == 30 * len(tokenizer.tokenizer.encode("linha um\n"))
     assert document.tokenize_pending(1000)
     assert document.complete
+
+
+# Long lines are tokenized in segments cut where neither NFC nor the chunk rule can join
+# the two sides. The limits are made tiny here so that short texts are cut everywhere.
+_spaced = st.lists(
+    st.sampled_from(list("ab  é\u0301🙂猫\t\r\n▁_.,!\u200d") + ["  ", " \u0301", "e\u0301 ", "a\u0308"]), max_size=40
+).map("".join)
+
+
+@pytest.fixture()
+def tiny_segments(monkeypatch):
+    monkeypatch.setattr(document_module, "LONG_LINE", 12)
+    monkeypatch.setattr(document_module, "SEGMENT", 4)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_spaced, edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), _spaced), max_size=4))
+def test_long_lines_in_segments_give_the_library_tokens_before_and_after_edits(tiny_segments, text, edits):
+    tokenizer = LineTokenizer(packaged("pt"), "pt")
+    document = Document("u", text, 1, tokenizer)
+    document.stats()
+    for first, second, inserted in edits:
+        current = document.text
+        start, end = sorted((first % (len(current) + 1), second % (len(current) + 1)))
+        index = LineIndex(document.lines)
+        if "\r\n" in (current[start - 1 : start + 1], current[end - 1 : end + 1]):
+            continue  # no position lies between "\r" and "\n"
+        document.apply_change(index.point(start), index.point(end), inserted)
+        expected = current[:start] + inserted + current[end:]
+        assert document.text == expected
+        assert document.stats() == Document("u", expected, 2, tokenizer).stats()
+        assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, expected)
+        for line in range(len(document.lines)):
+            if len(document.lines[line]) > 12:
+                # Every token is found from its columns, as hovers find them.
+                for span in document.line_spans(line):
+                    if span.start < span.end:
+                        assert document.span_at(Point(line, span.start))[1] == span
+
+
+def test_a_long_line_is_cut_only_at_safe_places():
+    text = "palavra " * 2000 + "x" * 5000 + "  ▁ fim"
+    cuts = document_module.segment_cuts(text)
+    assert cuts and all(text[cut] == " " and text[cut - 1] not in " ▁" for cut in cuts)
+    assert max(b - a for a, b in zip([0, *cuts], [*cuts, len(text)])) < 3 * document_module.SEGMENT + 5000
+
+
+def test_background_tokenizing_goes_through_a_long_line_in_short_slices(tokenizer):
+    text = "linha curta\n" + "palavra e\u0301 outra, " * 2000 + "\nfim"
+    document = Document("u", text, 1, tokenizer)
+    slices = 1
+    while not document.tokenize_for(0.0005):
+        slices += 1
+    assert slices > 3  # the long line did not go in one slice
+    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, text)

@@ -1,0 +1,83 @@
+"""Routine events leave the log quiet: error answers that are part of normal work (a
+request about a closed document, a cancelled request) and cancels of requests already
+answered write no traceback and no warning; a real exception still logs its traceback,
+once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from conftest import LOOP, SERVER_COMMAND, hover, open_document, send_raw_notification, start_session
+from glassllm_server.server import GlassServer
+
+LOG = Path(tempfile.mkdtemp(prefix="glassllm-test-log-")) / "server.log"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[*SERVER_COMMAND, "--log-file", str(LOG)]), scope="module")
+async def client(lsp_client: LanguageClient):
+    # The log does not depend on the position encoding: one preset is enough.
+    await start_session(lsp_client, "visual-studio-code")
+    yield
+    await lsp_client.shutdown_session()
+
+
+@LOOP
+async def test_routine_error_answers_and_late_cancels_are_not_logged_as_problems(client):
+    position = types.Position(line=0, character=0)
+    with pytest.raises(JsonRpcException) as closed:
+        await hover(client, "file:///tmp/glassllm-tests/never-opened.txt", position)
+    assert closed.value.code == -32803
+
+    uri = open_document(client, "Era uma vez")
+    answered = client.protocol.send_request(
+        types.TEXT_DOCUMENT_HOVER,
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position),
+        msg_id="answered-hover",
+    )
+    await asyncio.wrap_future(answered)
+    send_raw_notification(client, "$/cancelRequest", {"id": "answered-hover"})
+
+    # A request still waiting when it is cancelled answers RequestCancelled.
+    large = open_document(client, "palavra e outra palavra\n" * 60_000)
+    msg_id = "waiting-lens"
+    waiting = client.protocol.send_request(
+        types.TEXT_DOCUMENT_CODE_LENS,
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=large)),
+        msg_id=msg_id,
+    )
+    send_raw_notification(client, "$/cancelRequest", {"id": msg_id})
+    with pytest.raises(JsonRpcException) as cancelled:
+        await asyncio.wrap_future(waiting)
+    assert cancelled.value.code == -32800
+
+    assert (await hover(client, uri, position)) is not None  # the server goes on
+    log = LOG.read_text(encoding="utf-8")
+    assert "Traceback" not in log
+    assert not [line for line in log.splitlines() if " WARNING " in line or " ERROR " in line]
+
+
+def test_a_real_exception_in_a_handler_logs_its_traceback_once(caplog):
+    server = GlassServer()
+    protocol = server.protocol
+    answers = []
+    protocol._send_response = lambda msg_id, result=None, error=None: answers.append((msg_id, error))  # type: ignore[method-assign]
+    loop = asyncio.new_event_loop()
+    try:
+        future = loop.create_future()
+        future.set_exception(ValueError("a bug"))
+        with caplog.at_level(logging.INFO):
+            protocol._send_handler_result(future, msg_id=7)
+    finally:
+        loop.close()
+    assert answers[0][0] == 7 and answers[0][1].code == -32603
+    tracebacks = [record for record in caplog.records if record.exc_info]
+    assert len(tracebacks) == 1 and "a bug" in caplog.text

@@ -1,0 +1,250 @@
+"""A stateful property test over the real server: random incremental edits on tricky
+text, in each client's position encoding, against a model of the text.
+
+After each step the server's ``glassllm/stats`` (whole and of a random range), its
+semantic tokens and hovers at random places equal what the library computes on the
+model text. Hypothesis drives the machine from a worker thread; every exchange with
+the server runs on the test's event loop, where the pytest-lsp client lives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from conftest import (
+    LOOP,
+    change_document,
+    covered,
+    every_offset,
+    lsp_lines,
+    open_document,
+    position_of,
+    range_of,
+    stats,
+)
+from test_semantic_tokens import expected_bands
+
+from glassllm import packaged
+from glassllm.tokenizer import UNK_ID
+
+pytestmark = LOOP
+TOK = packaged("pt")
+
+# Decomposed accents and stray marks, emoji with ZWJ (surrogate pairs in UTF-16), CJK,
+# tabs, CRLF, lone CR and LF, U+2028, characters the tokenizer does not know, runs of
+# spaces, and a long line.
+FRAGMENTS = [
+    "Era", "uma", "vez", "ca", "fe\u0301", "e\u0301", "\u0301", "n\u0303", "\u00e7",
+    " ", " ", "  ", "   ", "\t", "\r\n", "\r", "\n", "\u2028", "\x0c",
+    "🙂", "👩\u200d👩\u200d👧", "猫", "漢字", "🧪", "Ω", ".", "—", "12", "_",
+]
+# Long lines for the text opened (edits insert short text, so the time stays bounded):
+# the last is past the server's long-line limit (4,096 characters), tokenized in segments.
+LONG_FRAGMENTS = ["palavra " * 120, "palavra cafe\u0301 " * 222]
+fragments = st.lists(st.sampled_from(FRAGMENTS), max_size=8).map("".join)
+texts = st.lists(st.sampled_from(FRAGMENTS + LONG_FRAGMENTS), max_size=8).map("".join)
+
+
+@functools.lru_cache(maxsize=4)
+def library_spans(text: str) -> list[tuple[int, int, int, tuple[int, int]]]:
+    """``(id, start, end, (line, chunk))`` of every token, from the library line by line
+    (kept for the last few texts: several checks follow each edit)."""
+    spans, base = [], 0
+    for number, line in enumerate(lsp_lines(text)):
+        spans.extend((s.id, base + s.start, base + s.end, (number, s.chunk)) for s in TOK.encode_spans(line))
+        base += len(line)
+    return spans
+
+
+def expected_stats(text: str, start: int, end: int) -> dict[str, int]:
+    """Counts of the tokens and chunks that overlap ``[start, end)`` (a token NFC left
+    empty goes with the character it ends), from the library, line by line."""
+    spans = library_spans(text)
+    touched = [
+        (token_id, chunk)
+        for token_id, first, last, chunk in spans
+        if start < end and (start < first <= end if first == last else first < end and last > start)
+    ]
+    return {
+        "tokens": len(touched),
+        "chunks": len({chunk for _, chunk in touched}),
+        "characters": end - start,
+        "unknown": sum(token_id == UNK_ID for token_id, _ in touched),
+    }
+
+
+def decoded_bands(text: str, data: list[int], encoding: str) -> list[tuple[int, str]]:
+    """(line, covered text) of each band: ``test_semantic_tokens.bands`` with each
+    line's code-unit offsets counted once (that one recounts the text per band)."""
+    lines = lsp_lines(text)
+    columns: dict[int, dict[int, int]] = {}
+
+    def column(line: int, units: int) -> int:
+        if line not in columns:
+            counted, total = {0: 0}, 0
+            for index, character in enumerate(lines[line].rstrip("\r\n")):
+                if encoding == "utf-32":
+                    total += 1
+                elif encoding == "utf-16":
+                    total += len(character.encode("utf-16-le")) // 2
+                else:
+                    total += len(character.encode("utf-8"))
+                counted[total] = index + 1
+            columns[line] = counted
+        return columns[line][units]
+
+    found, line, start = [], 0, 0
+    for index in range(0, len(data), 5):
+        delta_line, delta_start, length, _, _ = data[index : index + 5]
+        line += delta_line
+        start = delta_start if delta_line else start + delta_start
+        found.append((line, lines[line][column(line, start) : column(line, start + length)]))
+    return found
+
+
+class Editing(RuleBasedStateMachine):
+    """One document in the server and its model text; ``client`` and ``loop`` are set
+    on the class by the test."""
+
+    client: LanguageClient
+    loop: asyncio.AbstractEventLoop
+
+    def run(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=20)
+
+    def send(self, call: Any) -> None:
+        """Run a plain client call (a notification) on the loop."""
+
+        async def sent() -> None:
+            call()
+
+        self.run(sent())
+
+    @property
+    def encoding(self) -> str:
+        return self.client.encoding  # type: ignore[attr-defined]
+
+    @initialize(text=texts)
+    def open(self, text: str) -> None:
+        self.text = text
+        self.version = 1
+        self.uri = self.run(_open(self.client, text))
+
+    def _change(self, edits: list[tuple[int, int, str]]) -> None:
+        """One didChange with these edits, each on the text the ones before left."""
+        changes = []
+        for start, end, inserted in edits:
+            changes.append((range_of(self.text, start, end, self.encoding), inserted))
+            self.text = self.text[:start] + inserted + self.text[end:]
+        self.version += 1
+        self.send(lambda: change_document(self.client, self.uri, self.version, *changes))
+
+    def _place(self, data: st.DataObject) -> int:
+        """An offset an LSP position can name (never between ``\\r`` and ``\\n``)."""
+        return data.draw(st.sampled_from([*every_offset(self.text), len(self.text)]))
+
+    @rule(data=st.data(), inserted=fragments, count=st.integers(1, 3))
+    def edit(self, data: st.DataObject, inserted: str, count: int) -> None:
+        edits = []
+        text = self.text
+        for _ in range(count):
+            places = [*every_offset(text), len(text)]
+            start = data.draw(st.sampled_from(places))
+            end = data.draw(st.sampled_from([place for place in places if place >= start]))
+            edits.append((start, end, inserted))
+            text = text[:start] + inserted + text[end:]
+        self._change(edits)
+
+    @rule(data=st.data(), typed=fragments)
+    def type_characters(self, data: st.DataObject, typed: str) -> None:
+        """Typing: one didChange per character (code point), at a moving cursor."""
+        place = self._place(data)
+        for character in typed:
+            self._change([(place, place, character)])
+            place += 1
+            if self.text[place - 1 : place + 1] == "\r\n":
+                break  # the cursor cannot stand between "\r" and "\n"
+
+    @rule(data=st.data())
+    def delete(self, data: st.DataObject) -> None:
+        start = self._place(data)
+        end = data.draw(st.sampled_from([place for place in [*every_offset(self.text), len(self.text)] if place >= start]))
+        self._change([(start, end, "")])
+
+    @invariant()
+    def whole_stats_match_the_library(self) -> None:
+        answer = self.run(stats(self.client, self.uri))
+        ids = TOK.encode(self.text)
+        assert (answer["tokens"], answer["characters"], answer["unknown"]) == (
+            len(ids),
+            len(self.text),
+            ids.count(UNK_ID),
+        )
+
+    @rule(data=st.data())
+    def range_stats(self, data: st.DataObject) -> None:
+        start = self._place(data)
+        end = data.draw(st.sampled_from([place for place in [*every_offset(self.text), len(self.text)] if place >= start]))
+        answer = self.run(stats(self.client, self.uri, range_of(self.text, start, end, self.encoding)))
+        answer.pop("tokenizer")
+        assert answer == expected_stats(self.text, start, end)
+
+    @rule()
+    def semantic_tokens(self) -> None:
+        answer = self.run(
+            self.client.text_document_semantic_tokens_full_async(
+                types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=self.uri))
+            )
+        )
+        assert decoded_bands(self.text, answer.data, self.encoding) == expected_bands(self.text)
+
+    @rule(data=st.data())
+    def hover(self, data: st.DataObject) -> None:
+        offsets = every_offset(self.text)
+        if not offsets:
+            return
+        offset = data.draw(st.sampled_from(offsets))
+        answer = self.run(
+            self.client.text_document_hover_async(
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=self.uri),
+                    position=position_of(self.text, offset, self.encoding),
+                )
+            )
+        )
+        holders = [
+            (index, token_id, start, end)
+            for index, (token_id, start, end, _) in enumerate(library_spans(self.text))
+            if start <= offset < end
+        ]
+        assert answer is not None and holders
+        index, token_id, start, end = holders[0]
+        assert f"ID {token_id}" in answer.contents.value
+        # The whole-document invariant ran after the last edit: every line is counted.
+        assert f"index {index:,} in the document" in answer.contents.value
+        if answer.range is not None:
+            assert covered(self.text, answer.range, self.encoding) == self.text[start:end]
+
+
+async def _open(client: LanguageClient, text: str) -> str:
+    return open_document(client, text, "stateful")
+
+
+async def test_random_edits_keep_the_server_equal_to_the_library(client):
+    Editing.client = client
+    Editing.loop = asyncio.get_running_loop()
+    Editing.TestCase.settings = settings(
+        max_examples=15,
+        stateful_step_count=10,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    await asyncio.get_running_loop().run_in_executor(None, run_state_machine_as_test, Editing)
