@@ -58,8 +58,10 @@ def hover_markdown(
     derivation: list[tuple[str, str, str]],
     tokenizer_label: str,
     messages: Messages,
+    compared: list[str] | None = None,
 ) -> str:
-    """The hover for one token: piece, ID, index, chunk and its pieces, merges, tokenizer."""
+    """The hover for one token: piece, ID, index, chunk and its pieces, merges, tokenizer,
+    then the ``compared`` lines (how other tokenizers split the chunk)."""
     head = f"**{code(token.piece)}** · {messages('hover.id', id=token.id)}"
     if token.id == UNK_ID:
         head += f" · {messages('hover.unknown')}"
@@ -77,6 +79,7 @@ def hover_markdown(
     else:
         lines.append(messages("hover.single"))
     lines.append(messages("hover.tokenizer", name=tokenizer_label))
+    lines.extend(compared or ())
     lines.append(f"*{messages('hover.explain')}*")
     return "\n\n".join(lines)
 

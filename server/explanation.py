@@ -358,22 +358,23 @@ def cache_folder() -> Path:
     return base / "glassllm"
 
 
-def write_page(markdown: str, document: str, folder: Path | None = None) -> Path:
-    """Write an explanation page for ``document`` (a file name) to the cache folder and
-    return its path. The write is atomic; older pages beyond :data:`PAGES_KEPT` go."""
+def write_page(markdown: str, document: str, folder: Path | None = None, kind: str = "explain") -> Path:
+    """Write a ``kind`` page ("explain", "compare") for ``document`` (a file name) to the
+    cache folder and return its path. The write is atomic; older pages of that kind
+    beyond :data:`PAGES_KEPT` go."""
     folder = cache_folder() if folder is None else folder
     folder.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^\w.-]+", "_", Path(document).stem)[:60] or "selection"
-    handle, temporary = tempfile.mkstemp(prefix=".explain-", suffix=".md", dir=folder)
+    handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=".md", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
             page.write(markdown)
-        path = folder / f"explain-{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
+        path = folder / f"{kind}-{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    pages = sorted(folder.glob("explain-*.md"), key=lambda page: page.stat().st_mtime_ns)
+    pages = sorted(folder.glob(f"{kind}-*.md"), key=lambda page: page.stat().st_mtime_ns)
     for old in pages[:-PAGES_KEPT]:
         old.unlink(missing_ok=True)
     return path

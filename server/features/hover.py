@@ -7,6 +7,7 @@ import asyncio
 from lsprotocol import types
 
 from glassllm_server.describe import hover_markdown
+from glassllm_server.features.compare import compare_hover_lines
 from glassllm_server.positions import content_length
 from glassllm_server.server import GlassServer
 
@@ -40,6 +41,7 @@ def register(server: GlassServer) -> None:
             ls.tokenizer.tokenizer.derivation(token.piece),
             ls.tokenizer_label(),
             ls.messages,
+            compare_hover_lines(ls, token),
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
