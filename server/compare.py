@@ -20,7 +20,7 @@ from typing import Any
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
 from glassllm.tokenizer import UNK_ID
 
-from glassllm_server.explanation import Explanation, Say, shown
+from glassllm_server.explanation import Explanation, Say, shown, token_text
 
 __all__ = [
     "COMPARE_TOKENIZERS",
@@ -354,7 +354,7 @@ def render_compare_markdown(
             "|---|" + "---|" * len(labels),
             f"| {say('explain.tokens')} | "
             + " | ".join(
-                _cell(" ".join(f"{shown(p)} ({i})" for p, i in zip(item.pieces, item.ids)) + f" — {len(item.ids)}")
+                _cell(" ".join(map(token_text, item.pieces, item.ids)) + f" — {len(item.ids)}")
                 for item in chunk.explanations
             )
             + " |",

@@ -35,6 +35,7 @@ __all__ = [
     "explanation_data",
     "render_markdown",
     "shown",
+    "token_text",
     "write_page",
 ]
 
@@ -260,7 +261,7 @@ def _visible(character: str) -> str:
     return character
 
 
-def _token(piece: str, token_id: int) -> str:
+def token_text(piece: str, token_id: int) -> str:
     """A piece and its ID; an unknown piece says it became ``<unk>``."""
     return f"{shown(piece)} ({token_id}{', `<unk>`' if token_id == UNK_ID else ''})"
 
@@ -310,7 +311,7 @@ def render_markdown(
             say("explain.where", line=item.line + 1, start=item.start + 1, end=item.end),
         ]
         if item.cut:
-            alone = " ".join(_token(piece, token_id) for piece, token_id in item.alone)
+            alone = " ".join(token_text(piece, token_id) for piece, token_id in item.alone)
             lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
         lines += ["", f"{say('explain.characters')}: " + " ".join(shown(c) for c in chunk.characters), ""]
         if not chunk.steps:
@@ -334,7 +335,7 @@ def render_markdown(
                 )
                 + f" {pieces}"
             )
-        tokens = " · ".join(_token(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids))
+        tokens = " · ".join(token_text(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids))
         lines += ["", f"{say('explain.tokens')}: {tokens}"]
     return "\n".join(lines) + "\n"
 
