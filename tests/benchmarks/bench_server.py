@@ -14,7 +14,10 @@ client (so the figures are the server's, not a heavy test client's), and prints:
 - the server's resident memory with the document open.
 
 Targets (issue 3): first hover < 1.5 s; p50 < 2 ms and p99 < 10 ms; edit + stats
-p99 < 20 ms; < 250 MB RSS.
+p99 < 20 ms; < 250 MB RSS. Issue 11: the same with one tokenizer compared, which is the
+server's default (``glassllm.compareWith`` absent: ``en`` beside ``pt``, so every hover
+splits its chunk with ``en`` too and every ``glassllm/stats`` counts the document with
+it). ``--compare-with '[]'`` measures the peer with the comparison off.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / ".." / "shared" / "corpora" / "pt" / "train.txt"
 URI = "file:///bench/train.txt"
+
+
+# The glassllm settings section the client answers workspace/configuration with.
+SETTINGS: dict[str, Any] | None = None
 
 
 class Client:
@@ -73,8 +80,8 @@ class Client:
                     break
             message = json.loads(await stdout.readexactly(length))
             if "method" in message and "id" in message:
-                # workspace/configuration gets "no settings"; refreshes get null.
-                result = [None] * len(message["params"]["items"]) if message["method"] == "workspace/configuration" else None
+                # workspace/configuration gets SETTINGS; refreshes get null.
+                result = [SETTINGS] * len(message["params"]["items"]) if message["method"] == "workspace/configuration" else None
                 self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
             elif "id" in message and message["id"] in self.pending:
                 future = self.pending.pop(message["id"])
@@ -159,6 +166,8 @@ async def main(rounds: int) -> None:
     text = CORPUS.read_text(encoding="utf-8")
     lines = text.split("\n")
     print(f"document: {CORPUS.name}, {len(text):,} characters, {len(lines):,} lines")
+    compared = "en (the default)" if SETTINGS is None else ", ".join(SETTINGS["compareWith"]) or "none"
+    print(f"tokenizer pt, compared with: {compared}")
 
     top, complete = await first_hover(text, 0)
     bottom, _ = await first_hover(text, len(lines) - 2)
@@ -255,4 +264,10 @@ async def main(rounds: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=300, help="requests per measurement (default 300)")
-    asyncio.run(main(parser.parse_args().rounds))
+    parser.add_argument(
+        "--compare-with", help='glassllm.compareWith as JSON, e.g. \'[]\' (default: absent, so "en" is compared)'
+    )
+    arguments = parser.parse_args()
+    if arguments.compare_with is not None:
+        SETTINGS = {"compareWith": json.loads(arguments.compare_with)}
+    asyncio.run(main(arguments.rounds))

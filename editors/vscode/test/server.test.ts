@@ -23,8 +23,8 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
-import { editorArguments, EXPLAIN_MERGES, SHOW_STATS, STATS_REQUEST, statsParams } from '../src/commands';
-import { Stats, statusText } from '../src/status';
+import { COMPARE_TOKENIZERS, editorArguments, EXPLAIN_MERGES, SHOW_STATS, STATS_REQUEST, statsParams } from '../src/commands';
+import { Stats, statusText, statusTooltip } from '../src/status';
 
 const SERVER = 'glassllm-lsp';
 const missing = spawnSync(SERVER, ['--version']).status !== 0;
@@ -75,8 +75,11 @@ describe('the extension against a real glassllm-lsp', { skip: missing && `${SERV
   it('answers the status bar: the document, and a selection against it', async () => {
     const document = await connection.sendRequest<Stats>(STATS_REQUEST, statsParams(uri));
     const selection = await connection.sendRequest<Stats>(STATS_REQUEST, statsParams(uri, ERA_UMA_VEZ));
-    assert.deepEqual(document, { tokens: 9, chunks: 7, characters: 24, unknown: 0, tokenizer: 'pt' });
+    // The English tokenizer is compared by default: E ra ▁u m a ▁ ve z ▁u m a ▁men in a . \n
+    const compare = [{ tokenizer: 'en', tokens: 16, chunks: 7, unknown: 0 }];
+    assert.deepEqual(document, { tokens: 9, chunks: 7, characters: 24, unknown: 0, tokenizer: 'pt', compare });
     assert.equal(statusText(document, selection, 'en'), '$(symbol-text) 4 / 9 tokens');
+    assert.match(statusTooltip(document, selection, 'en'), /^  en: 16 tokens · 1\.5 chars\/token · 0 unknown$/m);
   });
 
   it('explains the selection with the arguments the Command Palette fills in', async () => {
@@ -91,6 +94,20 @@ describe('the extension against a real glassllm-lsp', { skip: missing && `${SERV
     // The page arrives through window/showDocument, which the extension opens in the Markdown preview.
     assert.deepEqual(shown, [explanation.page]);
     assert.match(readFileSync(fileURLToPath(explanation.page), 'utf8'), /▁menina/);
+  });
+
+  it('compares the tokenizers on the selection with the arguments the Command Palette fills in', async () => {
+    shown.length = 0;
+    const comparison = await connection.sendRequest(ExecuteCommandRequest.type, {
+      command: COMPARE_TOKENIZERS,
+      arguments: editorArguments(COMPARE_TOKENIZERS, uri, MENINA),
+    });
+    assert.deepEqual(
+      comparison.chunks[0].tokenizers.map((tok: { tokenizer: string; pieces: string[] }) => [tok.tokenizer, tok.pieces]),
+      [['pt', ['▁men', 'ina']], ['en', ['▁men', 'in', 'a']]],
+    );
+    assert.deepEqual(shown, [comparison.page]);
+    assert.match(readFileSync(fileURLToPath(comparison.page), 'utf8'), /^# Compare tokenizers$/m);
   });
 
   it('shows the document figures with the arguments the Command Palette fills in', async () => {
