@@ -7,8 +7,9 @@ selection touches. Every glassllm tokenizer shares the chunk rule, so the chunks
 tokenizer in use are the chunks of every compared one and only the merges differ.
 
 Whole lines are counted once per distinct line text and kept, so after an edit only the
-edited lines are tokenized again. Everything works in lines and code-point columns; no
-pygls here.
+edited lines are tokenized again; and each document's totals follow its edits (see
+:class:`DocumentCounts`), so a request after an edit adds up only the edited lines.
+Everything works in lines and code-point columns; no pygls here.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
 from glassllm.tokenizer import UNK_ID
 
+from glassllm_server.document import Document
 from glassllm_server.explanation import Explanation, Say, shown, token_text
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "ComparedCounts",
     "ComparedTokenizer",
     "CompareSet",
+    "DocumentCounts",
     "compare_data",
     "compare_explanation",
     "default_compare_with",
@@ -71,6 +75,15 @@ class ComparedTokenizer:
         self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
         self._lines: dict[str, int] = {}
         self._chunks: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+        self._documents: WeakKeyDictionary[Document, DocumentCounts] = WeakKeyDictionary()
+
+    def document(self, document: Document) -> DocumentCounts:
+        """This tokenizer's counts for ``document``, kept in step with its edits from now on."""
+        counts = self._documents.get(document)
+        if counts is None:
+            counts = self._documents[document] = DocumentCounts(self, len(document.lines))
+            document.line_listeners.append(counts.replaced)
+        return counts
 
     def chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """Pieces and IDs of one chunk (already normalized, spaces as ``▁``)."""
@@ -132,6 +145,52 @@ class ComparedTokenizer:
                 unknown += span.id == UNK_ID
         counted = self.counts(whole, 0)
         return ComparedCounts(self.name, tokens + counted.tokens, chunks, unknown + counted.unknown)
+
+
+class DocumentCounts:
+    """A compared tokenizer's per-line counts for one open document, and their sum.
+
+    Like the document's own totals: an edit forgets the counts of the lines it replaced
+    (:meth:`replaced`, called by the document), and :meth:`count_pending` counts the lines
+    without one when a request needs the totals. So a request after an edit costs the
+    edited lines, not a pass over the whole document.
+    """
+
+    def __init__(self, tokenizer: ComparedTokenizer, line_count: int) -> None:
+        self.tokenizer = tokenizer
+        self._counts: list[int | None] = [None] * line_count
+        self._total = 0  # of the lines that have a count
+        self._pending = 0  # no line before this one lacks its count
+
+    def replaced(self, first: int, stop: int, new_count: int) -> None:
+        """Lines ``first..stop-1`` were replaced by ``new_count`` lines."""
+        self._total -= sum(count for count in self._counts[first:stop] if count is not None)
+        self._counts[first:stop] = [None] * new_count
+        self._pending = min(self._pending, first)
+
+    def count_pending(self, lines: Sequence[str], max_lines: int) -> bool:
+        """Count up to ``max_lines`` lines of ``lines`` (the document's, as now) that have
+        no count; True when every line has one."""
+        counts = self._counts
+        counted = 0
+        while True:
+            try:
+                # list.index runs in C: finding the few uncounted lines skips the rest fast.
+                self._pending = counts.index(None, self._pending)
+            except ValueError:
+                self._pending = len(counts)
+                return True
+            if counted == max_lines:
+                return False
+            count = self.tokenizer.count_line(lines[self._pending])
+            counts[self._pending] = count
+            self._total += count
+            counted += 1
+
+    def totals(self, chunks: int) -> ComparedCounts:
+        """The document's counts, once :meth:`count_pending` is done."""
+        total = self._total
+        return ComparedCounts(self.tokenizer.name, total & _TOKENS_MASK, chunks, total >> _UNKNOWN_SHIFT)
 
 
 def _overlapping(tok: Tokenizer, text: str, low: int, high: int) -> Iterator[Any]:

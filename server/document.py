@@ -12,7 +12,7 @@ code-point column. Converting to LSP positions is :mod:`positions`' job. No pygl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import NamedTuple
@@ -183,6 +183,9 @@ class Document:
         # The line the user last edited or hovered: where views that cannot cover a
         # large document whole (inlay hints for the whole of it) look.
         self.focus_line = 0
+        # Told ``(first, stop, new_count)`` when lines ``first..stop-1`` were replaced by
+        # ``new_count`` lines: per-line state kept elsewhere follows edits this way.
+        self.line_listeners: list[Callable[[int, int, int], None]] = []
 
     # Text and edits
 
@@ -230,6 +233,8 @@ class Document:
         self._pending = min(self._pending, first)
         self._prefix = None
         self.index.invalidate()
+        for listener in self.line_listeners:
+            listener(first, stop, len(new_lines))
 
     # Tokens
 

@@ -29,7 +29,7 @@ from glassllm_server.document import Document, DocumentToken
 from glassllm_server.explanation import explain_selection
 from glassllm_server.features.explain import document_name, show_page
 from glassllm_server.positions import Point
-from glassllm_server.server import GlassServer
+from glassllm_server.server import GlassServer, RequestFailed
 
 __all__ = ["COMPARE_TOKENIZERS", "compare_hover_lines", "compare_stats", "register"]
 
@@ -54,25 +54,39 @@ async def _count(compared: Sequence[ComparedTokenizer], lines: Sequence[str]) ->
                 deadline = time.perf_counter() + _SLICE_SECONDS
 
 
-async def _counts(
-    compared: Sequence[ComparedTokenizer], lines: list[str], span: tuple[Point, Point] | None, chunks: int
+async def _range_counts(
+    compared: Sequence[ComparedTokenizer], lines: list[str], span: tuple[Point, Point], chunks: int
 ) -> list[ComparedCounts]:
-    if span is None:
-        await _count(compared, lines)
-        return [tok.counts(lines, chunks) for tok in compared]
     start, end = span
     await _count(compared, lines[start.line : end.line + 1])
     return [tok.counts_in(lines.__getitem__, start, end, chunks) for tok in compared]
 
 
+async def _document_counts(ls: GlassServer, document: Document, chunks: int) -> list[ComparedCounts]:
+    """Each compared tokenizer's totals for the whole document, counting what an edit
+    left uncounted a slice at a time (edits meanwhile are followed, not lost)."""
+    totals = []
+    for tok in ls.compared():
+        counts = tok.document(document)
+        while not counts.count_pending(document.lines, 0):
+            deadline = time.perf_counter() + _SLICE_SECONDS
+            while time.perf_counter() < deadline and not counts.count_pending(document.lines, 1):
+                pass
+            await asyncio.sleep(0)
+            if ls.documents.get(document.uri) is not document:
+                raise RequestFailed(ls.messages("error.unknown_document", uri=document.uri))
+        totals.append(counts.totals(chunks))
+    return totals
+
+
 async def compare_stats(ls: GlassServer, document: Document, span: tuple[Point, Point] | None, chunks: int) -> list[dict[str, Any]]:
     """``glassllm/stats``' ``compare`` list: each compared tokenizer's counts for the
     document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
-    compared = ls.compared()
-    if not compared:
-        return []
-    # The text as the request found it: counting a large document yields to edits.
-    counts = await _counts(compared, list(document.lines), span, chunks)
+    if span is None:
+        counts = await _document_counts(ls, document, chunks)
+    else:
+        # The text as the request found it: counting a long range yields to edits.
+        counts = await _range_counts(ls.compared(), list(document.lines), span, chunks)
     return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
 
 
@@ -89,7 +103,7 @@ def register(server: GlassServer) -> None:
         own = document.stats(first, last)
         compared = ls.compared()
         totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
-        totals += await _counts(compared, lines, (first, last), own.chunks)
+        totals += await _range_counts(compared, lines, (first, last), own.chunks)
         chunks = compare_explanation(explanation, compared)
         messages = ls.messages
 

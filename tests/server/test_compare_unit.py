@@ -104,3 +104,27 @@ def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
     assert f"## Chunk 1: `{first}`" in page
     assert "Every tokenizer splits it the same way." in page
     json.dumps(page)
+
+
+def test_document_counts_follow_edits_and_count_only_what_changed():
+    from glassllm_server.document import Document, LineTokenizer
+    from glassllm_server.positions import Point
+
+    text = "Era uma vez\numa menina\r\nbonita 🧪\n" * 20
+    document = Document("file:///a.txt", text, 1, LineTokenizer(PT, "pt"))
+    tok = ComparedTokenizer(EN, "en")
+    counts = tok.document(document)
+    assert tok.document(document) is counts
+    assert counts.count_pending(document.lines, 5) is False  # five lines at a time
+    assert counts.count_pending(document.lines, 10**6) is True
+    ids = EN.encode(text)
+    assert counts.totals(3) == ComparedCounts("en", len(ids), 3, ids.count(UNK_ID))
+    edits = [(Point(4, 3), Point(7, 1), "x\ny 🧪 z\r"), (Point(0, 0), Point(0, 0), "Olá\n"), (Point(10, 2), Point(10, 2), "")]
+    for start, end, inserted in edits:
+        document.apply_change(start, end, inserted)
+        counts.count_pending(document.lines, 10**6)
+        ids = EN.encode(document.text)
+        assert counts.totals(0) == ComparedCounts("en", len(ids), 0, ids.count(UNK_ID))
+    document.replace_text("")
+    counts.count_pending(document.lines, 10**6)
+    assert counts.totals(0).tokens == 0
