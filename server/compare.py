@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, WeakMethod
 
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
 from glassllm.tokenizer import UNK_ID
@@ -82,7 +82,15 @@ class ComparedTokenizer:
         counts = self._documents.get(document)
         if counts is None:
             counts = self._documents[document] = DocumentCounts(self, len(document.lines))
-            document.line_listeners.append(counts.replaced)
+            # Weakly: a tokenizer no longer compared lets go of its counts and caches.
+            replaced = WeakMethod(counts.replaced)
+
+            def listener(first: int, stop: int, new_count: int) -> None:
+                method = replaced()
+                if method is not None:
+                    method(first, stop, new_count)
+
+            document.line_listeners.append(listener)
         return counts
 
     def chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:

@@ -98,7 +98,13 @@ def register(server: GlassServer) -> None:
         start, end = ls.point(document, selection.start), ls.point(document, selection.end)
         if end < start:
             start, end = end, start
-        explanation = explain_selection(document.tokenizer.tokenizer, lines.__getitem__, start, end)
+        explanation = explain_selection(
+            document.tokenizer.tokenizer,
+            lines.__getitem__,
+            start,
+            end,
+            chunk_count=lambda line: len(document.line_tokens(line).chunks),
+        )
         first, last = Point(*explanation.start), Point(*explanation.end)
         own = document.stats(first, last)
         compared = ls.compared()

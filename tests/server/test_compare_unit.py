@@ -128,3 +128,20 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
     document.replace_text("")
     counts.count_pending(document.lines, 10**6)
     assert counts.totals(0).tokens == 0
+
+
+def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
+    import gc
+    import weakref
+
+    from glassllm_server.document import Document, LineTokenizer
+    from glassllm_server.positions import Point
+
+    document = Document("file:///b.txt", "um\ndois\n", 1, LineTokenizer(PT, "pt"))
+    tok = ComparedTokenizer(EN, "en")
+    gone = weakref.ref(tok.document(document))
+    del tok
+    gc.collect()
+    assert gone() is None
+    document.apply_change(Point(0, 0), Point(0, 0), "x")  # the lingering listener is harmless
+    assert document.text == "xum\ndois\n"
