@@ -151,6 +151,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "pt": 'esperada uma lista de "pt", "en" ou caminhos de arquivos JSON de tokenizador ([] desliga a comparação)',
     },
     "compare.title": {"en": "Compare tokenizers", "pt": "Comparar tokenizadores"},
+    "compare.stats": {
+        "en": "{tokenizer}: {tokens} tokens, {unknown} unknown",
+        "pt": "{tokenizer}: {tokens} tokens, {unknown} desconhecidos",
+    },
     "compare.header": {
         "en": "{document}, from {start} to {end} (line:character)",
         "pt": "{document}, de {start} a {end} (linha:caractere)",

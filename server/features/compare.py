@@ -31,7 +31,7 @@ from glassllm_server.features.explain import document_name, show_page
 from glassllm_server.positions import Point
 from glassllm_server.server import GlassServer, RequestFailed
 
-__all__ = ["COMPARE_TOKENIZERS", "compare_hover_lines", "compare_stats", "register"]
+__all__ = ["COMPARE_TOKENIZERS", "compare_hover_lines", "compare_stats", "compared_summary", "register"]
 
 # Counting a large document for a compared tokenizer gives the event loop back after
 # this long, so that hovers and edits meanwhile wait at most about that much.
@@ -88,6 +88,21 @@ async def compare_stats(ls: GlassServer, document: Document, span: tuple[Point, 
         # The text as the request found it: counting a long range yields to edits.
         counts = await _range_counts(ls.compared(), list(document.lines), span, chunks)
     return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
+
+
+def compared_summary(ls: GlassServer, compare: list[dict[str, Any]]) -> str:
+    """The compared tokenizers' counts for the stats message: "; English (en): 16 tokens, 0 unknown"."""
+    messages = ls.messages
+    return "".join(
+        "; "
+        + messages(
+            "compare.stats",
+            tokenizer=ls.tokenizer_label(item["tokenizer"]),
+            tokens=messages.integer(item["tokens"]),
+            unknown=messages.integer(item["unknown"]),
+        )
+        for item in compare
+    )
 
 
 def register(server: GlassServer) -> None:

@@ -10,7 +10,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from glassllm_server.describe import lens_title
 from glassllm_server.document import Document, Stats
-from glassllm_server.features.compare import compare_stats
+from glassllm_server.features.compare import compare_stats, compared_summary
 from glassllm_server.server import GlassServer
 
 __all__ = ["STATS_REQUEST", "SHOW_STATS_COMMAND", "register"]
@@ -89,7 +89,8 @@ def register(server: GlassServer) -> None:
                     characters=messages.integer(counts.characters),
                     unknown=messages.integer(counts.unknown),
                     tokenizer=ls.tokenizer_label(),
-                ),
+                )
+                + compared_summary(ls, result["compare"]),
             )
         )
         return result

@@ -150,6 +150,19 @@ async def test_stats_compare_ranges_exactly(client):
         assert compared["chunks"] == answer["chunks"]
 
 
+async def test_the_stats_command_names_the_compared_counts(client):
+    text = "Era uma vez uma menina."
+    uri = open_document(client, text)
+    before = len(client.messages)
+    answer = plain(
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(command="glassllm.showStats", arguments=[uri]))
+    )
+    (compared,) = answer["compare"]
+    assert compared["tokens"] == len(EN.encode(text))
+    (shown,) = client.messages[before:]
+    assert shown.message.endswith(f"(Portuguese (pt)); English (en): {compared['tokens']} tokens, 0 unknown")
+
+
 async def test_stats_compare_follows_edits(client):
     text = "Era uma vez\nA menina\n"
     uri = open_document(client, text)

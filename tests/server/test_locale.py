@@ -91,7 +91,7 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
 
 @pytest.mark.parametrize(
     "module",
-    ["explanation.py", "unknown.py", "features/explain.py", "server.py", "features/train.py", "compare.py"],
+    ["explanation.py", "unknown.py", "features/explain.py", "server.py", "features/train.py", "compare.py", "features/compare.py"],
 )
 def test_every_message_these_features_use_is_in_the_catalogue_in_both_languages(module: str):
     source = (SERVER / module).read_text(encoding="utf-8")
