@@ -230,13 +230,13 @@ class CompareSet:
     def get(self, names: Sequence[str], current: str) -> tuple[list[ComparedTokenizer], list[tuple[str, str]]]:
         """The tokenizers ``names`` (resolved: "pt", "en" or absolute paths), without
         ``current`` (the one in use) or repeats; and ``(name, problem)`` for each that
-        does not load. Tokenizers no longer named are let go."""
+        fails to load now (one that failed before is left out without a word until
+        :meth:`forget_failures`). Tokenizers no longer named are let go."""
         wanted = [name for name in dict.fromkeys(names) if name != current]
         compared: list[ComparedTokenizer] = []
         failures: list[tuple[str, str]] = []
         for name in wanted:
             if name in self._failed:
-                failures.append((name, self._failed[name]))
                 continue
             loaded = self._loaded.get(name)
             if loaded is None:

@@ -72,7 +72,7 @@ def test_the_compare_set_loads_once_skips_the_current_and_reports_broken_files(t
     again, _ = compare_set.get(["en"], "pt")
     assert again[0] is compared[0]  # its caches are kept
     Tokenizer.train("banana banana", 12).save(broken)
-    assert compare_set.get([str(broken)], "pt")[1]  # still failed until the settings change
+    assert compare_set.get([str(broken)], "pt") == ([], [])  # left out, said once, until the settings change
     compare_set.forget_failures()
     loaded, failures = compare_set.get([str(broken)], "pt")
     assert failures == [] and loaded[0].tokenizer.merges == Tokenizer.train("banana banana", 12).merges

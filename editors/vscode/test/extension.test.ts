@@ -63,6 +63,8 @@ describe('the extension in a stand-in VS Code', { skip: missing && 'glassllm-lsp
     await until('the status bar count', () => (statusBar()?.visible ? statusBar().text : undefined));
     assert.equal(statusBar().text, '$(symbol-text) 9 tokens');
     assert.match(statusBar().tooltip, /^GlassLLM · tokenizer pt\nDocument: 9 tokens · 7 chunks · 24 characters/);
+    // The English tokenizer, compared by default.
+    assert.match(statusBar().tooltip, /^  en: 16 tokens · 1\.5 chars\/token · 0 unknown$/m);
   });
 
   it('counts the selection as it changes', async () => {
@@ -93,6 +95,20 @@ describe('the extension in a stand-in VS Code', { skip: missing && 'glassllm-lsp
       vscode.fake.executed.find((call) => call.command === 'markdown.showPreviewToSide'),
     );
     assert.match(readFileSync((preview.args[0] as vscode.Uri).fsPath, 'utf8'), /`▁vez`/);
+  });
+
+  it('compares the tokenizers on the selection from the Command Palette in the Markdown preview', async () => {
+    vscode.fake.executed.length = 0;
+    await vscode.commands.executeCommand('glassllm.compareTokenizers');
+    const preview = await until('the Markdown preview', () =>
+      vscode.fake.executed.find((call) => call.command === 'markdown.showPreviewToSide'),
+    );
+    const page = (preview.args[0] as vscode.Uri).fsPath;
+    assert.match(page, /compare-conto-/);
+    const markdown = readFileSync(page, 'utf8');
+    assert.match(markdown, /^# Compare tokenizers$/m);
+    assert.match(markdown, /^\| \| Portuguese \(pt\) \| English \(en\) \|$/m);
+    assert.match(markdown, /`▁vez`/);
   });
 
   it('re-counts with the tokenizer chosen from the Command Palette', async () => {
