@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -30,6 +30,7 @@ from conftest import (
     open_document,
     position_of,
     range_of,
+    read_code_actions_right,
     start_session,
 )
 from glassllm import Tokenizer, packaged, packaged_path
@@ -47,15 +48,7 @@ ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module")
 async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
     await start_session(lsp_client, request.param)
-    converter = lsp_client.protocol._converter
-
-    # lsprotocol reads every object with a ``command`` key as a Command: tell them apart.
-    def structure(value: dict, _: object) -> types.Command | types.CodeAction:
-        if isinstance(value.get("command"), str):
-            return converter.structure(value, types.Command)
-        return converter.structure(value, types.CodeAction)
-
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)
+    read_code_actions_right(lsp_client)
     yield
     await lsp_client.shutdown_session()
     shutil.rmtree(CACHE, ignore_errors=True)

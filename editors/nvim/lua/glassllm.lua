@@ -239,26 +239,23 @@ local function command_of(action)
   return command
 end
 
---- Run the "Explain BPE merges" code action on the selection (visual mode) or on the token
---- under the cursor (normal mode).
-function M.explain()
-  vim.lsp.buf.code_action({
-    apply = true,
-    filter = function(action)
-      return command_of(action) == EXPLAIN_COMMAND
-    end,
-  })
+--- A function that runs the server's code action for `command` on the selection (visual
+--- mode) or on the token under the cursor (normal mode).
+local function code_action(command)
+  return function()
+    vim.lsp.buf.code_action({
+      apply = true,
+      filter = function(action)
+        return command_of(action) == command
+      end,
+    })
+  end
 end
 
---- Run the "Compare tokenizers" code action on the selection or the token under the cursor.
-function M.compare()
-  vim.lsp.buf.code_action({
-    apply = true,
-    filter = function(action)
-      return command_of(action) == COMPARE_COMMAND
-    end,
-  })
-end
+--- Run "Explain BPE merges".
+M.explain = code_action(EXPLAIN_COMMAND)
+--- Run "Compare tokenizers".
+M.compare = code_action(COMPARE_COMMAND)
 
 --- The server writes each explanation to a Markdown file and asks to show it: open it in a
 --- split beside the text instead of replacing the text in its window.
