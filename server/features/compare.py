@@ -29,7 +29,7 @@ from glassllm_server.document import Document, DocumentToken
 from glassllm_server.explanation import explain_selection
 from glassllm_server.features.explain import document_name, show_page
 from glassllm_server.positions import Point
-from glassllm_server.server import GlassServer, RequestFailed
+from glassllm_server.server import GlassServer
 
 __all__ = ["COMPARE_TOKENIZERS", "compare_hover_lines", "compare_stats", "compared_summary", "register"]
 
@@ -73,8 +73,7 @@ async def _document_counts(ls: GlassServer, document: Document, chunks: int) -> 
             while time.perf_counter() < deadline and not counts.count_pending(document.lines, 1):
                 pass
             await asyncio.sleep(0)
-            if ls.documents.get(document.uri) is not document:
-                raise RequestFailed(ls.messages("error.unknown_document", uri=document.uri))
+            ls.get_document(document.uri)  # a RequestFailed once the document is closed
         totals.append(counts.totals(chunks))
     return totals
 
