@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import shutil
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pygls.uris import to_fs_path
 
@@ -346,3 +348,19 @@ async def test_a_portuguese_client_reads_the_comparison_in_portuguese(client_pt)
     )
     assert answer["markdown"].startswith("# Comparar tokenizadores\n")
     assert "| Tokenizador | Tokens | Trechos | Desconhecidos | Caracteres/token |" in answer["markdown"]
+
+
+async def test_closing_a_document_while_it_is_counted_answers_and_loses_nothing(client):
+    text = "".join(f"Linha {n}: a menina bonita comeu {n * 7} maçãs.\n" for n in range(20000))
+    uri = open_document(client, text)
+    pending = asyncio.ensure_future(full_stats(client, uri))
+    await asyncio.sleep(0.05)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    try:
+        answer = await pending
+    except JsonRpcException as error:
+        assert "Unknown document" in str(error)
+    else:
+        assert answer["compare"][0]["tokens"] == len(EN.encode(text))
+    other = open_document(client, "Era uma vez")
+    assert (await full_stats(client, other))["compare"][0]["tokens"] == len(EN.encode("Era uma vez"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 
 from glassllm import Tokenizer, packaged
 from glassllm.tokenizer import UNK_ID
@@ -19,8 +21,10 @@ from glassllm_server.compare import (
     render_compare_markdown,
 )
 from glassllm_server.describe import code
+from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.explanation import explain_selection
 from glassllm_server.messages import Messages
+from glassllm_server.positions import Point
 
 PT, EN = packaged("pt"), packaged("en")
 SAY = Messages("en")
@@ -107,9 +111,6 @@ def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
 
 
 def test_document_counts_follow_edits_and_count_only_what_changed():
-    from glassllm_server.document import Document, LineTokenizer
-    from glassllm_server.positions import Point
-
     text = "Era uma vez\numa menina\r\nbonita 🧪\n" * 20
     document = Document("file:///a.txt", text, 1, LineTokenizer(PT, "pt"))
     tok = ComparedTokenizer(EN, "en")
@@ -131,12 +132,6 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
 
 
 def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
-    import gc
-    import weakref
-
-    from glassllm_server.document import Document, LineTokenizer
-    from glassllm_server.positions import Point
-
     document = Document("file:///b.txt", "um\ndois\n", 1, LineTokenizer(PT, "pt"))
     tok = ComparedTokenizer(EN, "en")
     gone = weakref.ref(tok.document(document))
