@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import weakref
 
 from glassllm import Tokenizer, packaged
@@ -107,7 +106,6 @@ def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
     first = chunks[order[0]].explanations[0].chunk
     assert f"## Chunk 1: `{first}`" in page
     assert "Every tokenizer splits it the same way." in page
-    json.dumps(page)
 
 
 def test_document_counts_follow_edits_and_count_only_what_changed():
