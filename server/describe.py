@@ -58,10 +58,9 @@ def hover_markdown(
     derivation: list[tuple[str, str, str]],
     tokenizer_label: str,
     messages: Messages,
-    compared: list[str] | None = None,
+    compared: list[str] | None = None,  # after the tokenizer: how compared ones split the chunk
 ) -> str:
-    """The hover for one token: piece, ID, index, chunk and its pieces, merges, tokenizer,
-    then the ``compared`` lines (how other tokenizers split the chunk)."""
+    """The hover for one token: piece, ID, index, chunk and its pieces, merges, tokenizer."""
     head = f"**{code(token.piece)}** · {messages('hover.id', id=token.id)}"
     if token.id == UNK_ID:
         head += f" · {messages('hover.unknown')}"
