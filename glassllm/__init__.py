@@ -6,15 +6,20 @@
     [11, 7, 11]
 """
 
+from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
 from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, Tokenizer
 
 __all__ = [
     "PACKAGED",
     "ChunkExplanation",
+    "ComparedChunk",
+    "Comparison",
     "MergeStep",
     "TokenSpan",
     "Tokenizer",
+    "TokenizerTotals",
+    "compare",
     "load_tokenizer",
     "packaged",
     "packaged_path",

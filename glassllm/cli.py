@@ -1,4 +1,5 @@
-"""The ``glassllm`` command: encode, decode, explain, train, export and inspect from a terminal.
+"""The ``glassllm`` command: encode, decode, explain, train, export, inspect and compare
+from a terminal.
 
 Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
 the command line, or from standard input when it is ``-`` or absent.
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from glassllm import cli_compare
 from glassllm.chunks import count_files
 from glassllm.files import may_replace
 from glassllm.packaged import load_tokenizer
@@ -199,6 +201,8 @@ def _parser() -> argparse.ArgumentParser:
         "--limit", type=int, default=500, help="show at most this many tokens piece by piece (0: all; default 500)"
     )
     inspect.set_defaults(run=_inspect)
+
+    cli_compare.add_parser(command, _read_text)
     return parser
 
 

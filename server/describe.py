@@ -59,6 +59,7 @@ def hover_markdown(
     derivation: list[tuple[str, str, str]],
     tokenizer_label: str,
     messages: Messages,
+    compared: list[str] | None = None,  # after the tokenizer: how compared ones split the chunk
 ) -> str:
     """The hover for one token: piece, ID, where it is, index, chunk and its pieces,
     merges, tokenizer."""
@@ -81,6 +82,7 @@ def hover_markdown(
     else:
         lines.append(messages("hover.single"))
     lines.append(messages("hover.tokenizer", name=tokenizer_label))
+    lines.extend(compared or ())
     lines.append(f"*{messages('hover.explain')}*")
     return "\n\n".join(lines)
 

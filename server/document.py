@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, chain, count, islice
 from operator import attrgetter, itemgetter
 from time import perf_counter
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
 from glassllm import Tokenizer
 from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
@@ -34,6 +35,7 @@ __all__ = [
     "DocumentToken",
     "LineTokenizer",
     "LineSpan",
+    "LineState",
     "LineTokens",
     "Stats",
 ]
@@ -368,6 +370,18 @@ class DocumentToken:
         return Point(self.line, self.end)
 
 
+class LineState(Protocol):
+    """Per-line state kept beside a document's versions (:meth:`Document.line_state`)."""
+
+    def replaced(self, first: int, stop: int, new_count: int) -> LineState:
+        """The state after lines ``first..stop-1`` were replaced by ``new_count`` lines
+        (a new object: the old one still describes the old version)."""
+        ...
+
+
+_State = TypeVar("_State", bound=LineState)
+
+
 class _Version:
     """One version of a document's text and its tokens, filled in lazily.
 
@@ -376,7 +390,7 @@ class _Version:
     (copying the line lists, never mutating them), so a snapshot keeps its text.
     """
 
-    __slots__ = ("index", "lines", "pending", "prefix", "revision", "tokenizer", "tokens", "totals")
+    __slots__ = ("index", "lines", "line_states", "pending", "prefix", "revision", "tokenizer", "tokens", "totals")
 
     _revisions = count(1)
 
@@ -390,6 +404,8 @@ class _Version:
         self.prefix = [0]  # tokens before each line, for the first lines
         # Unique per version: what caches of answers are keyed by.
         self.revision = next(self._revisions)
+        # Per-line state kept by others (see Document.line_state), weakly by its owner.
+        self.line_states: WeakKeyDictionary[Any, LineState] = WeakKeyDictionary()
 
     def replaced(self, first: int, stop: int, new_lines: list[str]) -> _Version:
         """A new version with lines ``first..stop-1`` replaced by ``new_lines``."""
@@ -406,6 +422,8 @@ class _Version:
                 _count(totals, line_tokens, line, -1)
         version.pending = min(self.pending, first)
         version.prefix = self.prefix[: first + 1]
+        for owner, state in self.line_states.items():
+            version.line_states[owner] = state.replaced(first, stop, len(new_lines))
         # Long lines the edit made (changed, split or joined) are tokenized now, around
         # the edit only, from the segments of the long lines it replaced.
         replaced = {line: found for line, found in zip(self.lines[first:stop], tokens[first:stop]) if found is not None}
@@ -539,10 +557,24 @@ class Document:
         """Use another tokenizer: every line is tokenized again when next needed."""
         if self.frozen:
             raise TypeError("a document snapshot cannot change")
-        self._version = _Version(self.lines, tokenizer)
+        version = _Version(self.lines, tokenizer)
+        # The same lines: per-line state that does not depend on the tokenizer stays.
+        version.line_states.update(self._version.line_states)
+        self._version = version
 
     def replace_text(self, text: str) -> None:
         self.apply_change(None, None, text)
+
+    def line_state(self, owner: object, new: Callable[[int], _State]) -> _State:
+        """Per-line state that ``owner`` keeps for this version of the text (a compared
+        tokenizer's counts, say): made by ``new(line_count)`` on first use, then carried
+        through each edit by its ``replaced``, so the next version's state costs the
+        edited lines. Held weakly by ``owner``; a snapshot keeps its own version's."""
+        states = self._version.line_states
+        state = states.get(owner)
+        if state is None:
+            state = states[owner] = new(len(self.lines))
+        return state  # type: ignore[return-value]
 
     # Tokens
 

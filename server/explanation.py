@@ -38,6 +38,7 @@ __all__ = [
     "explanation_data",
     "render_markdown",
     "shown",
+    "token_text",
     "write_page",
 ]
 
@@ -277,7 +278,7 @@ def _visible(character: str) -> str:
     return character
 
 
-def _token(piece: str, token_id: int) -> str:
+def token_text(piece: str, token_id: int) -> str:
     """A piece and its ID; an unknown piece says it became ``<unk>``."""
     return f"{shown(piece)} ({token_id}{', `<unk>`' if token_id == UNK_ID else ''})"
 
@@ -322,7 +323,7 @@ def render_markdown(
             say("explain.where", span=shown_span((item.line, item.start), (item.line, max(item.start, item.end - 1)))),
         ]
         if item.cut:
-            alone = " ".join(_token(piece, token_id) for piece, token_id in item.alone)
+            alone = " ".join(token_text(piece, token_id) for piece, token_id in item.alone)
             lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
         lines += ["", f"{say('explain.characters')}: " + " ".join(shown(c) for c in chunk.characters), ""]
         if not chunk.steps:
@@ -346,7 +347,7 @@ def render_markdown(
                 )
                 + f" {pieces}"
             )
-        tokens = " · ".join(_token(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids))
+        tokens = " · ".join(token_text(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids))
         lines += ["", f"{say('explain.tokens')}: {tokens}"]
     return "\n".join(lines) + "\n"
 
@@ -370,22 +371,23 @@ def cache_folder() -> Path:
     return base / "glassllm"
 
 
-def write_page(markdown: str, document: str, folder: Path | None = None) -> Path:
-    """Write an explanation page for ``document`` (a file name) to the cache folder and
-    return its path. The write is atomic; older pages beyond :data:`PAGES_KEPT` go."""
+def write_page(markdown: str, document: str, folder: Path | None = None, kind: str = "explain") -> Path:
+    """Write a ``kind`` page ("explain", "compare") for ``document`` (a file name) to the
+    cache folder and return its path. The write is atomic; older pages of that kind
+    beyond :data:`PAGES_KEPT` go."""
     folder = cache_folder() if folder is None else folder
     folder.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^\w.-]+", "_", Path(document).stem)[:60] or "selection"
-    handle, temporary = tempfile.mkstemp(prefix=".explain-", suffix=".md", dir=folder)
+    handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=".md", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
             page.write(markdown)
-        path = folder / f"explain-{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
+        path = folder / f"{kind}-{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    pages = sorted(folder.glob("explain-*.md"), key=lambda page: page.stat().st_mtime_ns)
+    pages = sorted(folder.glob(f"{kind}-*.md"), key=lambda page: page.stat().st_mtime_ns)
     for old in pages[:-PAGES_KEPT]:
         old.unlink(missing_ok=True)
     return path

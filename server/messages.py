@@ -155,6 +155,38 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "pt": "contagem do treino não registrada neste tokenizador",
     },
     "explain.tokens": {"en": "Tokens (ID)", "pt": "Tokens (ID)"},
+    # Compare tokenizers (glassllm.compareWith: hover lines, the code action, the command's page)
+    "compare.hover": {"en": "{tokenizer}: {pieces} — {count} {token_word}", "pt": "{tokenizer}: {pieces} — {count} {token_word}"},
+    "compare.broken": {
+        "en": "glassllm: cannot compare with the tokenizer {path}: {problem}. It is left out of the comparison.",
+        "pt": "glassllm: não é possível comparar com o tokenizador {path}: {problem}. Ele fica fora da comparação.",
+    },
+    "expected.compare_with": {
+        "en": 'expected a list of "pt", "en" or paths of tokenizer JSON files ([] turns the comparison off)',
+        "pt": 'esperada uma lista de "pt", "en" ou caminhos de arquivos JSON de tokenizador ([] desliga a comparação)',
+    },
+    "compare.title": {"en": "Compare tokenizers", "pt": "Comparar tokenizadores"},
+    "compare.stats": {
+        "en": "{tokenizer}: {tokens} tokens, {unknown} unknown",
+        "pt": "{tokenizer}: {tokens} tokens, {unknown} desconhecidos",
+    },
+    "compare.header": {
+        "en": "{document}, from {start} to {end} (line:character)",
+        "pt": "{document}, de {start} a {end} (linha:caractere)",
+    },
+    "compare.tokenizer": {"en": "Tokenizer", "pt": "Tokenizador"},
+    "compare.tokens": {"en": "Tokens", "pt": "Tokens"},
+    "compare.chunks": {"en": "Chunks", "pt": "Trechos"},
+    "compare.unknown": {"en": "Unknown", "pt": "Desconhecidos"},
+    "compare.ratio": {"en": "Characters/token", "pt": "Caracteres/token"},
+    "compare.order": {
+        "en": "{differing} of these {chunks} chunks tokenize differently; the most different come first.",
+        "pt": "{differing} destes {chunks} trechos são tokenizados de modo diferente; os mais diferentes vêm primeiro.",
+    },
+    "compare.same": {"en": "Every tokenizer splits it the same way.", "pt": "Todos os tokenizadores o dividem do mesmo jeito."},
+    "compare.spread": {"en": "Token counts differ by up to {spread}.", "pt": "As contagens de tokens diferem em até {spread}."},
+    "compare.step": {"en": "rank {rank}", "pt": "posição {rank}"},
+    "compare.seen": {"en": "seen {count} times", "pt": "visto {count} vezes"},
     # Unknown characters (diagnostics)
     "unknown.one": {
         "en": "{characters} is not in the {tokenizer} tokenizer's alphabet: it becomes {unk} (id {id}) "

@@ -41,6 +41,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from glassllm_server import __version__
+from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
 from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.messages import Messages, choose_locale
 from glassllm_server.positions import Encoding, Point
@@ -219,6 +220,8 @@ class GlassServer(LanguageServer):
         # Called with a URI when that document opened, changed, closed or was re-tokenized,
         # or when settings changed (push diagnostics follow documents this way).
         self.document_listeners: list[Callable[[str], None]] = []
+        # The tokenizers of glassllm.compareWith, loaded once each (see compared()).
+        self.compare_set = CompareSet()
 
     # Transport
 
@@ -278,17 +281,17 @@ class GlassServer(LanguageServer):
     def messages(self) -> Messages:
         return Messages(self.locale)  # type: ignore[arg-type]
 
-    def tokenizer_name(self) -> str:
-        """The current tokenizer in words: "Portuguese", "file x.json"."""
-        name = self.tokenizer.name
+    def tokenizer_name(self, name: str | None = None) -> str:
+        """A tokenizer (the current one by default) in words: "Portuguese", "file x.json"."""
+        name = self.tokenizer.name if name is None else name
         if name in PACKAGED:
             return self.messages(f"tokenizer.{name}")
         return self.messages("tokenizer.file", name=Path(name).name)
 
-    def tokenizer_label(self) -> str:
+    def tokenizer_label(self, name: str | None = None) -> str:
         """The name with the packaged tokenizer's code: "Portuguese (pt)", "file x.json"."""
-        name = self.tokenizer.name
-        return f"{self.tokenizer_name()} ({name})" if name in PACKAGED else self.tokenizer_name()
+        name = self.tokenizer.name if name is None else name
+        return f"{self.tokenizer_name(name)} ({name})" if name in PACKAGED else self.tokenizer_name(name)
 
     # Documents
 
@@ -420,9 +423,13 @@ class GlassServer(LanguageServer):
         for problem in problems:
             self.report_once(self._problem_text(problem))
         if self.switched_tokenizer is not None and self.switched_tokenizer[0] == settings.tokenizer:
-            return self.use_tokenizer(self.switched_tokenizer[1])
-        self.switched_tokenizer = None
-        return self.use_tokenizer(settings.tokenizer)
+            changed = self.use_tokenizer(self.switched_tokenizer[1])
+        else:
+            self.switched_tokenizer = None
+            changed = self.use_tokenizer(settings.tokenizer)
+        self.compare_set.forget_failures()
+        self.compared()  # tells the user now about compared tokenizers that do not load
+        return changed
 
     def _problem_text(self, problem: Problem) -> str:
         messages = self.messages
@@ -430,11 +437,7 @@ class GlassServer(LanguageServer):
 
     def use_tokenizer(self, name: str) -> bool:
         """Switch to tokenizer ``name``; on failure tell the user once and keep the old one."""
-        if name not in PACKAGED:
-            path = Path(name).expanduser()
-            if not path.is_absolute() and self.root_path is not None:
-                path = self.root_path / path
-            name = str(path)
+        name = self.resolve_tokenizer(name)
         if name == self.tokenizer.name:
             return False
         try:
@@ -451,6 +454,26 @@ class GlassServer(LanguageServer):
             self.schedule_tokenizing(document)
             self.document_changed(document.uri)
         return True
+
+    def resolve_tokenizer(self, name: str) -> str:
+        """A tokenizer setting's value as loaded: "pt", "en", or an absolute path (a
+        relative one is taken from the workspace root)."""
+        if name in PACKAGED:
+            return name
+        path = Path(name).expanduser()
+        if not path.is_absolute() and self.root_path is not None:
+            path = self.root_path / path
+        return str(path)
+
+    def compared(self) -> list[ComparedTokenizer]:
+        """The tokenizers to compare with (``glassllm.compareWith``), loaded; one that
+        does not load is left out and reported once."""
+        names = self.settings.compare_with
+        wanted = default_compare_with(self.tokenizer.name) if names is None else map(self.resolve_tokenizer, names)
+        compared, failures = self.compare_set.get(list(wanted), self.tokenizer.name)
+        for name, problem in failures:
+            self.report_once(self.messages("compare.broken", path=name, problem=problem))
+        return compared
 
     def refresh_views(self) -> None:
         """Ask the client to re-request what depends on the tokens, where it can."""

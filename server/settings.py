@@ -31,6 +31,8 @@ class Settings:
     semantic_tokens: bool = True
     diagnostics: bool = True
     locale: str | None = None  # None follows the client's locale
+    # Tokenizers shown beside the one in use; None: the other packaged one.
+    compare_with: tuple[str, ...] | None = None
 
     @property
     def hint_switches(self) -> tuple[bool, bool, bool]:
@@ -56,6 +58,12 @@ def _tokenizer(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+def _tokenizers(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, list) and all(_tokenizer(item) is not None for item in value):
+        return tuple(item.strip() for item in value)
+    return None
+
+
 def _locale(value: Any) -> str | None:
     if isinstance(value, str) and value.strip().lower()[:2] in LOCALES:
         return value.strip().lower()[:2]
@@ -70,6 +78,7 @@ _FIELDS: dict[str, tuple[str, Any, str]] = {
     "semanticTokens": ("semantic_tokens", _boolean, "expected.boolean"),
     "diagnostics": ("diagnostics", _boolean, "expected.boolean"),
     "locale": ("locale", _locale, "expected.locale"),
+    "compareWith": ("compare_with", _tokenizers, "expected.compare_with"),
 }
 
 

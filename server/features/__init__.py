@@ -6,7 +6,7 @@ To add a feature, write its module and add it to :data:`FEATURES`.
 from __future__ import annotations
 
 from glassllm_server.features import configuration, documents, hover, inlay_hints, stats
-from glassllm_server.features import diagnostics, explain, highlight, semantic_tokens, train
+from glassllm_server.features import compare, diagnostics, explain, highlight, semantic_tokens, train
 from glassllm_server.server import GlassServer
 
 __all__ = ["FEATURES", "create_server"]
@@ -21,6 +21,7 @@ FEATURES = [
     diagnostics,
     highlight,
     explain,
+    compare,
     train,
 ]
 

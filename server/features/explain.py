@@ -17,18 +17,19 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from glassllm_server.compare import COMPARE_TOKENIZERS
 from glassllm_server.explanation import explain_selection, explanation_data, render_markdown, write_page
 from glassllm_server.positions import Point
 from glassllm_server.server import GlassServer
 
-__all__ = ["EXPLAIN_MERGES", "register"]
+__all__ = ["EXPLAIN_MERGES", "document_name", "register", "show_page"]
 
 logger = logging.getLogger(__name__)
 
 EXPLAIN_MERGES = "glassllm.explainMerges"
 
 
-def _document_name(uri: str) -> str:
+def document_name(uri: str) -> str:
     """The file name a URI ends with, for titles ("untitled:Untitled-1" → "Untitled-1")."""
     parsed = urlparse(uri)
     return PurePosixPath(unquote(parsed.path)).name or uri
@@ -38,12 +39,12 @@ def _show_message(ls: GlassServer, text: str) -> None:
     ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=text))
 
 
-def _show(ls: GlassServer, markdown: str, name: str) -> str | None:
-    """Show the page; returns the URI of the file written, if any."""
+def show_page(ls: GlassServer, markdown: str, name: str, kind: str = "explain") -> str | None:
+    """Show a page (see :func:`write_page`); returns the URI of the file written, if any."""
     window = ls.client_capabilities.window
     can_open = window is not None and window.show_document is not None and window.show_document.support
     try:
-        path = write_page(markdown, name)
+        path = write_page(markdown, name, kind=kind)
     except OSError as error:
         logger.warning("cannot write the explanation page: %s", error)
         _show_message(ls, markdown)
@@ -82,10 +83,10 @@ def register(server: GlassServer) -> None:
             return {"line": converted.line, "character": converted.character}
 
         data = explanation_data(explanation, position)
-        name = _document_name(uri)
+        name = document_name(uri)
         label = ls.tokenizer_label()
         markdown = render_markdown(explanation, messages, messages.integer, label, name)
-        data.update({"uri": uri, "tokenizer": label, "markdown": markdown, "page": _show(ls, markdown, name)})
+        data.update({"uri": uri, "tokenizer": label, "markdown": markdown, "page": show_page(ls, markdown, name)})
         return data
 
     @server.feature(
@@ -100,14 +101,16 @@ def register(server: GlassServer) -> None:
             return []
         if params.context.only and types.CodeActionKind.Empty not in params.context.only:
             return []
-        title = ls.messages("explain.title")
+        offered = [(ls.messages("explain.title"), EXPLAIN_MERGES)]
+        if ls.compared():
+            offered.append((ls.messages("compare.title"), COMPARE_TOKENIZERS))
         selection = {
             "start": {"line": params.range.start.line, "character": params.range.start.character},
             "end": {"line": params.range.end.line, "character": params.range.end.character},
         }
         # Neovim runs an action's ``command`` when chosen; clients without code action
         # literals take a bare Command.
-        command = types.Command(title=title, command=EXPLAIN_MERGES, arguments=[uri, selection])
+        commands = [types.Command(title=title, command=name, arguments=[uri, selection]) for title, name in offered]
         text_document = ls.client_capabilities.text_document
         literals = (
             text_document is not None
@@ -115,5 +118,5 @@ def register(server: GlassServer) -> None:
             and text_document.code_action.code_action_literal_support is not None
         )
         if not literals:
-            return [command]
-        return [types.CodeAction(title=title, kind=types.CodeActionKind.Empty, command=command)]
+            return list(commands)
+        return [types.CodeAction(title=c.title, kind=types.CodeActionKind.Empty, command=c) for c in commands]

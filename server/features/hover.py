@@ -5,6 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from glassllm_server.describe import hover_markdown
+from glassllm_server.features.compare import compare_hover_lines
 from glassllm_server.positions import content_length
 from glassllm_server.server import GlassServer
 
@@ -32,6 +33,7 @@ def register(server: GlassServer) -> None:
             document.tokenizer.tokenizer.derivation(token.piece),
             ls.tokenizer_label(),
             ls.messages,
+            compare_hover_lines(ls, token),
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),

@@ -10,6 +10,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from glassllm_server.describe import lens_title
 from glassllm_server.document import Document, Stats
+from glassllm_server.features.compare import compare_stats, compared_summary
 from glassllm_server.server import GlassServer
 
 __all__ = ["STATS_REQUEST", "SHOW_STATS_COMMAND", "register"]
@@ -33,13 +34,16 @@ def _position(value: Any) -> types.Position | None:
 
 def register(server: GlassServer) -> None:
     async def answer(ls: GlassServer, document: Document, lsp_range: types.Range | None) -> dict[str, Any]:
+        span = None
         if lsp_range is None:
             await ls.tokenized(document)
             stats = document.stats()
         else:
             start, end = ls.point(document, lsp_range.start), ls.point(document, lsp_range.end)
+            span = (start, end) if start <= end else (end, start)
             stats = document.stats(start, end)
-        return {**stats._asdict(), "tokenizer": document.tokenizer.name}
+        compare = await compare_stats(ls, document, span, stats.chunks)
+        return {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
 
     @server.feature(STATS_REQUEST)
     async def stats_request(ls: GlassServer, params: Any) -> dict[str, Any]:
@@ -85,7 +89,8 @@ def register(server: GlassServer) -> None:
                     characters=messages.integer(counts.characters),
                     unknown=messages.integer(counts.unknown),
                     tokenizer=ls.tokenizer_label(),
-                ),
+                )
+                + compared_summary(ls, result["compare"]),
             )
         )
         return result

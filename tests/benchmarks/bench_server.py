@@ -23,7 +23,11 @@ diagnostics for a visible range (60 lines, or 6,000 characters of the long line)
 Targets (issues 3 and 8): hover on any line right after didOpen p99 < 10 ms; whole
 document tokenized < 1.5 s after didOpen; inlay hints for 100 lines p50 < 25 ms; edit
 + stats p99 < 20 ms; < 250 MB RSS. The long line: first hover < 2 s; edit + hover or
-stats p99 < 50 ms; hints, bands and diagnostics of a visible range < 50 ms.
+stats p99 < 50 ms; hints, bands and diagnostics of a visible range < 50 ms. Issue 11:
+the same with one tokenizer compared, which is the server's default
+(``glassllm.compareWith`` absent: ``en`` beside ``pt``, so every hover splits its chunk
+with ``en`` too and every ``glassllm/stats`` counts the document with it).
+``--compare-with '[]'`` measures the peer with the comparison off.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ CORPUS = ROOT / ".." / "shared" / "corpora" / "pt" / "train.txt"
 HELDOUT = ROOT / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
 LONG_LINE = 2_000_000
 URI = "file:///bench/train.txt"
+
+
+# The glassllm settings section the client answers workspace/configuration with.
+SETTINGS: dict[str, Any] | None = None
 
 
 class Client:
@@ -85,8 +93,8 @@ class Client:
                     break
             message = json.loads(await stdout.readexactly(length))
             if "method" in message and "id" in message:
-                # workspace/configuration gets "no settings"; refreshes get null.
-                result = [None] * len(message["params"]["items"]) if message["method"] == "workspace/configuration" else None
+                # workspace/configuration gets SETTINGS; refreshes get null.
+                result = [SETTINGS] * len(message["params"]["items"]) if message["method"] == "workspace/configuration" else None
                 self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
             elif "id" in message and message["id"] in self.pending:
                 future = self.pending.pop(message["id"])
@@ -183,6 +191,8 @@ async def main(rounds: int) -> None:
     text = CORPUS.read_text(encoding="utf-8")
     lines = text.split("\n")
     print(f"document: {CORPUS.name}, {len(text):,} characters, {len(lines):,} lines")
+    compared = "en (the default)" if SETTINGS is None else ", ".join(SETTINGS["compareWith"]) or "none"
+    print(f"tokenizer pt, compared with: {compared}")
 
     top, complete = await first_hover(text, 0)
     bottom, _ = await first_hover(text, len(lines) - 2)
@@ -364,7 +374,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=300, help="requests per measurement (default 300)")
     parser.add_argument("--only", choices=["corpus", "shapes"], help="run one part only")
+    parser.add_argument(
+        "--compare-with", help='glassllm.compareWith as JSON, e.g. \'[]\' (default: absent, so "en" is compared)'
+    )
     arguments = parser.parse_args()
+    if arguments.compare_with is not None:
+        SETTINGS = {"compareWith": json.loads(arguments.compare_with)}
 
     async def run() -> None:
         if arguments.only != "shapes":

@@ -163,6 +163,17 @@ def test_statusline_shows_the_document_count(nvim):
     assert "/" not in status
 
 
+def test_statusline_shows_the_compared_count_when_asked(nvim):
+    english = len(packaged("en").encode(TEXT))
+    expected = f"{_count_text(len(_tokens(TEXT)))} · en {english:,}"
+    assert " · en " not in nvim.lua(STATUSLINE), "compared counts show only when asked"
+    nvim.lua("require('glassllm').config.statusline_compare = true return true")
+    try:
+        nvim.wait_for(STATUSLINE, lambda text: expected in text, f"'{expected}' in the statusline")
+    finally:
+        nvim.lua("require('glassllm').config.statusline_compare = false return true")
+
+
 def test_hover_shows_the_token_under_the_cursor(nvim):
     line = TEXT.splitlines()[1]
     spans = _tokens(line)
@@ -187,6 +198,10 @@ def test_hover_shows_the_token_under_the_cursor(nvim):
     assert "▁come" in text
     assert f"index {len(_tokens(TEXT.splitlines()[0] + chr(10))) + index}" in text
     assert "Portuguese" in text
+    # The English tokenizer, compared by default, splits the same chunk its own way.
+    english = [span.piece for span in packaged("en").encode_spans(" comeu")]
+    count = f"{len(english)} token" + ("" if len(english) == 1 else "s")
+    assert f"English (en): `{'·'.join(english)}` — {count}" in text
     nvim.keys("<Esc>")
 
 
@@ -281,3 +296,23 @@ def test_the_next_explanation_replaces_the_page(nvim):
     )
     assert page["windows"] == 2, "the new page replaces the old one in its window"
     assert f"`{chunk.chunk}`" in "\n".join(page["lines"])
+
+
+def test_compare_key_opens_the_tokenizers_side_by_side(nvim):
+    line = TEXT.splitlines()[0]
+    (pt,) = packaged("pt").explain(" menina")
+    (en,) = packaged("en").explain(" menina")
+    # Back to the text, then <leader>gc on "menina" runs "Compare tokenizers".
+    nvim.keys(f"<Esc><C-w>pgg0{line.index('menina')}l\\gc")
+    page = nvim.wait_for(
+        PAGE,
+        lambda found: found is not None and "/compare-" in found["name"],
+        "a window with the comparison page",
+    )
+    assert page["windows"] == 2, "the page replaces the explanation in its window"
+    text = "\n".join(page["lines"])
+    assert text.startswith("# Compare tokenizers")
+    assert "| Portuguese (pt) | English (en) |" in text
+    for chunk in (pt, en):
+        for step in chunk.steps:
+            assert f"rank {step.rank:,}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}`" in text, step

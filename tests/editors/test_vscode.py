@@ -37,7 +37,14 @@ def _other_valid_value(spec: dict):
         return not spec["default"]
     if "enum" in spec:
         return next(value for value in spec["enum"] if value is not None and value != spec["default"])
+    if "array" in spec["type"]:
+        return ["en"]
     return "en" if spec["default"] != "en" else "pt"
+
+
+def _invalid_value(spec: dict):
+    """A value of the wrong type for the setting."""
+    return "not valid" if "array" in spec["type"] else ["not", "valid"]
 
 
 def _nested(key: str, value) -> dict:
@@ -55,7 +62,7 @@ def test_the_server_accepts_each_setting_and_its_default(key):
     settings, problems = parse_settings(_nested(key, spec["default"]))
     assert problems == []
     assert settings == Settings(), f"{key}'s default in package.json is not the server's"
-    _, problems = parse_settings(_nested(key, ["not", "valid"]))
+    _, problems = parse_settings(_nested(key, _invalid_value(spec)))
     assert [problem.key for problem in problems] == [key], f"the server does not read {key}"
 
 

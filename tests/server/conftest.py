@@ -8,6 +8,8 @@ Fixtures (module scope; mark the test module with ``pytestmark = LOOP``):
   under UTF-8, UTF-16 and UTF-32) and English locale;
 - ``client_pt``: the same, with the client locale ``pt-BR``.
 
+:func:`read_code_actions_right` makes a client tell code actions from bare commands.
+
 ``client.encoding`` is the negotiated position encoding and ``client.refreshes`` counts
 the ``workspace/*/refresh`` requests the server sent. To start a session of your own,
 use :func:`start_session` inside a ``pytest_lsp.fixture``.
@@ -24,7 +26,7 @@ import concurrent.futures
 import itertools
 import sys
 from collections import Counter
-from typing import Any
+from typing import Any, Union
 
 import pytest
 import pytest_lsp
@@ -249,6 +251,19 @@ async def stats(client: LanguageClient, uri: str, lsp_range: types.Range | None 
         }
     answer = await client.protocol.send_request_async("glassllm/stats", params)
     return {name: getattr(answer, name) for name in ("tokens", "chunks", "characters", "unknown", "tokenizer")}
+
+
+def read_code_actions_right(client: LanguageClient) -> None:
+    """lsprotocol 2025.0 reads every object with a ``command`` key as a Command, even a
+    CodeAction whose ``command`` is an object: tell the test client apart properly."""
+    converter = client.protocol._converter
+
+    def structure(value: dict, _: object) -> types.Command | types.CodeAction:
+        if isinstance(value.get("command"), str):
+            return converter.structure(value, types.Command)
+        return converter.structure(value, types.CodeAction)
+
+    converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)
 
 
 _NO_PARAMS = object()

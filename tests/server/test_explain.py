@@ -7,7 +7,6 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Union
 
 import pytest
 import pytest_lsp
@@ -17,7 +16,17 @@ from pygls.uris import to_fs_path
 
 from glassllm import packaged
 
-from conftest import LOOP, PRESETS, SERVER_COMMAND, TRICKY, covered, open_document, position_of, start_session
+from conftest import (
+    LOOP,
+    PRESETS,
+    SERVER_COMMAND,
+    TRICKY,
+    covered,
+    open_document,
+    position_of,
+    read_code_actions_right,
+    start_session,
+)
 
 pytestmark = LOOP
 
@@ -51,19 +60,6 @@ def replay(chunks: list[dict]) -> list[dict]:
     return [{"chunk": c["chunk"], "steps": [c["characters"]] + [s["pieces"] for s in c["steps"]]} for c in chunks]
 
 
-def read_code_actions_right(client: LanguageClient) -> None:
-    """lsprotocol 2025.0 reads every object with a ``command`` key as a Command, even a
-    CodeAction whose ``command`` is an object: tell the test client apart properly."""
-    converter = client.protocol._converter
-
-    def structure(value: dict, _: object) -> types.Command | types.CodeAction:
-        if isinstance(value.get("command"), str):
-            return converter.structure(value, types.Command)
-        return converter.structure(value, types.CodeAction)
-
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)
-
-
 async def test_the_code_action_carries_the_command(client: LanguageClient):
     read_code_actions_right(client)
     uri = open_document(client, "Era uma vez")
@@ -75,8 +71,9 @@ async def test_the_code_action_carries_the_command(client: LanguageClient):
             context=types.CodeActionContext(diagnostics=[]),
         )
     )
-    assert len(actions) == 1
-    (action,) = actions
+    # Explaining comes first; the second action is "Compare tokenizers" (tests/server/test_compare.py).
+    assert [action.command.command for action in actions] == ["glassllm.explainMerges", "glassllm.compareTokenizers"]
+    action = actions[0]
     assert isinstance(action, types.CodeAction)
     assert action.title == "Explain BPE merges"
     assert action.command.command == "glassllm.explainMerges"

@@ -66,7 +66,14 @@ def test_tcp_with_a_log_file(tmp_path):
             answer = _exchange(
                 connection, reader, {"jsonrpc": "2.0", "id": 2, "method": "glassllm/stats", "params": {"textDocument": {"uri": "file:///tcp.txt"}}}
             )
-            assert answer["result"] == {"tokens": 4, "chunks": 3, "characters": 11, "unknown": 0, "tokenizer": "pt"}
+            assert answer["result"] == {
+                "tokens": 4,
+                "chunks": 3,
+                "characters": 11,
+                "unknown": 0,
+                "tokenizer": "pt",
+                "compare": [{"tokenizer": "en", "tokens": 8, "chunks": 3, "unknown": 0}],
+            }
     finally:
         server.terminate()
         server.wait(10)

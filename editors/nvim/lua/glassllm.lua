@@ -1,11 +1,12 @@
 --- GlassLLM for Neovim 0.11+: starts `glassllm-lsp` for text and Markdown, turns inlay hints
---- on, maps a key to the "Explain BPE merges" code action, opens explanations beside the
---- text, and keeps a token count (document, and the selection in visual mode) for the
---- statusline. Copy this file to ~/.config/nvim/lua/glassllm.lua, or put editors/nvim on
+--- on, maps keys to the "Explain BPE merges" and "Compare tokenizers" code actions, opens
+--- their pages beside the text, and keeps a token count (document, and the selection in
+--- visual mode) for the statusline, with the compared tokenizers' counts if asked. Copy this file to ~/.config/nvim/lua/glassllm.lua, or put editors/nvim on
 --- the runtimepath, then call require('glassllm').setup().
 local M = {}
 
 local EXPLAIN_COMMAND = 'glassllm.explainMerges'
+local COMPARE_COMMAND = 'glassllm.compareTokenizers'
 
 M.defaults = {
   -- The server command; a list, as vim.lsp.config wants it.
@@ -16,9 +17,16 @@ M.defaults = {
   inlay_hints = true,
   -- Normal mode explains the token under the cursor, visual mode the selection; false: no mapping.
   explain_key = '<leader>ge',
+  -- The same for "Compare tokenizers" (the tokenizers of the glassllm.compareWith setting).
+  compare_key = '<leader>gc',
+  -- Also show each compared tokenizer's count in the statusline ("1,234 tokens · en 1,500").
+  statusline_compare = false,
   -- Quiet time after typing or moving the selection before the count is asked again.
   debounce_ms = 100,
 }
+
+--- The options setup() was given, over the defaults (statusline() reads them).
+M.config = vim.deepcopy(M.defaults)
 
 --- bufnr -> { document = stats?, selection = stats?, timers = { [kind] = uv_timer }, pending = { [kind] = request_id } }
 local buffers = {}
@@ -49,7 +57,8 @@ local function group_digits(n, separator)
   return (digits:gsub('^' .. vim.pesc(separator), ''))
 end
 
---- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode.
+--- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode, followed
+--- with `statusline_compare` by each compared tokenizer's ("· en 15/1,500").
 --- Empty in buffers glassllm does not serve. Never waits for the server: it shows the
 --- last answer, and a fresh one redraws the statusline when it arrives. Statusline plugins
 --- may pass arguments of their own (lualine passes a table or a boolean): only a buffer
@@ -65,8 +74,19 @@ function M.statusline(bufnr)
   local separator = language(glass_client(bufnr)) == 'pt' and '.' or ','
   local total = state.document.tokens
   local text = group_digits(total, separator) .. (total == 1 and ' token' or ' tokens')
-  if state.selection and in_visual_mode() then
-    text = group_digits(state.selection.tokens, separator) .. '/' .. text
+  local selection = state.selection and in_visual_mode() and state.selection or nil
+  if selection then
+    text = group_digits(selection.tokens, separator) .. '/' .. text
+  end
+  if M.config.statusline_compare then
+    for index, compared in ipairs(state.document.compare or {}) do
+      local count = group_digits(compared.tokens, separator)
+      local part = selection and selection.compare and selection.compare[index]
+      if part then
+        count = group_digits(part.tokens, separator) .. '/' .. count
+      end
+      text = text .. ' · ' .. vim.fs.basename(compared.tokenizer) .. ' ' .. count
+    end
   end
   return text
 end
@@ -219,16 +239,23 @@ local function command_of(action)
   return command
 end
 
---- Run the "Explain BPE merges" code action on the selection (visual mode) or on the token
---- under the cursor (normal mode).
-function M.explain()
-  vim.lsp.buf.code_action({
-    apply = true,
-    filter = function(action)
-      return command_of(action) == EXPLAIN_COMMAND
-    end,
-  })
+--- A function that runs the server's code action for `command` on the selection (visual
+--- mode) or on the token under the cursor (normal mode).
+local function code_action(command)
+  return function()
+    vim.lsp.buf.code_action({
+      apply = true,
+      filter = function(action)
+        return command_of(action) == command
+      end,
+    })
+  end
 end
+
+--- Run "Explain BPE merges".
+M.explain = code_action(EXPLAIN_COMMAND)
+--- Run "Compare tokenizers".
+M.compare = code_action(COMPARE_COMMAND)
 
 --- The server writes each explanation to a Markdown file and asks to show it: open it in a
 --- split beside the text instead of replacing the text in its window.
@@ -267,6 +294,7 @@ end
 
 function M.setup(opts)
   local config = vim.tbl_deep_extend('force', M.defaults, opts or {})
+  M.config = config
   vim.lsp.config('glassllm', {
     cmd = config.cmd,
     filetypes = config.filetypes,
@@ -294,6 +322,12 @@ function M.setup(opts)
         vim.keymap.set({ 'n', 'x' }, config.explain_key, M.explain, {
           buffer = args.buf,
           desc = 'GlassLLM: explain BPE merges',
+        })
+      end
+      if config.compare_key then
+        vim.keymap.set({ 'n', 'x' }, config.compare_key, M.compare, {
+          buffer = args.buf,
+          desc = 'GlassLLM: compare tokenizers',
         })
       end
       watch(args.buf, config)

@@ -4,6 +4,7 @@
  */
 
 export const EXPLAIN_MERGES = 'glassllm.explainMerges';
+export const COMPARE_TOKENIZERS = 'glassllm.compareTokenizers';
 export const SHOW_STATS = 'glassllm.showStats';
 export const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
 export const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
@@ -21,11 +22,12 @@ export interface LspRange {
 
 /**
  * The arguments of a server command run from the Command Palette, taken from the active
- * editor: explain the selection (or the token at the cursor), count the document. Other
+ * editor: explain the selection (or the token at the cursor), compare the tokenizers on
+ * it, count the document. Other
  * commands ask the user for theirs (undefined here).
  */
 export function editorArguments(command: string, uri: string, selection: LspRange): unknown[] | undefined {
-  if (command === EXPLAIN_MERGES) {
+  if (command === EXPLAIN_MERGES || command === COMPARE_TOKENIZERS) {
     return [uri, selection];
   }
   if (command === SHOW_STATS) {

@@ -18,6 +18,7 @@ import {
 } from 'vscode-languageclient/node';
 import {
   CHOOSE_TOKENIZER,
+  COMPARE_TOKENIZERS,
   editorArguments,
   EXPLAIN_MERGES,
   SHOW_STATS,
@@ -225,7 +226,7 @@ async function runServerCommand(
   if (!fromMenu || !client) {
     return next(command, args);
   }
-  if (command === EXPLAIN_MERGES || command === SHOW_STATS) {
+  if (command === EXPLAIN_MERGES || command === COMPARE_TOKENIZERS || command === SHOW_STATS) {
     const editor = vscode.window.activeTextEditor;
     if (!editor || !isGlassDocument(editor.document)) {
       void vscode.window.showInformationMessage(MESSAGES[language()].noEditor);

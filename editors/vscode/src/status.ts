@@ -12,6 +12,15 @@ export interface Stats {
   characters: number;
   unknown: number;
   tokenizer: string;
+  /** The same text's counts under each tokenizer of `glassllm.compareWith`. */
+  compare?: ComparedStats[];
+}
+
+export interface ComparedStats {
+  tokenizer: string;
+  tokens: number;
+  chunks: number;
+  unknown: number;
 }
 
 
@@ -45,6 +54,12 @@ export function sumStats(parts: readonly Stats[]): Stats | undefined {
     characters: total.characters + part.characters,
     unknown: total.unknown + part.unknown,
     tokenizer: total.tokenizer,
+    compare: (total.compare ?? []).map((compared, index) => ({
+      ...compared,
+      tokens: compared.tokens + (part.compare?.[index]?.tokens ?? 0),
+      chunks: compared.chunks + (part.compare?.[index]?.chunks ?? 0),
+      unknown: compared.unknown + (part.compare?.[index]?.unknown ?? 0),
+    })),
   }));
 }
 
@@ -76,15 +91,38 @@ function describe(stats: Stats, language: Language): string {
   return parts.join(' · ');
 }
 
-/** The hover text of the status bar item: every figure of the document and the selection. */
+/** A tokenizer as the tooltip names it: `en`, or a file's name without its folders. */
+function tokenizerName(tokenizer: string): string {
+  return tokenizer.split(/[\\/]/).pop() || tokenizer;
+}
+
+/** One line per compared tokenizer: "  en: 1,500 tokens · 3.2 chars/token · 0 unknown". */
+function comparedLines(stats: Stats, language: Language): string[] {
+  const words = MESSAGES[language];
+  const format = numberFormat(language);
+  return (stats.compare ?? []).map((compared) => {
+    const parts = [tokenCount(compared.tokens, language)];
+    if (compared.tokens > 0) {
+      parts.push(`${numberFormat(language, 1).format(stats.characters / compared.tokens)} ${words.perToken}`);
+    }
+    parts.push(`${format.format(compared.unknown)} ${words.unknown}`);
+    return `  ${tokenizerName(compared.tokenizer)}: ${parts.join(' · ')}`;
+  });
+}
+
+/**
+ * The hover text of the status bar item: every figure of the document and the selection,
+ * each followed by the counts of the compared tokenizers.
+ */
 export function statusTooltip(document: Stats, selection: Stats | undefined, language: Language): string {
   const words = MESSAGES[language];
   const lines = [
     `GlassLLM · ${words.tokenizer} ${document.tokenizer}`,
     `${words.document}: ${describe(document, language)}`,
+    ...comparedLines(document, language),
   ];
   if (selection) {
-    lines.push(`${words.selection}: ${describe(selection, language)}`);
+    lines.push(`${words.selection}: ${describe(selection, language)}`, ...comparedLines(selection, language));
   }
   lines.push(words.click);
   return lines.join('\n');

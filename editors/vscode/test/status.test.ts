@@ -51,6 +51,23 @@ describe('statusTooltip', () => {
     );
   });
 
+  it('follows each figure with the compared tokenizers', () => {
+    const compare = [{ tokenizer: 'en', tokens: 1500, chunks: 345, unknown: 2 }];
+    const file = [{ tokenizer: '/home/ana/tokenizers/legal.json', tokens: 16, chunks: 4, unknown: 0 }];
+    assert.equal(
+      statusTooltip({ ...documentStats, compare }, { ...selectionStats, compare: file }, 'en'),
+      [
+        'GlassLLM · tokenizer pt',
+        'Document: 1,234 tokens · 345 chunks · 4,812 characters · 3.9 chars/token · 0 unknown',
+        '  en: 1,500 tokens · 3.2 chars/token · 2 unknown',
+        'Selection: 12 tokens · 4 chunks · 41 characters · 3.4 chars/token · 0 unknown',
+        '  legal.json: 16 tokens · 2.6 chars/token · 0 unknown',
+        'Click to choose the tokenizer.',
+      ].join('\n'),
+    );
+    assert.match(statusTooltip({ ...documentStats, compare }, undefined, 'pt'), /^  en: 1\.500 tokens · 3,2 caracteres\/token · 2 desconhecidos$/m);
+  });
+
   it('leaves out characters per token for an empty document', () => {
     const empty: Stats = { tokens: 0, chunks: 0, characters: 0, unknown: 0, tokenizer: 'en' };
     assert.match(statusTooltip(empty, undefined, 'en'), /^Document: 0 tokens · 0 chunks · 0 characters · 0 unknown$/m);
@@ -60,8 +77,13 @@ describe('statusTooltip', () => {
 describe('sumStats', () => {
   it('adds the selections up', () => {
     assert.deepEqual(sumStats([selectionStats, { ...selectionStats, tokens: 3, unknown: 1 }]), {
-      tokens: 15, chunks: 8, characters: 82, unknown: 1, tokenizer: 'pt',
+      tokens: 15, chunks: 8, characters: 82, unknown: 1, tokenizer: 'pt', compare: [],
     });
+  });
+
+  it('adds up the compared tokenizers too, tokenizer by tokenizer', () => {
+    const part = (tokens: number) => ({ ...selectionStats, compare: [{ tokenizer: 'en', tokens, chunks: 4, unknown: 1 }] });
+    assert.deepEqual(sumStats([part(5), part(7)])?.compare, [{ tokenizer: 'en', tokens: 12, chunks: 8, unknown: 2 }]);
   });
 
   it('has nothing to add without a selection', () => {

@@ -1,0 +1,129 @@
+"""The same text through several tokenizers, aligned chunk by chunk.
+
+Every glassllm tokenizer runs the same first stages — NFC, ``▁`` for spaces, the chunk
+rule — and differs only in its merges. So the chunks of a text are the same whatever the
+tokenizer, and a comparison lines them up exactly: for each chunk, each tokenizer's pieces
+and IDs. Nothing here re-implements a stage: each tokenizer's
+:meth:`~glassllm.Tokenizer.encode_spans` does the whole pipeline, and its spans are grouped
+by their chunk index.
+
+    >>> from glassllm import compare, packaged
+    >>> result = compare("menina bonita", {"pt": packaged("pt"), "en": packaged("en")})
+    >>> [chunk.chunk for chunk in result.chunks]
+    ['menina', '▁bonita']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
+
+from glassllm.chunks import pre_tokenize
+from glassllm.tokenizer import UNK_ID, TokenSpan, Tokenizer
+
+__all__ = ["ComparedChunk", "Comparison", "TokenizerTotals", "compare"]
+
+_CHUNK = attrgetter("chunk")
+
+
+@dataclass(frozen=True)
+class ComparedChunk:
+    """One chunk of the text and how each tokenizer splits it (in the comparison's order)."""
+
+    index: int
+    chunk: str  # after NFC, spaces as ▁
+    start: int  # code-point offsets of the chunk in the text as given
+    end: int
+    pieces: tuple[tuple[str, ...], ...]  # per tokenizer
+    ids: tuple[tuple[int, ...], ...]  # per tokenizer
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """How many tokens each tokenizer makes of the chunk."""
+        return tuple(map(len, self.pieces))
+
+    @property
+    def spread(self) -> int:
+        """Most tokens minus fewest tokens: 0 when every tokenizer needs as many."""
+        return max(self.counts) - min(self.counts)
+
+    @property
+    def same(self) -> bool:
+        """Whether every tokenizer cuts the chunk into the same pieces."""
+        return all(pieces == self.pieces[0] for pieces in self.pieces)
+
+
+@dataclass(frozen=True)
+class TokenizerTotals:
+    """One tokenizer's counts for the whole text."""
+
+    name: str
+    tokens: int
+    chunks: int
+    characters: int  # of the text as given
+    unknown: int  # tokens that are <unk>
+
+    @property
+    def chars_per_token(self) -> float:
+        """Characters per token (0 for an empty text): higher means fewer, longer tokens."""
+        return self.characters / self.tokens if self.tokens else 0.0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A text tokenized by several tokenizers: the chunks aligned, and the totals."""
+
+    names: tuple[str, ...]
+    chunks: list[ComparedChunk]
+    totals: list[TokenizerTotals]
+
+    def most_different(self, limit: int | None = None) -> list[ComparedChunk]:
+        """Chunks the tokenizers split differently, the largest gap in token counts first
+        (then those with equal counts but other pieces; ties in text order)."""
+        differing = [chunk for chunk in self.chunks if not chunk.same]
+        differing.sort(key=lambda chunk: (-chunk.spread, chunk.index))
+        return differing if limit is None else differing[:limit]
+
+
+def _by_chunk(spans: list[TokenSpan]) -> list[list[TokenSpan]]:
+    return [list(group) for _, group in groupby(spans, _CHUNK)]
+
+
+def compare(text: str, tokenizers: Mapping[str, Tokenizer]) -> Comparison:
+    """Tokenize ``text`` with each of ``tokenizers`` (name → tokenizer, in the order to
+    show them) and align the results chunk by chunk."""
+    if not tokenizers:
+        raise ValueError("compare needs at least one tokenizer")
+    names = tuple(tokenizers)
+    chunk_texts = pre_tokenize(text)
+    grouped = [_by_chunk(tok.encode_spans(text)) for tok in tokenizers.values()]
+    for name, groups in zip(names, grouped):
+        if len(groups) != len(chunk_texts):  # the chunk rule is shared; this cannot happen
+            raise AssertionError(f"tokenizer {name} cut {len(groups)} chunks where the text has {len(chunk_texts)}")
+    chunks = []
+    for index, chunk_text in enumerate(chunk_texts):
+        per_tokenizer = [groups[index] for groups in grouped]
+        first = per_tokenizer[0]
+        chunks.append(
+            ComparedChunk(
+                index=index,
+                chunk=chunk_text,
+                start=first[0].start,
+                end=first[-1].end,
+                pieces=tuple(tuple(span.piece for span in spans) for spans in per_tokenizer),
+                ids=tuple(tuple(span.id for span in spans) for spans in per_tokenizer),
+            )
+        )
+    totals = [
+        TokenizerTotals(
+            name=name,
+            tokens=sum(map(len, group_list)),
+            chunks=len(chunk_texts),
+            characters=len(text),
+            unknown=sum(span.id == UNK_ID for group in group_list for span in group),
+        )
+        for name, group_list in zip(names, grouped)
+    ]
+    return Comparison(names, chunks, totals)

@@ -1,0 +1,434 @@
+"""Compared tokenizers: how the other tokenizers split what the user is looking at.
+
+The ``glassllm.compareWith`` setting names tokenizers to show beside the one in use. Their
+work is done only when asked, never on an edit: a hover asks for one chunk, ``glassllm/stats``
+for the counts of a document or a range, the "Compare tokenizers" page for the chunks a
+selection touches. Every glassllm tokenizer shares the chunk rule, so the chunks of the
+tokenizer in use are the chunks of every compared one and only the merges differ.
+
+Whole lines are counted once per distinct line text and kept, so after an edit only the
+edited lines are tokenized again; and each document's totals follow its edits (see
+:class:`DocumentCounts`), so a request after an edit adds up only the edited lines.
+Everything works in lines and code-point columns; no pygls here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
+from glassllm.tokenizer import UNK_ID
+
+from glassllm_server.document import Document
+from glassllm_server.explanation import Explanation, Say, shown, token_text
+
+__all__ = [
+    "COMPARE_TOKENIZERS",
+    "ComparedChunk",
+    "ComparedCounts",
+    "ComparedTokenizer",
+    "CompareSet",
+    "DocumentCounts",
+    "compare_data",
+    "compare_explanation",
+    "default_compare_with",
+    "hover_lines",
+    "render_compare_markdown",
+]
+
+COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
+
+# Distinct lines whose counts are kept before the cache starts afresh (as the server's
+# own line cache does), and distinct chunks kept for hovers.
+_LINE_CACHE_LIMIT = 1 << 17
+_CHUNK_CACHE_LIMIT = 1 << 16
+# A line's counts are one int, ``tokens + (unknown << 32)``, so a document's totals are
+# one ``sum`` over the cached values, in C: a few milliseconds for 30,000 lines.
+_UNKNOWN_SHIFT = 32
+_TOKENS_MASK = (1 << _UNKNOWN_SHIFT) - 1
+
+
+def default_compare_with(tokenizer: str) -> list[str]:
+    """What to compare with when the setting is absent: the other packaged tokenizer
+    (``en`` beside ``pt`` and the other way round); beside a file, both packaged ones."""
+    return [name for name in PACKAGED if name != tokenizer]
+
+
+@dataclass(frozen=True)
+class ComparedCounts:
+    """A compared tokenizer's counts for a document or a range."""
+
+    tokenizer: str
+    tokens: int
+    chunks: int
+    unknown: int
+
+
+class ComparedTokenizer:
+    """A tokenizer to compare with, and what it has already counted."""
+
+    def __init__(self, tokenizer: Tokenizer, name: str) -> None:
+        self.tokenizer = tokenizer
+        self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
+        self._lines: dict[str, int] = {}
+        self._chunks: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+
+    def document(self, document: Document) -> DocumentCounts:
+        """This tokenizer's counts for ``document`` as it is (a snapshot keeps its own),
+        carried through the document's edits from now on."""
+        return document.line_state(self, DocumentCounts)
+
+    def chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Pieces and IDs of one chunk (already normalized, spaces as ``▁``)."""
+        cached = self._chunks.get(chunk)
+        if cached is None:
+            spans = self.tokenizer.encode_spans(chunk)
+            cached = (tuple(span.piece for span in spans), tuple(span.id for span in spans))
+            if len(self._chunks) >= _CHUNK_CACHE_LIMIT:
+                self._chunks.clear()
+            self._chunks[chunk] = cached
+        return cached
+
+    def missing(self, lines: Sequence[str]) -> list[str]:
+        """The lines of ``lines`` not counted yet (each distinct text once)."""
+        found = list(map(self._lines.get, lines))
+        if None not in found:
+            return []
+        return list(dict.fromkeys(line for line, count in zip(lines, found) if count is None))
+
+    def count_line(self, line: str) -> int:
+        """Count one line (packed as ``tokens + (unknown << 32)``) and keep the count."""
+        count = self._lines.get(line)
+        if count is None:
+            ids = self.tokenizer.encode(line)
+            count = len(ids) + (ids.count(UNK_ID) << _UNKNOWN_SHIFT)
+            if len(self._lines) >= _LINE_CACHE_LIMIT:
+                self._lines.clear()
+            self._lines[line] = count
+        return count
+
+    def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
+        """Counts for whole lines; ``chunks`` is their chunk count (the same for every
+        tokenizer). Lines not counted yet are counted now: see :meth:`missing`."""
+        get = self._lines.get
+        found = list(map(get, lines))
+        if None in found:
+            found = list(map(self.count_line, lines))
+        total = sum(found)
+        return ComparedCounts(self.name, total & _TOKENS_MASK, chunks, total >> _UNKNOWN_SHIFT)
+
+    def counts_in(
+        self, line_text: Callable[[int], str], start: tuple[int, int], end: tuple[int, int], chunks: int
+    ) -> ComparedCounts:
+        """Counts of the tokens that overlap ``[start, end)`` (line, column), as
+        ``glassllm/stats`` counts a range: a token cut by the range's edge counts."""
+        tokens = unknown = 0
+        whole: list[str] = []
+        for line in range(start[0], end[0] + 1):
+            text = line_text(line)
+            low = start[1] if line == start[0] else 0
+            high = end[1] if line == end[0] else len(text)
+            if low >= high:
+                continue
+            if low == 0 and high >= len(text):
+                whole.append(text)
+                continue
+            for span in _overlapping(self.tokenizer, text, low, high):
+                tokens += 1
+                unknown += span.id == UNK_ID
+        counted = self.counts(whole, 0)
+        return ComparedCounts(self.name, tokens + counted.tokens, chunks, unknown + counted.unknown)
+
+
+class DocumentCounts:
+    """A compared tokenizer's per-line counts for one version of a document, and their sum.
+
+    Like the document's own totals: an edit's next version forgets the counts of the lines
+    it replaced (:meth:`replaced`, called by the document), and :meth:`count_pending`
+    counts the lines without one when a request needs the totals. So a request after an
+    edit costs the edited lines, not a pass over the whole document.
+    """
+
+    def __init__(self, line_count: int) -> None:
+        self._counts: list[int | None] = [None] * line_count
+        self._total = 0  # of the lines that have a count
+        self._pending = 0  # no line before this one lacks its count
+
+    def replaced(self, first: int, stop: int, new_count: int) -> DocumentCounts:
+        """The counts of the next version, where lines ``first..stop-1`` were replaced by
+        ``new_count`` lines."""
+        counts = self._counts
+        following = DocumentCounts(0)
+        following._counts = [*counts[:first], *([None] * new_count), *counts[stop:]]
+        following._total = self._total - sum(count for count in counts[first:stop] if count is not None)
+        following._pending = min(self._pending, first)
+        return following
+
+    def count_pending(self, tokenizer: ComparedTokenizer, lines: Sequence[str], max_lines: int) -> bool:
+        """Count up to ``max_lines`` lines of ``lines`` (this version's) that have no
+        count; True when every line has one."""
+        counts = self._counts
+        counted = 0
+        while True:
+            try:
+                # list.index runs in C: finding the few uncounted lines skips the rest fast.
+                self._pending = counts.index(None, self._pending)
+            except ValueError:
+                self._pending = len(counts)
+                return True
+            if counted == max_lines:
+                return False
+            count = tokenizer.count_line(lines[self._pending])
+            counts[self._pending] = count
+            self._total += count
+            counted += 1
+
+    def totals(self, name: str, chunks: int) -> ComparedCounts:
+        """The document's counts, once :meth:`count_pending` is done."""
+        total = self._total
+        return ComparedCounts(name, total & _TOKENS_MASK, chunks, total >> _UNKNOWN_SHIFT)
+
+
+def _overlapping(tok: Tokenizer, text: str, low: int, high: int) -> Iterator[Any]:
+    """Tokens of line ``text`` that overlap columns ``[low, high)``. A token that NFC left
+    with no characters of its own goes with the character it ends, as in the document."""
+    for span in tok.encode_spans(text):
+        if span.start == span.end:
+            if low < span.start <= high:
+                yield span
+            elif span.start > high:
+                return
+        elif span.start >= high:
+            return
+        elif span.end > low:
+            yield span
+
+
+class CompareSet:
+    """The compared tokenizers, loaded once each and kept while the setting names them."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, ComparedTokenizer] = {}
+        self._failed: dict[str, str] = {}
+
+    def forget_failures(self) -> None:
+        """Try files that failed to load again (the settings changed: they may be fixed)."""
+        self._failed.clear()
+
+    def get(self, names: Sequence[str], current: str) -> tuple[list[ComparedTokenizer], list[tuple[str, str]]]:
+        """The tokenizers ``names`` (resolved: "pt", "en" or absolute paths), without
+        ``current`` (the one in use) or repeats; and ``(name, problem)`` for each that
+        fails to load now (one that failed before is left out without a word until
+        :meth:`forget_failures`). Tokenizers no longer named are let go."""
+        wanted = [name for name in dict.fromkeys(names) if name != current]
+        compared: list[ComparedTokenizer] = []
+        failures: list[tuple[str, str]] = []
+        for name in wanted:
+            if name in self._failed:
+                continue
+            loaded = self._loaded.get(name)
+            if loaded is None:
+                try:
+                    loaded = ComparedTokenizer(load_tokenizer(name), name)
+                except (OSError, KeyError, ValueError) as error:
+                    problem = error.args[0] if isinstance(error, KeyError) and error.args else error
+                    self._failed[name] = str(problem)
+                    failures.append((name, str(problem)))
+                    continue
+                self._loaded[name] = loaded
+            compared.append(loaded)
+        for name in set(self._loaded) - set(wanted):
+            del self._loaded[name]
+        return compared, failures
+
+
+# Hover
+
+
+def hover_lines(
+    chunk: str, compared: Sequence[ComparedTokenizer], label: Callable[[str], str], say: Say, code: Callable[[str], str]
+) -> list[str]:
+    """One line per compared tokenizer: how it splits ``chunk`` and into how many tokens
+    (``English (en): `▁m·en·ina` — 3 tokens``)."""
+    lines = []
+    for tok in compared:
+        pieces, _ = tok.chunk(chunk)
+        count = len(pieces)
+        lines.append(
+            say(
+                "compare.hover",
+                tokenizer=label(tok.name),
+                pieces=code("·".join(pieces)),
+                count=count,
+                token_word=say("word.token" if count == 1 else "word.tokens"),
+            )
+        )
+    return lines
+
+
+# The "Compare tokenizers" page
+
+
+@dataclass(frozen=True)
+class ComparedChunk:
+    """A chunk the selection touches, explained by every tokenizer (the one in use first)."""
+
+    line: int
+    start: int  # code-point columns of the chunk in its line (original text)
+    end: int
+    text: str  # the chunk's original text
+    explanations: tuple[ChunkExplanation, ...]
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        return tuple(len(item.pieces) for item in self.explanations)
+
+    @property
+    def spread(self) -> int:
+        """Most tokens minus fewest tokens over the tokenizers."""
+        return max(self.counts) - min(self.counts)
+
+    @property
+    def same(self) -> bool:
+        return all(item.pieces == self.explanations[0].pieces for item in self.explanations)
+
+
+def compare_explanation(explanation: Explanation, compared: Sequence[ComparedTokenizer]) -> list[ComparedChunk]:
+    """The chunks of a merge explanation (by the tokenizer in use), each explained by
+    every compared tokenizer too. A chunk is a chunk for every tokenizer, so each
+    compared tokenizer explains the chunk's text alone."""
+    chunks = []
+    for item in explanation.chunks:
+        others = tuple(tok.tokenizer.explain(item.explanation.chunk)[0] for tok in compared)
+        chunks.append(ComparedChunk(item.line, item.start, item.end, item.text, (item.explanation, *others)))
+    return chunks
+
+
+def by_difference(chunks: Sequence[ComparedChunk]) -> list[int]:
+    """Indices of ``chunks``, those the tokenizers split most differently first: the
+    largest gap in token counts, then other pieces with equal counts, then the same."""
+    return sorted(range(len(chunks)), key=lambda i: (-chunks[i].spread, chunks[i].same, i))
+
+
+def compare_data(
+    chunks: Sequence[ComparedChunk],
+    totals: Sequence[ComparedCounts],
+    position: Callable[[int, int], dict[str, int]],
+) -> dict[str, Any]:
+    """The comparison as JSON for editor integrations: ``totals`` (the tokenizer in use
+    first), ``chunks`` in document order with each tokenizer's steps, and
+    ``mostDifferent``, the chunk indices ordered by how differently they tokenize."""
+    return {
+        "totals": [
+            {"tokenizer": t.tokenizer, "tokens": t.tokens, "chunks": t.chunks, "unknown": t.unknown} for t in totals
+        ],
+        "chunks": [
+            {
+                "chunk": chunk.explanations[0].chunk,
+                "text": chunk.text,
+                "range": {"start": position(chunk.line, chunk.start), "end": position(chunk.line, chunk.end)},
+                "spread": chunk.spread,
+                "tokenizers": [
+                    {
+                        "tokenizer": total.tokenizer,
+                        "pieces": item.pieces,
+                        "ids": item.ids,
+                        "steps": [
+                            {"rank": s.rank, "pair": list(s.pair), "result": s.result, "count": s.count}
+                            for s in item.steps
+                        ],
+                    }
+                    for total, item in zip(totals, chunk.explanations)
+                ],
+            }
+            for chunk in chunks
+        ],
+        "mostDifferent": by_difference(chunks),
+    }
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: a ``|`` would end the cell, even in a code span."""
+    return text.replace("|", "\\|")
+
+
+def render_compare_markdown(
+    explanation: Explanation,
+    chunks: Sequence[ComparedChunk],
+    totals: Sequence[ComparedCounts],
+    characters: int,
+    label: Callable[[str], str],
+    say: Say,
+    number: Callable[[int], str],
+    decimal: Callable[[float], str],
+    document: str,
+) -> str:
+    """The "Compare tokenizers" page in the user's language: totals per tokenizer for the
+    selection, then each chunk it touches, most different first, with each tokenizer's
+    merge steps side by side."""
+    (first_line, first_column), (last_line, last_column) = explanation.start, explanation.end
+    labels = [label(t.tokenizer) for t in totals]
+    lines = [
+        f"# {say('compare.title')}",
+        "",
+        say(
+            "compare.header",
+            document=document,
+            start=f"{first_line + 1}:{first_column + 1}",
+            end=f"{last_line + 1}:{last_column + 1}",
+        ),
+        "",
+        f"| {say('compare.tokenizer')} | {say('compare.tokens')} | {say('compare.chunks')} "
+        f"| {say('compare.unknown')} | {say('compare.ratio')} |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, total in zip(labels, totals):
+        ratio = decimal(characters / total.tokens) if total.tokens else "—"
+        lines.append(
+            f"| {_cell(name)} | {number(total.tokens)} | {number(total.chunks)} | {number(total.unknown)} | {ratio} |"
+        )
+    lines.append("")
+    if not chunks:
+        lines.append(say("explain.empty"))
+        return "\n".join(lines) + "\n"
+    if explanation.truncated:
+        lines += [say("explain.truncated", shown=number(len(chunks)), chunks=number(explanation.total)), ""]
+    differing = sum(not chunk.same for chunk in chunks)
+    lines.append(say("compare.order", differing=number(differing), chunks=number(len(chunks))))
+    for place, index in enumerate(by_difference(chunks), 1):
+        chunk = chunks[index]
+        lines += [
+            "",
+            f"## {say('explain.chunk', number=place, chunk=shown(chunk.explanations[0].chunk))}",
+            "",
+            say("explain.where", line=chunk.line + 1, start=chunk.start + 1, end=chunk.end)
+            + " "
+            + (say("compare.same") if chunk.same else say("compare.spread", spread=number(chunk.spread))),
+            "",
+            "| | " + " | ".join(_cell(name) for name in labels) + " |",
+            "|---|" + "---|" * len(labels),
+            f"| {say('explain.tokens')} | "
+            + " | ".join(
+                _cell(" ".join(map(token_text, item.pieces, item.ids)) + f" — {len(item.ids)}")
+                for item in chunk.explanations
+            )
+            + " |",
+        ]
+        for step in range(max(len(item.steps) for item in chunk.explanations)):
+            cells = []
+            for item in chunk.explanations:
+                if step >= len(item.steps):
+                    cells.append("")
+                    continue
+                merge = item.steps[step]
+                seen = "" if merge.count is None else " · " + say("compare.seen", count=number(merge.count))
+                cells.append(
+                    _cell(
+                        say("compare.step", rank=number(merge.rank))
+                        + f": {shown(merge.pair[0])} + {shown(merge.pair[1])} → {shown(merge.result)}{seen}"
+                    )
+                )
+            lines.append(f"| {step + 1} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

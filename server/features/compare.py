@@ -1,0 +1,156 @@
+"""Compare tokenizers: the hover lines, the ``compare`` list of ``glassllm/stats`` and the
+``glassllm.compareTokenizers`` command, whose page is shown like the merge explanation.
+
+The logic is in :mod:`glassllm_server.compare`; this module only reads the document and
+converts positions. The code action that offers the command is the explain feature's
+(one code-action handler offers both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from lsprotocol import types
+
+from glassllm_server.compare import (
+    COMPARE_TOKENIZERS,
+    ComparedCounts,
+    ComparedTokenizer,
+    compare_data,
+    compare_explanation,
+    hover_lines,
+    render_compare_markdown,
+)
+from glassllm_server.describe import code
+from glassllm_server.document import Document, DocumentToken
+from glassllm_server.explanation import explain_selection
+from glassllm_server.features.explain import document_name, show_page
+from glassllm_server.positions import Point
+from glassllm_server.server import GlassServer
+
+__all__ = ["COMPARE_TOKENIZERS", "compare_hover_lines", "compare_stats", "compared_summary", "register"]
+
+# Counting a large document for a compared tokenizer gives the event loop back after
+# this long, so that hovers and edits meanwhile wait at most about that much.
+_SLICE_SECONDS = 0.002
+
+
+def compare_hover_lines(ls: GlassServer, token: DocumentToken) -> list[str]:
+    """The hover's lines for the compared tokenizers: each one's split of the token's chunk."""
+    return hover_lines(token.chunk.text, ls.compared(), ls.tokenizer_label, ls.messages, code)
+
+
+async def _count(compared: Sequence[ComparedTokenizer], lines: Sequence[str]) -> None:
+    """Count the lines that the compared tokenizers have not counted yet, a slice at a time."""
+    for tok in compared:
+        deadline = time.perf_counter() + _SLICE_SECONDS
+        for line in tok.missing(lines):
+            tok.count_line(line)
+            if time.perf_counter() > deadline:
+                await asyncio.sleep(0)
+                deadline = time.perf_counter() + _SLICE_SECONDS
+
+
+async def _range_counts(
+    compared: Sequence[ComparedTokenizer], lines: list[str], span: tuple[Point, Point], chunks: int
+) -> list[ComparedCounts]:
+    start, end = span
+    await _count(compared, lines[start.line : end.line + 1])
+    return [tok.counts_in(lines.__getitem__, start, end, chunks) for tok in compared]
+
+
+async def _document_counts(ls: GlassServer, document: Document, chunks: int) -> list[ComparedCounts]:
+    """Each compared tokenizer's totals for the whole document (the request's snapshot),
+    counting what an edit left uncounted a slice at a time."""
+    totals = []
+    for tok in ls.compared():
+        counts = tok.document(document)
+        while not counts.count_pending(tok, document.lines, 0):
+            deadline = time.perf_counter() + _SLICE_SECONDS
+            while time.perf_counter() < deadline and not counts.count_pending(tok, document.lines, 1):
+                pass
+            await asyncio.sleep(0)
+        totals.append(counts.totals(tok.name, chunks))
+    return totals
+
+
+async def compare_stats(ls: GlassServer, document: Document, span: tuple[Point, Point] | None, chunks: int) -> list[dict[str, Any]]:
+    """``glassllm/stats``' ``compare`` list: each compared tokenizer's counts for the
+    document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
+    if span is None:
+        counts = await _document_counts(ls, document, chunks)
+    else:
+        # The text as the request found it: counting a long range yields to edits.
+        counts = await _range_counts(ls.compared(), list(document.lines), span, chunks)
+    return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
+
+
+def compared_summary(ls: GlassServer, compare: list[dict[str, Any]]) -> str:
+    """The compared tokenizers' counts for the stats message: "; English (en): 16 tokens, 0 unknown"."""
+    messages = ls.messages
+    return "".join(
+        "; "
+        + messages(
+            "compare.stats",
+            tokenizer=ls.tokenizer_label(item["tokenizer"]),
+            tokens=messages.integer(item["tokens"]),
+            unknown=messages.integer(item["unknown"]),
+        )
+        for item in compare
+    )
+
+
+def register(server: GlassServer) -> None:
+    @server.command(COMPARE_TOKENIZERS)
+    async def compare_tokenizers(ls: GlassServer, uri: str, selection: types.Range) -> dict[str, Any]:
+        document = ls.get_document(uri)
+        lines = list(document.lines)
+        start, end = ls.point(document, selection.start), ls.point(document, selection.end)
+        if end < start:
+            start, end = end, start
+        explanation = explain_selection(
+            document.tokenizer.tokenizer,
+            lines.__getitem__,
+            start,
+            end,
+            chunk_count=lambda line: document.line_tokens(line).chunk_count,
+        )
+        first, last = Point(*explanation.start), Point(*explanation.end)
+        own = document.stats(first, last)
+        compared = ls.compared()
+        totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
+        totals += await _range_counts(compared, lines, (first, last), own.chunks)
+        chunks = compare_explanation(explanation, compared)
+        messages = ls.messages
+
+        def position(line: int, column: int) -> dict[str, int]:
+            converted = ls.position(document, Point(line, column))
+            return {"line": converted.line, "character": converted.character}
+
+        data = compare_data(chunks, totals, position)
+        name = document_name(uri)
+        markdown = render_compare_markdown(
+            explanation,
+            chunks,
+            totals,
+            own.characters,
+            ls.tokenizer_label,
+            messages,
+            messages.integer,
+            messages.decimal,
+            name,
+        )
+        data.update(
+            {
+                "uri": uri,
+                "selection": {"start": position(*explanation.start), "end": position(*explanation.end)},
+                "truncated": explanation.truncated,
+                "totalChunks": explanation.total,
+                "markdown": markdown,
+                "page": show_page(ls, markdown, name, kind="compare"),
+            }
+        )
+        return data

@@ -1,0 +1,140 @@
+"""The comparison's pure logic (``glassllm_server.compare``), built directly, without a client."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+from glassllm import Tokenizer, packaged
+from glassllm.tokenizer import UNK_ID
+
+from conftest import TEXTS, TRICKY, line_spans, lsp_lines
+from glassllm_server.compare import (
+    ComparedCounts,
+    ComparedTokenizer,
+    CompareSet,
+    by_difference,
+    compare_explanation,
+    default_compare_with,
+    hover_lines,
+    render_compare_markdown,
+)
+from glassllm_server.describe import code
+from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.explanation import explain_selection
+from glassllm_server.messages import Messages
+from glassllm_server.positions import Point
+
+PT, EN = packaged("pt"), packaged("en")
+SAY = Messages("en")
+
+
+def test_the_default_is_the_other_packaged_tokenizer():
+    assert default_compare_with("pt") == ["en"]
+    assert default_compare_with("en") == ["pt"]
+    assert default_compare_with("/home/me/mine.json") == ["pt", "en"]
+
+
+def test_whole_document_counts_are_the_sum_of_each_line():
+    tok = ComparedTokenizer(EN, "en")
+    for text in [*TEXTS.values(), "Once upon a time\n" * 50]:
+        lines = lsp_lines(text)
+        counts = tok.counts(lines, 7)
+        ids = [token_id for token_id, *_ in line_spans(EN, text)]
+        assert counts == ComparedCounts("en", len(ids), 7, ids.count(UNK_ID))
+        assert tok.missing(lines) == []
+
+
+def test_only_lines_never_seen_are_missing():
+    tok = ComparedTokenizer(EN, "en")
+    tok.counts(["a b\n", "c\n"], 2)
+    assert tok.missing(["a b\n", "new\n", "c\n", "new\n"]) == ["new\n"]
+
+
+def test_range_counts_agree_with_the_tokens_that_overlap():
+    tok = ComparedTokenizer(EN, "en")
+    lines = lsp_lines(TRICKY)
+    starts = [sum(map(len, lines[:n])) for n in range(len(lines))]
+    spans = line_spans(EN, TRICKY)
+    for first in range(len(TRICKY) + 1):
+        for last in range(first, len(TRICKY) + 1, 7):
+            line_a = max(n for n in range(len(lines)) if starts[n] <= first)
+            line_b = max(n for n in range(len(lines)) if starts[n] <= last)
+            counts = tok.counts_in(lines.__getitem__, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0)
+            hit = [i for i, _, s, e in spans if first < last and ((s < e and s < last and e > first) or (s == e and first < s <= last))]
+            assert (counts.tokens, counts.unknown) == (len(hit), hit.count(UNK_ID)), (first, last)
+
+
+def test_the_compare_set_loads_once_skips_the_current_and_reports_broken_files(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    compare_set = CompareSet()
+    compared, failures = compare_set.get(["pt", "en", "en", str(broken)], "pt")
+    assert [tok.name for tok in compared] == ["en"]
+    assert [name for name, _ in failures] == [str(broken)]
+    again, _ = compare_set.get(["en"], "pt")
+    assert again[0] is compared[0]  # its caches are kept
+    Tokenizer.train("banana banana", 12).save(broken)
+    assert compare_set.get([str(broken)], "pt") == ([], [])  # left out, said once, until the settings change
+    compare_set.forget_failures()
+    loaded, failures = compare_set.get([str(broken)], "pt")
+    assert failures == [] and loaded[0].tokenizer.merges == Tokenizer.train("banana banana", 12).merges
+
+
+def test_hover_lines_name_each_tokenizer_and_count():
+    compared = [ComparedTokenizer(EN, "en"), ComparedTokenizer(Tokenizer.train("banana banana", 12), "/x/banana.json")]
+    labels = {"en": "English (en)", "/x/banana.json": "file banana.json"}
+    lines = hover_lines("▁menina", compared, labels.__getitem__, SAY, code)
+    pieces = [span.piece for span in EN.encode_spans("▁menina")]
+    assert lines[0] == f"English (en): `{'·'.join(pieces)}` — {len(pieces)} tokens"
+    assert lines[1].startswith("file banana.json: `▁·m·e·n·") and lines[1].endswith(" — 7 tokens")
+
+
+def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
+    text = "A | menina bonita\n"
+    explanation = explain_selection(PT, [text].__getitem__, (0, 0), (0, len(text) - 1))
+    compared = [ComparedTokenizer(EN, "en")]
+    chunks = compare_explanation(explanation, compared)
+    assert [chunk.explanations[1].pieces for chunk in chunks] == [EN.explain(c.explanations[0].chunk)[0].pieces for c in chunks]
+    order = by_difference(chunks)
+    assert [chunks[i].spread for i in order] == sorted((c.spread for c in chunks), reverse=True)
+    totals = [ComparedCounts("pt", 6, 5, 1), ComparedCounts("en", 9, 5, 1)]
+    labels = {"pt": "Portuguese (pt)", "en": "English (en)"}
+    page = render_compare_markdown(explanation, chunks, totals, 17, labels.__getitem__, SAY, SAY.integer, SAY.decimal, "a.txt")
+    assert "| Portuguese (pt) | 6 | 5 | 1 | 2.8 |" in page
+    assert "`\\|` (1, `<unk>`)" in page  # a "|" would end the table cell
+    first = chunks[order[0]].explanations[0].chunk
+    assert f"## Chunk 1: `{first}`" in page
+    assert "Every tokenizer splits it the same way." in page
+
+
+def test_document_counts_follow_edits_and_count_only_what_changed():
+    text = "Era uma vez\numa menina\r\nbonita 🧪\n" * 20
+    document = Document("file:///a.txt", text, 1, LineTokenizer(PT, "pt"))
+    tok = ComparedTokenizer(EN, "en")
+    counts = tok.document(document)
+    assert tok.document(document) is counts
+    assert counts.count_pending(document.lines, 5) is False  # five lines at a time
+    assert counts.count_pending(document.lines, 10**6) is True
+    ids = EN.encode(text)
+    assert counts.totals(3) == ComparedCounts("en", len(ids), 3, ids.count(UNK_ID))
+    edits = [(Point(4, 3), Point(7, 1), "x\ny 🧪 z\r"), (Point(0, 0), Point(0, 0), "Olá\n"), (Point(10, 2), Point(10, 2), "")]
+    for start, end, inserted in edits:
+        document.apply_change(start, end, inserted)
+        counts.count_pending(document.lines, 10**6)
+        ids = EN.encode(document.text)
+        assert counts.totals(0) == ComparedCounts("en", len(ids), 0, ids.count(UNK_ID))
+    document.replace_text("")
+    counts.count_pending(document.lines, 10**6)
+    assert counts.totals(0).tokens == 0
+
+
+def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
+    document = Document("file:///b.txt", "um\ndois\n", 1, LineTokenizer(PT, "pt"))
+    tok = ComparedTokenizer(EN, "en")
+    gone = weakref.ref(tok.document(document))
+    del tok
+    gc.collect()
+    assert gone() is None
+    document.apply_change(Point(0, 0), Point(0, 0), "x")  # the lingering listener is harmless
+    assert document.text == "xum\ndois\n"
