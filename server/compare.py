@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
+from glassllm.places import place
+from glassllm.places import span as shown_span
 from glassllm.tokenizer import UNK_ID
 
 from glassllm_server.document import Document
@@ -368,17 +370,18 @@ def render_compare_markdown(
     """The "Compare tokenizers" page in the user's language: totals per tokenizer for the
     selection, then each chunk it touches, most different first, with each tokenizer's
     merge steps side by side."""
-    (first_line, first_column), (last_line, last_column) = explanation.start, explanation.end
     labels = [label(t.tokenizer) for t in totals]
+    where = (
+        say("compare.header_at", document=document, at=place(*explanation.start))
+        if explanation.last is None
+        else say("compare.header", document=document, span=shown_span(explanation.start, explanation.last))
+    )
     lines = [
         f"# {say('compare.title')}",
         "",
-        say(
-            "compare.header",
-            document=document,
-            start=f"{first_line + 1}:{first_column + 1}",
-            end=f"{last_line + 1}:{last_column + 1}",
-        ),
+        where,
+        "",
+        say("explain.positions"),
         "",
         f"| {say('compare.tokenizer')} | {say('compare.tokens')} | {say('compare.chunks')} "
         f"| {say('compare.unknown')} | {say('compare.ratio')} |",
@@ -403,7 +406,7 @@ def render_compare_markdown(
             "",
             f"## {say('explain.chunk', number=place, chunk=shown(chunk.explanations[0].chunk))}",
             "",
-            say("explain.where", line=chunk.line + 1, start=chunk.start + 1, end=chunk.end)
+            say("explain.where", span=shown_span((chunk.line, chunk.start), (chunk.line, max(chunk.start, chunk.end - 1))))
             + " "
             + (say("compare.same") if chunk.same else say("compare.spread", spread=number(chunk.spread))),
             "",

@@ -170,10 +170,8 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "{tokenizer}: {tokens} tokens, {unknown} unknown",
         "pt": "{tokenizer}: {tokens} tokens, {unknown} desconhecidos",
     },
-    "compare.header": {
-        "en": "{document}, from {start} to {end} (line:character)",
-        "pt": "{document}, de {start} a {end} (linha:caractere)",
-    },
+    "compare.header": {"en": "{document}, selection {span}", "pt": "{document}, seleção {span}"},
+    "compare.header_at": {"en": "{document}, at {at}", "pt": "{document}, em {at}"},
     "compare.tokenizer": {"en": "Tokenizer", "pt": "Tokenizador"},
     "compare.tokens": {"en": "Tokens", "pt": "Tokens"},
     "compare.chunks": {"en": "Chunks", "pt": "Trechos"},

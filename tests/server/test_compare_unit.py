@@ -106,6 +106,9 @@ def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
     first = chunks[order[0]].explanations[0].chunk
     assert f"## Chunk 1: `{first}`" in page
     assert "Every tokenizer splits it the same way." in page
+    # Positions as everywhere a person reads them: line:column from 1, ends included.
+    assert "a.txt, selection 1:1–1:17" in page
+    assert "At 1:4–1:10." in page  # ▁menina
 
 
 def test_document_counts_follow_edits_and_count_only_what_changed():
@@ -114,19 +117,25 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
     tok = ComparedTokenizer(EN, "en")
     counts = tok.document(document)
     assert tok.document(document) is counts
-    assert counts.count_pending(document.lines, 5) is False  # five lines at a time
-    assert counts.count_pending(document.lines, 10**6) is True
+    assert counts.count_pending(tok, document.lines, 5) is False  # five lines at a time
+    assert counts.count_pending(tok, document.lines, 10**6) is True
     ids = EN.encode(text)
-    assert counts.totals(3) == ComparedCounts("en", len(ids), 3, ids.count(UNK_ID))
+    assert counts.totals("en", 3) == ComparedCounts("en", len(ids), 3, ids.count(UNK_ID))
     edits = [(Point(4, 3), Point(7, 1), "x\ny 🧪 z\r"), (Point(0, 0), Point(0, 0), "Olá\n"), (Point(10, 2), Point(10, 2), "")]
     for start, end, inserted in edits:
+        before, snapshot = document.text, document.snapshot()
         document.apply_change(start, end, inserted)
-        counts.count_pending(document.lines, 10**6)
+        counts = tok.document(document)
+        # Only the edited lines lack a count in the next version.
+        assert counts.count_pending(tok, document.lines, 3) is True
         ids = EN.encode(document.text)
-        assert counts.totals(0) == ComparedCounts("en", len(ids), 0, ids.count(UNK_ID))
+        assert counts.totals("en", 0) == ComparedCounts("en", len(ids), 0, ids.count(UNK_ID))
+        # A snapshot taken before the edit keeps the counts of its own text.
+        assert tok.document(snapshot).totals("en", 0).tokens == len(EN.encode(before))
     document.replace_text("")
-    counts.count_pending(document.lines, 10**6)
-    assert counts.totals(0).tokens == 0
+    counts = tok.document(document)
+    counts.count_pending(tok, document.lines, 10**6)
+    assert counts.totals("en", 0).tokens == 0
 
 
 def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
