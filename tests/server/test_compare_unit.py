@@ -126,8 +126,8 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
         before, snapshot = document.text, document.snapshot()
         document.apply_change(start, end, inserted)
         counts = tok.document(document)
-        # Only the edited lines lack a count in the next version.
-        assert counts.count_pending(tok, document.lines, 3) is True
+        # Only the edited lines (and one on each side) lack a count in the next version.
+        assert counts.count_pending(tok, document.lines, 8) is True
         ids = EN.encode(document.text)
         assert counts.totals("en", 0) == ComparedCounts("en", len(ids), 0, ids.count(UNK_ID))
         # A snapshot taken before the edit keeps the counts of its own text.
