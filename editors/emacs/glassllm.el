@@ -40,18 +40,36 @@ matches derived modes. Set this before loading this file."
                                         :spaceMarkers t
                                         :tokenBoundaries :json-false))))
 
+(defun glassllm--run (command beg end)
+  "Run the server's COMMAND on the region from BEG to END, as its code action would."
+  (let ((server (eglot--current-server-or-lose)))
+    ;; The command itself, not the code action menu: the server offers two actions
+    ;; (explain, compare) with the same kind, and a key should not ask which one.
+    (eglot-execute server
+                   `(:command ,command
+                     :arguments [,(eglot--path-to-uri (buffer-file-name))
+                                 (:start ,(eglot--pos-to-lsp-position beg)
+                                  :end ,(eglot--pos-to-lsp-position end))]))))
+
+(defun glassllm--region ()
+  (if (use-region-p)
+      (list (region-beginning) (region-end))
+    (list (point) (point))))
+
 (defun glassllm-explain (beg end)
   "Explain the BPE merges of the region from BEG to END, or of the token at point."
-  (interactive (if (use-region-p)
-                   (list (region-beginning) (region-end))
-                 (list (point) (point))))
-  ;; The server's one code action has the empty kind: asking for that kind runs it
-  ;; without a menu.
-  (eglot-code-actions beg end "" t))
+  (interactive (glassllm--region))
+  (glassllm--run "glassllm.explainMerges" beg end))
+
+(defun glassllm-compare (beg end)
+  "Compare the tokenizers on the region from BEG to END, or on the token at point."
+  (interactive (glassllm--region))
+  (glassllm--run "glassllm.compareTokenizers" beg end))
 
 (defvar glassllm-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "C-c g e") #'glassllm-explain)
+    (define-key map (kbd "C-c g c") #'glassllm-compare)
     map)
   "Keys of `glassllm-mode'.")
 

@@ -114,6 +114,20 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
       (push (cons "page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max))))
             report)
       (push (cons "page_shown" (and (get-buffer-window page) t)) report)))
+  ;; C-c g c on the same region: the comparison page.
+  (let ((before (buffer-list))
+        (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION")))))
+    (goto-char (car region))
+    (push-mark (cadr region) t t)
+    (exchange-point-and-mark)
+    (push (cons "compare_key" (symbol-name (key-binding (kbd "C-c g c")))) report)
+    (call-interactively (key-binding (kbd "C-c g c")))
+    (deactivate-mark)
+    (let ((page (glassllm-test--wait (lambda () (glassllm-test--page-buffer before)) "the comparison page")))
+      (push (cons "compare_page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max))))
+            report)))
+  ;; The page took the focus, as pages do: back to the document.
+  (switch-to-buffer (get-file-buffer file))
   ;; An edit, then a hover on the edited text.
   (let ((edit (split-string (getenv "GLASSLLM_EDIT") " ")))
     (goto-char (string-to-number (car edit)))

@@ -203,6 +203,22 @@ def test_c_c_g_e_on_a_region_opens_the_explanation_of_every_chunk_it_touches(ema
     assert "A seleção cobre só `▁hi` deste trecho" in page
 
 
+def test_c_c_g_c_on_a_region_compares_the_tokenizers_chunk_by_chunk(emacs):
+    assert emacs["compare_key"] == "glassllm-compare"
+    page = emacs["compare_page"]
+    lines = LineIndex(TEXT)
+    first, last = lines.point(REGION[0]), lines.point(REGION[1] - 1)
+    assert page.startswith(f"# Comparar tokenizadores\n\nconto.txt, seleção {span(first, last)}\n")
+    assert "| português (pt) | inglês (en) |" in page
+    line_start, spans = _spans_by_line(TEXT)[1]
+    touched = {item.chunk for item in spans if line_start + item.start < REGION[1] and REGION[0] < line_start + item.end}
+    for chunk in touched:
+        items = [item for item in spans if item.chunk == chunk]
+        # Each chunk's own pieces under the tokenizer in use, and where it is.
+        assert f"Em {lines.span(line_start + items[0].start, line_start + items[-1].end)}." in page
+        assert " ".join(f"`{item.piece}` ({item.id})" for item in items if item.id != UNK_ID) in page
+
+
 def test_an_edit_then_a_hover_sees_the_new_text(emacs):
     edited = INSERTED + TEXT
     assert emacs["edited_text"] == edited
