@@ -14,6 +14,7 @@ Everything works in lines and code-point columns; no pygls here.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +22,12 @@ from typing import Any
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
 from glassllm.places import place
 from glassllm.places import span as shown_span
-from glassllm.tokenizer import UNK_ID
+from glassllm.bpe import apply_merges
+from glassllm.chunks import CHUNK_PATTERN, mark_spaces
+from glassllm.normalize import nfc
+from glassllm.tokenizer import SPECIALS, UNK_ID
 
-from glassllm_server.document import Document
+from glassllm_server.document import LONG_LINE, Document, segment_cuts
 from glassllm_server.explanation import Explanation, Say, shown, token_text
 
 __all__ = [
@@ -76,6 +80,11 @@ class ComparedTokenizer:
         self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
         self._lines: dict[str, int] = {}
         self._chunks: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+        # Counting keeps a count per chunk, not its pieces and IDs as encoding would (a
+        # fifth of the memory on a large document): what BPE makes of a chunk is in
+        # the vocabulary, or an unknown character.
+        self._chunk_counts: dict[str, int] = {}
+        self._known = frozenset(tokenizer.vocab[len(SPECIALS) :])
 
     def document(self, document: Document) -> DocumentCounts:
         """This tokenizer's counts for ``document`` as it is (a snapshot keeps its own),
@@ -101,14 +110,34 @@ class ComparedTokenizer:
         return list(dict.fromkeys(line for line, count in zip(lines, found) if count is None))
 
     def count_line(self, line: str) -> int:
-        """Count one line (packed as ``tokens + (unknown << 32)``) and keep the count."""
+        """Count one line (packed as ``tokens + (unknown << 32)``) and keep the count.
+
+        A long line is counted segment by segment (cut where neither NFC nor the chunk
+        rule joins the sides, as the document cuts it), and the segments are kept
+        instead of the line: an edit in it recounts the segment it changed, and the
+        cache does not fill with copies of the line."""
         count = self._lines.get(line)
+        if count is not None:
+            return count
+        if len(line) > LONG_LINE and (cuts := segment_cuts(line)):
+            bounds = [0, *cuts, len(line)]
+            return sum(self.count_line(line[start:stop]) for start, stop in zip(bounds, bounds[1:]))
+        count = sum(map(self._count_chunk, CHUNK_PATTERN.findall(mark_spaces(nfc(line)))))
+        if len(self._lines) >= _LINE_CACHE_LIMIT:
+            self._lines.clear()
+        self._lines[line] = count
+        return count
+
+    def _count_chunk(self, chunk: str) -> int:
+        """One chunk's count (packed as in :meth:`count_line`), through BPE's merges."""
+        count = self._chunk_counts.get(chunk)
         if count is None:
-            ids = self.tokenizer.encode(line)
-            count = len(ids) + (ids.count(UNK_ID) << _UNKNOWN_SHIFT)
-            if len(self._lines) >= _LINE_CACHE_LIMIT:
-                self._lines.clear()
-            self._lines[line] = count
+            pieces, _ = apply_merges(chunk, self.tokenizer.ranks)
+            known = self._known
+            count = len(pieces) + (sum(piece not in known for piece in pieces) << _UNKNOWN_SHIFT)
+            if len(self._chunk_counts) >= _LINE_CACHE_LIMIT:
+                self._chunk_counts.clear()
+            self._chunk_counts[chunk] = count
         return count
 
     def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
@@ -195,17 +224,25 @@ class DocumentCounts:
 
 def _overlapping(tok: Tokenizer, text: str, low: int, high: int) -> Iterator[Any]:
     """Tokens of line ``text`` that overlap columns ``[low, high)``. A token that NFC left
-    with no characters of its own goes with the character it ends, as in the document."""
+    with no characters of its own goes with the character it ends, as in the document.
+    Of a long line, only the segments around the columns are tokenized."""
+    offset = 0
+    if len(text) > LONG_LINE:
+        bounds = [0, *segment_cuts(text), len(text)]
+        first = max(bisect_right(bounds, low) - 1, 0)
+        last = min(bisect_left(bounds, high), len(bounds) - 1)
+        offset, text = bounds[first], text[bounds[first] : bounds[last]]
+        low, high = low - offset, high - offset
     for span in tok.encode_spans(text):
         if span.start == span.end:
             if low < span.start <= high:
-                yield span
+                yield span._replace(start=span.start + offset, end=span.end + offset)
             elif span.start > high:
                 return
         elif span.start >= high:
             return
         elif span.end > low:
-            yield span
+            yield span._replace(start=span.start + offset, end=span.end + offset)
 
 
 class CompareSet:

@@ -328,6 +328,9 @@ class TestTheOneStepInstall:
         assert "GlassLLM · tokenizer pt" in text
         assert f"Document: {total} tokens" in text
         assert f"Selection: {_count('Era uma vez')} tokens" in text
+        # The other packaged tokenizer is compared by default, for the document and the selection.
+        assert f"en: {_count(TEXT, 'en')} tokens" in text
+        assert f"en: {_count('Era uma vez', 'en')} tokens" in text
         vscode.capture("vscode-selection.png")
 
     def test_the_hover_names_the_token_under_the_cursor(self, vscode):
@@ -364,6 +367,17 @@ class TestTheOneStepInstall:
         chunk = PT.explain(" avô")[0]
         for step in chunk.steps:
             assert f"rank {step.rank}" in text
+
+    def test_the_command_palette_compares_the_tokenizers(self, vscode):
+        vscode.page.locator(".monaco-editor .view-lines").first.click()
+        vscode.select(0, len("Era uma vez uma "), len("Era uma vez uma menina"))
+        vscode.run_command("GlassLLM: Compare tokenizers for selection")
+        text = vscode.preview_text("Compare tokenizers")
+        assert "Portuguese (pt)" in text and "English (en)" in text
+        for name in ("pt", "en"):
+            (chunk,) = packaged(name).explain(" menina")
+            for step in chunk.steps:
+                assert f"rank {step.rank:,}" in text, (name, step)
 
     def test_the_english_tokenizer_changes_the_count(self, vscode):
         vscode.page.locator(".monaco-editor .view-lines").first.click()

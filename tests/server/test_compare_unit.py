@@ -20,7 +20,7 @@ from glassllm_server.compare import (
     render_compare_markdown,
 )
 from glassllm_server.describe import code
-from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.document import LONG_LINE, Document, LineTokenizer
 from glassllm_server.explanation import explain_selection
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
@@ -147,3 +147,20 @@ def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
     assert gone() is None
     document.apply_change(Point(0, 0), Point(0, 0), "x")  # the lingering listener is harmless
     assert document.text == "xum\ndois\n"
+
+
+def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole():
+    line = "Era uma vez uma menina, cafe\u0301 🧪 e mais.  Outra frase " * 150 + "\n"
+    assert len(line) > LONG_LINE
+    tok = ComparedTokenizer(EN, "en")
+    ids = EN.encode(line)
+    assert tok.count_line(line) == len(ids) + (ids.count(UNK_ID) << 32)
+    spans = EN.encode_spans(line)
+    for low, high in [(0, 10), (5000, 5003), (LONG_LINE - 7, 2 * LONG_LINE), (len(line) - 5, len(line)), (3, 3)]:
+        touched = [
+            span
+            for span in spans
+            if (low < span.start <= high if span.start == span.end else span.start < high and span.end > low)
+        ]
+        counted = tok.counts_in([line].__getitem__, (0, low), (0, high), 0)
+        assert (counted.tokens, counted.unknown) == (len(touched), sum(span.id == UNK_ID for span in touched))
