@@ -84,6 +84,19 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
                    (string-match-p "/glassllm/" (buffer-file-name buffer))))
             (buffer-list)))
 
+(defun glassllm-test--keys-on-region (keys what)
+  "Run KEYS on the region GLASSLLM_REGION: (the command they ran . the page it opened).
+WHAT names the page while waiting for it."
+  (let ((before (buffer-list))
+        (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION"))))
+        (command (key-binding (kbd keys))))
+    (goto-char (car region))
+    (push-mark (cadr region) t t)
+    (exchange-point-and-mark)
+    (call-interactively command)
+    (deactivate-mark)
+    (cons command (glassllm-test--wait (lambda () (glassllm-test--page-buffer before)) what))))
+
 (let ((file (getenv "GLASSLLM_FILE"))
       (report nil))
   ;; What a user's Emacs does at startup: packages installed from ELPA or Debian
@@ -101,31 +114,16 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
   (push (cons "diagnostics" (glassllm-test--diagnostics)) report)
   (push (cons "hints" (glassllm-test--hints)) report)
   (push (cons "hover" (glassllm-test--hover-at (string-to-number (getenv "GLASSLLM_HOVER")))) report)
-  ;; C-c g e on a region, as the keys would run it.
-  (let ((before (buffer-list))
-        (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION")))))
-    (goto-char (car region))
-    (push-mark (cadr region) t t)
-    (exchange-point-and-mark)
-    (push (cons "key" (symbol-name (key-binding (kbd "C-c g e")))) report)
-    (call-interactively (key-binding (kbd "C-c g e")))
-    (deactivate-mark)
-    (let ((page (glassllm-test--wait (lambda () (glassllm-test--page-buffer before)) "the explanation page")))
-      (push (cons "page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max))))
-            report)
-      (push (cons "page_shown" (and (get-buffer-window page) t)) report)))
-  ;; C-c g c on the same region: the comparison page.
-  (let ((before (buffer-list))
-        (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION")))))
-    (goto-char (car region))
-    (push-mark (cadr region) t t)
-    (exchange-point-and-mark)
-    (push (cons "compare_key" (symbol-name (key-binding (kbd "C-c g c")))) report)
-    (call-interactively (key-binding (kbd "C-c g c")))
-    (deactivate-mark)
-    (let ((page (glassllm-test--wait (lambda () (glassllm-test--page-buffer before)) "the comparison page")))
-      (push (cons "compare_page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max))))
-            report)))
+  ;; C-c g e, then C-c g c, on a region, as the keys would run them.
+  (let* ((ran (glassllm-test--keys-on-region "C-c g e" "the explanation page"))
+         (page (cdr ran)))
+    (push (cons "key" (symbol-name (car ran))) report)
+    (push (cons "page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max)))) report)
+    (push (cons "page_shown" (and (get-buffer-window page) t)) report))
+  (let ((ran (glassllm-test--keys-on-region "C-c g c" "the comparison page")))
+    (push (cons "compare_key" (symbol-name (car ran))) report)
+    (push (cons "compare_page" (with-current-buffer (cdr ran) (buffer-substring-no-properties (point-min) (point-max))))
+          report))
   ;; The page took the focus, as pages do: back to the document.
   (switch-to-buffer (get-file-buffer file))
   ;; An edit, then a hover on the edited text.

@@ -180,6 +180,18 @@ def test_the_diagnostics_cover_exactly_the_unknown_characters(emacs):
         assert message.startswith(f"glassllm [unknown-character]: '{character}' não está no alfabeto do tokenizador português: vira <unk> (id 1)")
 
 
+def _region_chunks() -> tuple[int, dict[int, list[TokenSpan]]]:
+    """The region's line start, and the tokens of each chunk the region touches (whole,
+    even where the region cuts the chunk), by chunk."""
+    line_start, spans = _spans_by_line(TEXT)[1]
+    touched = {item.chunk for item in spans if line_start + item.start < REGION[1] and REGION[0] < line_start + item.end}
+    chunks: dict[int, list[TokenSpan]] = {}
+    for item in spans:
+        if item.chunk in touched:
+            chunks.setdefault(item.chunk, []).append(item)
+    return line_start, chunks
+
+
 def test_c_c_g_e_on_a_region_opens_the_explanation_of_every_chunk_it_touches(emacs):
     page = emacs["page"]
     assert emacs["page_shown"] is True
@@ -187,12 +199,7 @@ def test_c_c_g_e_on_a_region_opens_the_explanation_of_every_chunk_it_touches(ema
     first, last = lines.point(REGION[0]), lines.point(REGION[1] - 1)
     assert page.startswith(f"# Explicar fusões BPE\n\nconto.txt, seleção {span(first, last)} · tokenizador: português (pt)\n")
     assert "contadas a partir de 1" in page
-    line_start, spans = _spans_by_line(TEXT)[1]
-    touched = {item.chunk for item in spans if line_start + item.start < REGION[1] and REGION[0] < line_start + item.end}
-    chunks: dict[int, list[TokenSpan]] = {}
-    for item in spans:
-        if item.chunk in touched:  # explained whole, even where the region cuts it
-            chunks.setdefault(item.chunk, []).append(item)
+    line_start, chunks = _region_chunks()
     assert len(chunks) == 5
     shown_ids = [int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)]
     assert shown_ids == [item.id for items in chunks.values() for item in items]
@@ -210,10 +217,8 @@ def test_c_c_g_c_on_a_region_compares_the_tokenizers_chunk_by_chunk(emacs):
     first, last = lines.point(REGION[0]), lines.point(REGION[1] - 1)
     assert page.startswith(f"# Comparar tokenizadores\n\nconto.txt, seleção {span(first, last)}\n")
     assert "| português (pt) | inglês (en) |" in page
-    line_start, spans = _spans_by_line(TEXT)[1]
-    touched = {item.chunk for item in spans if line_start + item.start < REGION[1] and REGION[0] < line_start + item.end}
-    for chunk in touched:
-        items = [item for item in spans if item.chunk == chunk]
+    line_start, chunks = _region_chunks()
+    for items in chunks.values():
         # Each chunk's own pieces under the tokenizer in use, and where it is.
         assert f"Em {lines.span(line_start + items[0].start, line_start + items[-1].end)}." in page
         assert " ".join(f"`{item.piece}` ({item.id})" for item in items if item.id != UNK_ID) in page
