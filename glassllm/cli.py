@@ -19,7 +19,7 @@ from typing import TextIO
 from glassllm import cli_compare
 from glassllm.chunks import count_files
 from glassllm.files import may_replace
-from glassllm.packaged import load_tokenizer
+from glassllm.packaged import load_problem, load_tokenizer
 from glassllm.places import LineIndex
 from glassllm.tokenizer import UNK_ID, Tokenizer
 
@@ -212,8 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.run(args, sys.stdout)
     except (OSError, ValueError, KeyError) as error:
-        message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        sys.stderr.write(f"glassllm {args.command}: {message}\n")
+        sys.stderr.write(f"glassllm {args.command}: {load_problem(error)}\n")
         return 1
     return 0
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from glassllm.tokenizer import Tokenizer
 
-__all__ = ["PACKAGED", "load_tokenizer", "packaged", "packaged_path"]
+__all__ = ["PACKAGED", "load_problem", "load_tokenizer", "packaged", "packaged_path"]
 
 PACKAGED: dict[str, str] = {"pt": "Portuguese", "en": "English"}
 
@@ -33,3 +33,9 @@ def packaged(name: str) -> Tokenizer:
 def load_tokenizer(spec: str | Path) -> Tokenizer:
     """A packaged tokenizer by name (``"pt"``, ``"en"``) or a tokenizer file by path."""
     return packaged(spec) if spec in PACKAGED else Tokenizer.load(spec)
+
+
+def load_problem(error: Exception) -> str:
+    """What went wrong in :func:`load_tokenizer`, for a person: the message itself (a
+    ``KeyError``'s ``str()`` would wrap it in quotes)."""
+    return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)

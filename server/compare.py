@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
+from glassllm.packaged import load_problem
 from glassllm.places import place
 from glassllm.places import span as shown_span
 from glassllm.bpe import apply_merges
@@ -272,9 +273,8 @@ class CompareSet:
                 try:
                     loaded = ComparedTokenizer(load_tokenizer(name), name)
                 except (OSError, KeyError, ValueError) as error:
-                    problem = error.args[0] if isinstance(error, KeyError) and error.args else error
-                    self._failed[name] = str(problem)
-                    failures.append((name, str(problem)))
+                    self._failed[name] = load_problem(error)
+                    failures.append((name, self._failed[name]))
                     continue
                 self._loaded[name] = loaded
             compared.append(loaded)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from glassllm import PACKAGED, load_tokenizer, packaged
+from glassllm.packaged import load_problem
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
@@ -443,9 +444,8 @@ class GlassServer(LanguageServer):
         try:
             tokenizer = load_tokenizer(name)
         except (OSError, KeyError, ValueError) as error:
-            problem = error.args[0] if isinstance(error, KeyError) and error.args else error
             self.report_once(
-                self.messages("tokenizer.broken", path=name, problem=problem, previous=self.tokenizer_label())
+                self.messages("tokenizer.broken", path=name, problem=load_problem(error), previous=self.tokenizer_label())
             )
             return False
         self.tokenizer = LineTokenizer(tokenizer, name)
