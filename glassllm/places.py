@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 
-__all__ = ["LineIndex", "place", "span"]
+__all__ = ["LineIndex", "columns", "place", "span"]
 
 _LINE_END = re.compile(r"\r\n|\n|\r")
 
@@ -27,6 +27,12 @@ def span(first: tuple[int, int], last: tuple[int, int]) -> str:
     """The span whose first and last characters are at the 0-based ``first`` and
     ``last`` (both included): ``"1:17–1:21"``, or ``"1:17"`` for a single character."""
     return place(*first) if first == last else f"{place(*first)}–{place(*last)}"
+
+
+def columns(line: int, start: int, end: int) -> str:
+    """Columns ``[start, end)`` of 0-based line ``line`` as :func:`span` shows them (an
+    empty span: where it is)."""
+    return span((line, start), (line, max(start, end - 1)))
 
 
 class LineIndex:

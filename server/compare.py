@@ -21,7 +21,7 @@ from typing import Any
 
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
 from glassllm.packaged import load_problem
-from glassllm.places import place
+from glassllm.places import columns, place
 from glassllm.places import span as shown_span
 from glassllm.bpe import apply_merges
 from glassllm.chunks import CHUNK_PATTERN, mark_spaces
@@ -437,13 +437,13 @@ def render_compare_markdown(
         lines += [say("explain.truncated", shown=number(len(chunks)), chunks=number(explanation.total)), ""]
     differing = sum(not chunk.same for chunk in chunks)
     lines.append(say("compare.order", differing=number(differing), chunks=number(len(chunks))))
-    for place, index in enumerate(by_difference(chunks), 1):
+    for order, index in enumerate(by_difference(chunks), 1):
         chunk = chunks[index]
         lines += [
             "",
-            f"## {say('explain.chunk', number=place, chunk=shown(chunk.explanations[0].chunk))}",
+            f"## {say('explain.chunk', number=order, chunk=shown(chunk.explanations[0].chunk))}",
             "",
-            say("explain.where", span=shown_span((chunk.line, chunk.start), (chunk.line, max(chunk.start, chunk.end - 1))))
+            say("explain.where", span=columns(chunk.line, chunk.start, chunk.end))
             + " "
             + (say("compare.same") if chunk.same else say("compare.spread", spread=number(chunk.spread))),
             "",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from glassllm.places import span
+from glassllm.places import columns
 from glassllm.tokenizer import UNK_ID
 
 from glassllm_server.document import DocumentToken, Stats
@@ -66,8 +66,7 @@ def hover_markdown(
     head = f"**{code(token.piece)}** · {messages('hover.id', id=token.id)}"
     if token.id == UNK_ID:
         head += f" · {messages('hover.unknown')}"
-    where = span((token.line, token.start), (token.line, max(token.start, token.end - 1)))
-    head += f" · {messages('hover.at', span=where)}"
+    head += f" · {messages('hover.at', span=columns(token.line, token.start, token.end))}"
     if token.index is None:
         head += f" · {messages('hover.index_pending')}"
     else:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer, TokenSpan
-from glassllm.places import place
+from glassllm.places import columns, place
 from glassllm.places import span as shown_span
 from glassllm.tokenizer import SPACE, UNK_ID
 from glassllm_server.positions import content_length
@@ -320,7 +320,7 @@ def render_markdown(
             "",
             f"## {say('explain.chunk', number=position, chunk=shown(chunk.chunk))}",
             "",
-            say("explain.where", span=shown_span((item.line, item.start), (item.line, max(item.start, item.end - 1)))),
+            say("explain.where", span=columns(item.line, item.start, item.end)),
         ]
         if item.cut:
             alone = " ".join(token_text(piece, token_id) for piece, token_id in item.alone)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glassllm.places import LineIndex, place, span
+from glassllm.places import LineIndex, columns, place, span
 
 
 def test_place_and_span_count_from_1_and_include_both_ends():
@@ -22,3 +22,9 @@ def test_line_index_counts_lines_as_editors_do():
     assert index.span(start, start + len("chuva")) == "4:4–4:8"
     assert index.span(start, start) == "4:4"  # an empty span: where it is
     assert index.span(0, len("Era\r\n")) == "1:1–1:5"  # the line ending's two characters
+
+
+def test_columns_of_one_line_name_the_first_and_last_character():
+    assert columns(0, 16, 21) == "1:17–1:21"
+    assert columns(2, 4, 5) == "3:5"
+    assert columns(2, 4, 4) == "3:5"  # empty: where it is
