@@ -26,8 +26,7 @@ from glassllm_server.compare import (
 )
 from glassllm_server.describe import code
 from glassllm_server.document import Document, DocumentToken
-from glassllm_server.explanation import explain_selection
-from glassllm_server.features.explain import document_name, show_page
+from glassllm_server.features.explain import document_name, explain_range, lsp_position, show_page
 from glassllm_server.positions import Point
 from glassllm_server.server import GlassServer
 
@@ -55,7 +54,7 @@ async def _count(compared: Sequence[ComparedTokenizer], lines: Sequence[str]) ->
 
 
 async def _range_counts(
-    compared: Sequence[ComparedTokenizer], lines: list[str], span: tuple[Point, Point], chunks: int
+    compared: Sequence[ComparedTokenizer], lines: Sequence[str], span: tuple[Point, Point], chunks: int
 ) -> list[ComparedCounts]:
     start, end = span
     await _count(compared, lines[start.line : end.line + 1])
@@ -83,8 +82,7 @@ async def compare_stats(ls: GlassServer, document: Document, span: tuple[Point, 
     if span is None:
         counts = await _document_counts(ls, document, chunks)
     else:
-        # The text as the request found it: counting a long range yields to edits.
-        counts = await _range_counts(ls.compared(), list(document.lines), span, chunks)
+        counts = await _range_counts(ls.compared(), document.lines, span, chunks)
     return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
 
 
@@ -106,30 +104,15 @@ def compared_summary(ls: GlassServer, compare: list[dict[str, Any]]) -> str:
 def register(server: GlassServer) -> None:
     @server.command(COMPARE_TOKENIZERS)
     async def compare_tokenizers(ls: GlassServer, uri: str, selection: types.Range) -> dict[str, Any]:
-        document = ls.get_document(uri)
-        lines = list(document.lines)
-        start, end = ls.point(document, selection.start), ls.point(document, selection.end)
-        if end < start:
-            start, end = end, start
-        explanation = explain_selection(
-            document.tokenizer.tokenizer,
-            lines.__getitem__,
-            start,
-            end,
-            chunk_count=lambda line: document.line_tokens(line).chunk_count,
-        )
+        document, explanation = explain_range(ls, uri, selection)
         first, last = Point(*explanation.start), Point(*explanation.end)
         own = document.stats(first, last)
         compared = ls.compared()
         totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
-        totals += await _range_counts(compared, lines, (first, last), own.chunks)
+        totals += await _range_counts(compared, document.lines, (first, last), own.chunks)
         chunks = compare_explanation(explanation, compared)
         messages = ls.messages
-
-        def position(line: int, column: int) -> dict[str, int]:
-            converted = ls.position(document, Point(line, column))
-            return {"line": converted.line, "character": converted.character}
-
+        position = lsp_position(ls, document)
         data = compare_data(chunks, totals, position)
         name = document_name(uri)
         markdown = render_compare_markdown(

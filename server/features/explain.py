@@ -10,6 +10,7 @@ the same text in ``window/showMessage``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import PurePosixPath
 from typing import Any
@@ -18,15 +19,49 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 
 from glassllm_server.compare import COMPARE_TOKENIZERS
-from glassllm_server.explanation import explain_selection, explanation_data, render_markdown, write_page
+from glassllm_server.document import Document
+from glassllm_server.explanation import (
+    Explanation,
+    explain_selection,
+    explanation_data,
+    render_markdown,
+    write_page,
+)
 from glassllm_server.positions import Point
 from glassllm_server.server import GlassServer
 
-__all__ = ["EXPLAIN_MERGES", "document_name", "register", "show_page"]
+__all__ = ["EXPLAIN_MERGES", "document_name", "explain_range", "lsp_position", "register", "show_page"]
 
 logger = logging.getLogger(__name__)
 
 EXPLAIN_MERGES = "glassllm.explainMerges"
+
+
+def explain_range(ls: GlassServer, uri: str, selection: types.Range) -> tuple[Document, Explanation]:
+    """The document ``uri`` (as the request found it) and the explanation of the chunks
+    ``selection`` touches (in either direction), by the tokenizer in use."""
+    document = ls.get_document(uri)
+    start, end = ls.point(document, selection.start), ls.point(document, selection.end)
+    if end < start:
+        start, end = end, start
+    explanation = explain_selection(
+        document.tokenizer.tokenizer,
+        document.lines.__getitem__,
+        start,
+        end,
+        chunk_count=lambda line: document.line_tokens(line).chunk_count,
+    )
+    return document, explanation
+
+
+def lsp_position(ls: GlassServer, document: Document) -> Callable[[int, int], dict[str, int]]:
+    """Converts a line and code-point column of ``document`` to an LSP position as JSON."""
+
+    def position(line: int, column: int) -> dict[str, int]:
+        converted = ls.position(document, Point(line, column))
+        return {"line": converted.line, "character": converted.character}
+
+    return position
 
 
 def document_name(uri: str) -> str:
@@ -67,22 +102,9 @@ def show_page(ls: GlassServer, markdown: str, name: str, kind: str = "explain") 
 def register(server: GlassServer) -> None:
     @server.command(EXPLAIN_MERGES)
     async def explain_merges(ls: GlassServer, uri: str, selection: types.Range) -> dict[str, Any]:
-        document = ls.get_document(uri)
-        start = ls.point(document, selection.start)
-        end = ls.point(document, selection.end)
-        if end < start:
-            start, end = end, start
-        tok = document.tokenizer.tokenizer
-        explanation = explain_selection(
-            tok, document.lines.__getitem__, start, end, chunk_count=lambda line: len(document.line_tokens(line).chunks)
-        )
+        document, explanation = explain_range(ls, uri, selection)
         messages = ls.messages
-
-        def position(line: int, column: int) -> dict[str, int]:
-            converted = ls.position(document, Point(line, column))
-            return {"line": converted.line, "character": converted.character}
-
-        data = explanation_data(explanation, position)
+        data = explanation_data(explanation, lsp_position(ls, document))
         name = document_name(uri)
         label = ls.tokenizer_label()
         markdown = render_markdown(explanation, messages, messages.integer, label, name)
