@@ -47,8 +47,8 @@ __all__ = [
 
 COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
 
-# Distinct lines whose counts are kept before the cache starts afresh (as the server's
-# own line cache does), and distinct chunks kept for hovers.
+# Distinct lines (and distinct chunks) whose counts are kept before a cache starts afresh
+# (as the server's own line cache does), and distinct chunks kept whole for hovers.
 _LINE_CACHE_LIMIT = 1 << 17
 _CHUNK_CACHE_LIMIT = 1 << 16
 # A line's counts are one int, ``tokens + (unknown << 32)``, so a document's totals are
