@@ -32,6 +32,7 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from glassllm.normalize import nfc
@@ -278,32 +279,36 @@ def _count_shared(part: tuple[int, int, int]) -> Counter[str]:
     return tally.chunks()
 
 
-def _file_size(path: Path) -> int:
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Name the corpus file in an ``OSError`` raised while reading it."""
     try:
-        return path.stat().st_size
+        yield
     except OSError as error:
         raise type(error)(error.errno, f"cannot read corpus file: {error.strerror}", str(path)) from error
+
+
+def _file_size(path: Path) -> int:
+    with _reading(path):
+        return path.stat().st_size
 
 
 def _file_parts(path: Path, part_bytes: int) -> list[tuple[str, int, int]]:
     """Byte ranges of ``path`` of about ``part_bytes``, each ending after a ``\\n`` byte
     (never inside a UTF-8 sequence, whose bytes are all ≥ 0x80)."""
-    try:
-        size = path.stat().st_size
-        parts: list[tuple[str, int, int]] = []
-        with open(path, "rb") as handle:
-            start = 0
-            while size - start > part_bytes:
-                handle.seek(start + part_bytes)
-                rest = handle.read(part_bytes)
-                newline = rest.find(b"\n")
-                if newline < 0:
-                    break
-                end = start + part_bytes + newline + 1
-                parts.append((str(path), start, end))
-                start = end
-    except OSError as error:
-        raise type(error)(error.errno, f"cannot read corpus file: {error.strerror}", str(path)) from error
+    size = _file_size(path)
+    parts: list[tuple[str, int, int]] = []
+    with _reading(path), open(path, "rb") as handle:
+        start = 0
+        while size - start > part_bytes:
+            handle.seek(start + part_bytes)
+            rest = handle.read(part_bytes)
+            newline = rest.find(b"\n")
+            if newline < 0:
+                break
+            end = start + part_bytes + newline + 1
+            parts.append((str(path), start, end))
+            start = end
     parts.append((str(path), start, size))
     return parts
 
