@@ -179,3 +179,10 @@ def test_a_generator_of_texts_is_counted_as_it_comes():
 def test_counting_equals_the_chunk_regex_around_markers_and_whitespace(text):
     assert count_chunks(text) == Counter(pre_tokenize(text))
     assert count_chunks([text, text]) == Counter(pre_tokenize(text) * 2)
+
+
+def test_a_corpus_file_that_cannot_be_read_is_named(tmp_path):
+    missing = tmp_path / "nowhere.txt"
+    with pytest.raises(OSError, match="cannot read corpus file") as raised:
+        count_files([missing])
+    assert raised.value.filename == str(missing)
