@@ -28,7 +28,7 @@ from glassllm.chunks import CHUNK_PATTERN, mark_spaces
 from glassllm.normalize import nfc
 from glassllm.tokenizer import SPECIALS, UNK_ID
 
-from glassllm_server.document import LONG_LINE, Document, segment_cuts
+from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation, Say, shown, token_text
 
 __all__ = [
@@ -120,8 +120,7 @@ class ComparedTokenizer:
         count = self._lines.get(line)
         if count is not None:
             return count
-        if len(line) > LONG_LINE and (cuts := segment_cuts(line)):
-            bounds = [0, *cuts, len(line)]
+        if len(line) > LONG_LINE and len(bounds := segment_bounds(line)) > 2:
             return sum(self.count_line(line[start:stop]) for start, stop in zip(bounds, bounds[1:]))
         count = sum(map(self._count_chunk, CHUNK_PATTERN.findall(mark_spaces(nfc(line)))))
         if len(self._lines) >= _LINE_CACHE_LIMIT:
@@ -229,7 +228,7 @@ def _overlapping(tok: Tokenizer, text: str, low: int, high: int) -> Iterator[Any
     Of a long line, only the segments around the columns are tokenized."""
     offset = 0
     if len(text) > LONG_LINE:
-        bounds = [0, *segment_cuts(text), len(text)]
+        bounds = segment_bounds(text)
         first = max(bisect_right(bounds, low) - 1, 0)
         last = min(bisect_left(bounds, high), len(bounds) - 1)
         offset, text = bounds[first], text[bounds[first] : bounds[last]]

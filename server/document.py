@@ -142,7 +142,7 @@ class LineTokens:
 
 
 class SegmentedLineTokens(LineTokens):
-    """The tokens of a long line, kept as its segments' (see :func:`segment_cuts`):
+    """The tokens of a long line, kept as its segments' (see :func:`segment_bounds`):
     an edit re-tokenizes only the segments around it, and a lookup by column costs a
     segment, not the line. The whole line's chunks and NFC map are joined on demand."""
 
@@ -219,19 +219,20 @@ SEGMENT = 1024
 _CUT = re.compile(f"[^ {SPACE}] ")
 
 
-def segment_cuts(text: str, start: int = 0, stop: int | None = None) -> list[int]:
-    """Offsets where ``text[start:stop]`` is cut into segments of about :data:`SEGMENT`
-    characters (the region's ends excluded); none where the text has no safe place."""
+def segment_bounds(text: str, start: int = 0, stop: int | None = None) -> list[int]:
+    """Where the segments of ``text[start:stop]`` begin, then ``stop``: segments of about
+    :data:`SEGMENT` characters, or the one region whole where the text has no safe cut."""
     stop = len(text) if stop is None else stop
-    cuts: list[int] = []
+    bounds = [start]
     position = start + SEGMENT
     while position < stop - SEGMENT // 4:
         found = _CUT.search(text, position - 1, stop)
         if found is None:
             break
-        cuts.append(found.start() + 1)
+        bounds.append(found.start() + 1)
         position = found.start() + 1 + SEGMENT
-    return cuts
+    bounds.append(stop)
+    return bounds
 
 
 class LineTokenizer:
@@ -299,7 +300,7 @@ class LineTokenizer:
         :meth:`line` then only joins them. Background work on a very long line can so
         give the event loop back, one segment at a time."""
         if self._preparing is None or self._preparing[0] is not text:
-            self._preparing = (text, [0, *segment_cuts(text), len(text)], 0)
+            self._preparing = (text, segment_bounds(text), 0)
         _, bounds, done = self._preparing
         while done < len(bounds) - 1:
             if perf_counter() >= deadline:
@@ -340,7 +341,7 @@ class LineTokenizer:
             tail.reverse()
         start = sum(len(piece) for piece, _ in head)
         stop = len(text) - sum(len(piece) for piece, _ in tail)
-        bounds = [start, *segment_cuts(text, start, stop), stop]
+        bounds = segment_bounds(text, start, stop)
         middle = [(text[a:b], self._segment(text[a:b])) for a, b in zip(bounds, bounds[1:]) if a < b]
         return SegmentedLineTokens((*head, *middle, *tail))
 
