@@ -35,26 +35,14 @@ Band = tuple[int, int, int]  # start and length in code units, token type (0 or 
 
 def line_bands(text: str, spans: Sequence[TokenSpan], encoding: Encoding) -> list[Band]:
     """The bands of a line (its text with its ending), types alternating from 0."""
-    content = content_length(text)
-    bands: list[Band] = []
     if text.isascii() or encoding == "utf-32":
+        content = content_length(text)
+        bands: list[Band] = []
         for span in spans:
             if span.start < span.end <= content:
                 bands.append((span.start, span.end - span.start, len(bands) & 1))
         return bands
-    position = 0  # code units up to ``column``
-    column = 0
-    for span in spans:
-        if not span.start < span.end <= content:
-            continue
-        gap = text[column : span.start]
-        piece = text[span.start : span.end]
-        position += columns_to_units(gap, len(gap), encoding)
-        length = columns_to_units(piece, len(piece), encoding)
-        bands.append((position, length, len(bands) & 1))
-        position += length
-        column = span.end
-    return bands
+    return _unit_bands(text, spans, 0, encoding)
 
 
 def window_bands(text: str, tokens: LineTokens, low: int, high: int, encoding: Encoding) -> list[Band]:
@@ -65,10 +53,29 @@ def window_bands(text: str, tokens: LineTokens, low: int, high: int, encoding: E
     Costs the window, not the line: for a visible part of a very long line.
     """
     number, spans = tokens.window(low, high)
+    return _unit_bands(text, spans, number, encoding)
+
+
+def _unit_bands(text: str, spans: Sequence[TokenSpan], number: int, encoding: Encoding) -> list[Band]:
+    """The bands of ``spans`` (contiguous, a line's from its token ``number`` on) in
+    ``encoding``'s code units, measured from the first span's column."""
     content = content_length(text)
     bands: list[Band] = []
     if not spans:
         return bands
+    column = spans[0].start
+    position = columns_to_units(text, column, encoding)  # code units up to ``column``
+    for span in spans:
+        if not span.start < span.end <= content:
+            continue
+        gap = text[column : span.start]
+        piece = text[span.start : span.end]
+        position += columns_to_units(gap, len(gap), encoding)
+        length = columns_to_units(piece, len(piece), encoding)
+        bands.append((position, length, (number + len(bands)) & 1))
+        position += length
+        column = span.end
+    return bands
     column = spans[0].start
     position = columns_to_units(text, column, encoding)
     for index, span in enumerate(spans, number):
