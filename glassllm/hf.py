@@ -29,13 +29,11 @@ import json
 import re
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from glassllm.chunks import _LETTER, _MARKS, _SYMBOL, SPACE
 from glassllm.files import atomic_write_text
-
-if TYPE_CHECKING:
-    from glassllm.tokenizer import Tokenizer
+from glassllm.tokenizer import UNK_TEXT, Tokenizer
 
 __all__ = ["chunk_regex", "hf_tokenizer_json", "save_hf"]
 
@@ -123,7 +121,7 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
             "type": "Sequence",
             "decoders": [
                 {"type": "Replace", "pattern": {"String": SPACE}, "content": " "},
-                {"type": "Replace", "pattern": {"String": "<unk>"}, "content": "\u2047"},
+                {"type": "Replace", "pattern": {"String": "<unk>"}, "content": UNK_TEXT},
             ]
             + [{"type": "Replace", "pattern": {"String": special}, "content": ""} for special in _ADDED_SPECIALS],
         },
