@@ -1,14 +1,14 @@
 """glassllm: a transparent character-level BPE tokenizer.
 
-    >>> from glassllm import Tokenizer
-    >>> tok = Tokenizer.train("banana banana", vocab_size=12)
-    >>> tok.encode("banana banana")
-    [11, 7, 11]
+>>> from glassllm import Tokenizer
+>>> tok = Tokenizer.train("banana banana", vocab_size=12)
+>>> tok.encode("banana banana")
+[11, 7, 11]
 """
 
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
-from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, Tokenizer
+from glassllm.tokenizer import ChunkExplanation, MergeStep, Tokenizer, TokenSpan
 
 __all__ = [
     "PACKAGED",

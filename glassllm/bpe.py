@@ -28,9 +28,9 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from itertools import repeat
+from itertools import pairwise, repeat
 
-__all__ = ["Pair", "get_stats", "merge", "apply_merges", "learn_merges", "collector_paused"]
+__all__ = ["Pair", "apply_merges", "collector_paused", "get_stats", "learn_merges", "merge"]
 
 Pair = tuple[str, str]
 
@@ -38,7 +38,7 @@ Pair = tuple[str, str]
 def get_stats(symbols: list[str], counts: Counter[Pair] | None = None, weight: int = 1) -> Counter[Pair]:
     """Count adjacent pairs of ``symbols`` (overlapping: ``a a a`` holds ``(a, a)`` twice)."""
     counts = Counter() if counts is None else counts
-    for pair in zip(symbols, symbols[1:]):
+    for pair in pairwise(symbols):
         counts[pair] += weight
     return counts
 
@@ -68,7 +68,7 @@ def apply_merges(chunk: str, ranks: Mapping[Pair, int]) -> tuple[list[str], list
     applied: list[Pair] = []
     get = ranks.get
     while len(symbols) > 1:
-        pairs = list(zip(symbols, symbols[1:]))
+        pairs = list(pairwise(symbols))
         pair_ranks = list(map(get, pairs, repeat(_NEVER)))
         best = min(pair_ranks)
         if best == _NEVER:
@@ -116,9 +116,7 @@ def learn_merges(
         return _learn(chunk_counts, max_merges, progress)
 
 
-def _learn(
-    chunk_counts: Mapping[str, int], max_merges: int, progress: Progress | None
-) -> tuple[list[Pair], list[int]]:
+def _learn(chunk_counts: Mapping[str, int], max_merges: int, progress: Progress | None) -> tuple[list[Pair], list[int]]:
     words: list[list[str]] = []
     freqs: list[int] = []
     for chunk, freq in chunk_counts.items():
@@ -130,7 +128,7 @@ def _learn(
     where: defaultdict[Pair, list[int]] = defaultdict(list)
     for index, symbols in enumerate(words):
         freq = freqs[index]
-        for pair in zip(symbols, symbols[1:]):
+        for pair in pairwise(symbols):
             counts[pair] += freq
             where[pair].append(index)
     # Every pair with a count has a heap entry at least as large as its count; entries
@@ -197,9 +195,7 @@ def _merge_everywhere(
             copied = at = at + 2
             # The pair to the right is handled here unless another occurrence starts
             # there, whose left side then turns ``(b, a)`` into ``(ab, ab)``.
-            if copied <= last and not (
-                copied < last and symbols[copied] == first and symbols[copied + 1] == second
-            ):
+            if copied <= last and not (copied < last and symbols[copied] == first and symbols[copied + 1] == second):
                 following = symbols[copied]
                 counts[(second, following)] -= freq
                 right = (joined, following)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from glassllm.normalize import nfc
 
-__all__ = ["SPACE", "CHUNK_PATTERN", "mark_spaces", "pre_tokenize", "chunk_matches", "count_chunks", "count_files"]
+__all__ = ["CHUNK_PATTERN", "SPACE", "chunk_matches", "count_chunks", "count_files", "mark_spaces", "pre_tokenize"]
 
 SPACE = "\u2581"
 
@@ -57,9 +57,7 @@ def _mark_class() -> str:
                 ranges[-1] = (ranges[-1][0], code)
             else:
                 ranges.append((code, code))
-    return "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
-    )
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
 
 
 _LETTER = r"[^\W\d_]"
@@ -141,9 +139,7 @@ def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Coun
     global _SHARED
     _SHARED = texts
     try:
-        parts = [
-            (index, start, end) for index, text in enumerate(texts) for start, end in _line_parts(text, workers)
-        ]
+        parts = [(index, start, end) for index, text in enumerate(texts) for start, end in _line_parts(text, workers)]
         with multiprocessing.get_context("fork").Pool(workers, initializer=_default_signals) as pool:
             return _sum(pool.imap_unordered(_count_shared, parts))
     finally:
@@ -166,7 +162,9 @@ def count_files(paths: Iterable[str | Path], *, jobs: int | None = 1) -> Counter
     workers = min(workers, len(parts))
     if workers < 2:
         return _sum(map(_count_file_part, parts))
-    start_method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    start_method = (
+        "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
     with multiprocessing.get_context(start_method).Pool(workers, initializer=_default_signals) as pool:
         return _sum(pool.imap_unordered(_count_file_part, parts))
 
@@ -326,9 +324,7 @@ def _count_file_part(part: tuple[str, int, int]) -> Counter[str]:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ValueError(
-                    f"{path}: not UTF-8 text ({error.reason} at byte {start + error.start})"
-                ) from None
+                raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {start + error.start})") from None
             if not raw:
                 break
             tally.add(mark_spaces(nfc(text)))

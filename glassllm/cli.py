@@ -183,8 +183,10 @@ def _parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     export = commands.add_parser(
-        "export", help="write a tokenizer as a Hugging Face tokenizer.json", description="write a tokenizer as a "
-        "Hugging Face tokenizers file that encodes and decodes exactly as glassllm does"
+        "export",
+        help="write a tokenizer as a Hugging Face tokenizer.json",
+        description="write a tokenizer as a "
+        "Hugging Face tokenizers file that encodes and decodes exactly as glassllm does",
     )
     export.add_argument("tokenizer", help="pt, en, or the path of a tokenizer JSON file")
     export.add_argument("--output", "-o", required=True, help="where to write tokenizer.json")

@@ -44,9 +44,7 @@ def _visible(text: str) -> str:
 
 def _width(text: str) -> int:
     """Terminal columns ``text`` takes: wide (CJK, emoji) 2, combining marks 0."""
-    return sum(
-        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
-    )
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _pad(text: str, shown: str, width: int) -> str:
@@ -73,9 +71,14 @@ def _write_chunks(chunks: list[ComparedChunk], names: tuple[str, ...], color: bo
         rows.append(cells)
     header = ["chunk"] + [cell for name in names for cell in (name, "")]
     widths = [max([_width(header[i])] + [_width(row[i][0]) for row in rows]) for i in range(len(header))]
-    out.write("  ".join(_pad(title, title, width) for title, width in zip(header, widths)).rstrip() + "\n")
+    out.write(
+        "  ".join(_pad(title, title, width) for title, width in zip(header, widths, strict=False)).rstrip() + "\n"
+    )
     for cells in rows:
-        out.write("  ".join(_pad(plain, shown, width) for (plain, shown), width in zip(cells, widths)).rstrip() + "\n")
+        out.write(
+            "  ".join(_pad(plain, shown, width) for (plain, shown), width in zip(cells, widths, strict=False)).rstrip()
+            + "\n"
+        )
 
 
 def _write_totals(comparison: Comparison, out: TextIO) -> None:
@@ -87,7 +90,9 @@ def _write_totals(comparison: Comparison, out: TextIO) -> None:
     widths = [max(_width(row[i]) for row in [titles, *rows]) for i in range(len(titles))]
     for row in [titles, *rows]:
         first = _pad(row[0], row[0], widths[0])
-        out.write("  ".join([first] + [value.rjust(width) for value, width in zip(row[1:], widths[1:])]) + "\n")
+        out.write(
+            "  ".join([first] + [value.rjust(width) for value, width in zip(row[1:], widths[1:], strict=False)]) + "\n"
+        )
 
 
 def _as_json(comparison: Comparison) -> dict[str, Any]:
@@ -111,8 +116,8 @@ def _as_json(comparison: Comparison) -> dict[str, Any]:
                 "chunk": c.chunk,
                 "start": c.start,
                 "end": c.end,
-                "pieces": dict(zip(names, map(list, c.pieces))),
-                "ids": dict(zip(names, map(list, c.ids))),
+                "pieces": dict(zip(names, map(list, c.pieces), strict=False)),
+                "ids": dict(zip(names, map(list, c.ids), strict=False)),
             }
             for c in comparison.chunks
         ],

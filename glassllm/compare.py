@@ -21,7 +21,7 @@ from itertools import groupby
 from operator import attrgetter
 
 from glassllm.chunks import pre_tokenize
-from glassllm.tokenizer import UNK_ID, TokenSpan, Tokenizer
+from glassllm.tokenizer import UNK_ID, Tokenizer, TokenSpan
 
 __all__ = ["ComparedChunk", "Comparison", "TokenizerTotals", "compare"]
 
@@ -99,7 +99,7 @@ def compare(text: str, tokenizers: Mapping[str, Tokenizer]) -> Comparison:
     names = tuple(tokenizers)
     chunk_texts = pre_tokenize(text)
     grouped = [_by_chunk(tok.encode_spans(text)) for tok in tokenizers.values()]
-    for name, groups in zip(names, grouped):
+    for name, groups in zip(names, grouped, strict=False):
         if len(groups) != len(chunk_texts):  # the chunk rule is shared; this cannot happen
             raise AssertionError(f"tokenizer {name} cut {len(groups)} chunks where the text has {len(chunk_texts)}")
     chunks = []
@@ -124,6 +124,6 @@ def compare(text: str, tokenizers: Mapping[str, Tokenizer]) -> Comparison:
             characters=len(text),
             unknown=sum(span.id == UNK_ID for group in group_list for span in group),
         )
-        for name, group_list in zip(names, grouped)
+        for name, group_list in zip(names, grouped, strict=False)
     ]
     return Comparison(names, chunks, totals)

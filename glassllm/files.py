@@ -87,17 +87,12 @@ def _validate(data: object, path: str | Path) -> TokenizerFile:
         raise ValueError(f"{path}: 'merges' must be a list, found {type(merges).__name__}")
     pairs: list[tuple[str, str]] = []
     for rank, pair in enumerate(merges):
-        if (
-            not isinstance(pair, list)
-            or len(pair) != 2
-            or not all(isinstance(part, str) and part for part in pair)
-        ):
+        if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(part, str) and part for part in pair):
             raise ValueError(f"{path}: merges[{rank}] must be a pair of non-empty strings, found {pair!r}")
         for part in pair:
             if part not in seen:
                 raise ValueError(
-                    f"{path}: merges[{rank}] {pair!r} uses {part!r}, which is not in the vocabulary "
-                    "before that merge"
+                    f"{path}: merges[{rank}] {pair!r} uses {part!r}, which is not in the vocabulary before that merge"
                 )
         seen.add(pair[0] + pair[1])
         pairs.append((pair[0], pair[1]))
@@ -136,9 +131,7 @@ def atomic_write_text(path: str | Path, text: str, what: str) -> None:
     destination = Path(path)
     temporary: str | None = None
     try:
-        descriptor, temporary = tempfile.mkstemp(
-            dir=destination.parent, prefix=f".{destination.name}.", suffix=".tmp"
-        )
+        descriptor, temporary = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.", suffix=".tmp")
         # mkstemp creates the file private (0600); a tokenizer file is ordinary data.
         os.fchmod(descriptor, 0o644)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

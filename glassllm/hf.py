@@ -53,9 +53,7 @@ def _code_points(python_class: str) -> list[tuple[int, int]]:
 
 def _onig_class(python_class: str) -> str:
     """``python_class`` as an Oniguruma class of explicit ``\\x{…}`` ranges."""
-    parts = [
-        f"\\x{{{a:X}}}" if a == b else f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in _code_points(python_class)
-    ]
+    parts = [f"\\x{{{a:X}}}" if a == b else f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in _code_points(python_class)]
     return "[" + "".join(parts) + "]"
 
 

@@ -8,6 +8,7 @@ point came from. :func:`normalize_with_offsets` returns that memory as a boundar
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 
 __all__ = ["nfc", "normalize_with_offsets"]
@@ -31,7 +32,7 @@ def _segments(text: str) -> list[tuple[int, int]]:
             starts.append(index)
     starts.append(len(text))
     spans: list[tuple[int, int]] = []
-    for start, end in zip(starts, starts[1:]):
+    for start, end in itertools.pairwise(starts):
         if spans:
             group_start, group_end = spans[-1]
             group, piece = text[group_start:group_end], text[start:end]
@@ -81,7 +82,7 @@ def normalize_with_offsets(text: str) -> tuple[str, list[int] | None]:
 
 def _common_prefix(first: str, second: str) -> int:
     """How many leading code points ``first`` and ``second`` share."""
-    for index, (a, b) in enumerate(zip(first, second)):
+    for index, (a, b) in enumerate(zip(first, second, strict=False)):
         if a != b:
             return index
     return min(len(first), len(second))

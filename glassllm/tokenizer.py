@@ -14,10 +14,10 @@ byte fallback.
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -206,7 +206,13 @@ class Tokenizer:
         next(chunk_of)
         ids = chain.from_iterable(map(_IDS, entries))
         with collector_paused():
-            return list(map(_new_span, repeat(TokenSpan), zip(ids, pieces, bounds, islice(bounds, 1, None), chunk_of)))
+            return list(
+                map(
+                    _new_span,
+                    repeat(TokenSpan),
+                    zip(ids, pieces, bounds, islice(bounds, 1, None), chunk_of, strict=False),
+                )
+            )
 
     def encode_verbose(self, text: str) -> list[dict[str, object]]:
         """Per chunk, ``{"chunk": str, "steps": list[list[str]]}``: the characters, then

@@ -77,7 +77,7 @@ def test_every_chunk_joins_back_under_every_tokenizer(text):
     for chunk in result.chunks:
         for pieces in chunk.pieces:
             assert "".join(pieces) == chunk.chunk
-    for position, (name, tok) in enumerate([("pt", PT), ("en", EN), ("banana", BANANA)]):
+    for position, (_name, tok) in enumerate([("pt", PT), ("en", EN), ("banana", BANANA)]):
         ids = [token_id for chunk in result.chunks for token_id in chunk.ids[position]]
         assert ids == tok.encode(text)
         assert result.totals[position].tokens == len(ids)

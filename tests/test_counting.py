@@ -11,15 +11,13 @@ import subprocess
 import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import pytest
 import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassllm import Tokenizer, packaged
-from glassllm import chunks
+from glassllm import Tokenizer, chunks, packaged
 from glassllm.chunks import count_chunks, count_files, pre_tokenize
 
 
@@ -99,7 +97,9 @@ def test_count_files_reports_bad_files(tmp_path):
 
 
 def test_train_from_counts_checks_its_input():
-    assert same_tokenizer(Tokenizer.train_from_counts({"banana": 1, "▁banana": 2}, 20), Tokenizer.train("banana banana banana", 20))
+    assert same_tokenizer(
+        Tokenizer.train_from_counts({"banana": 1, "▁banana": 2}, 20), Tokenizer.train("banana banana banana", 20)
+    )
     with pytest.raises(ValueError, match="positive integer"):
         Tokenizer.train_from_counts({"banana": 0}, 20)
     with pytest.raises(ValueError, match="non-empty str"):
@@ -150,7 +150,9 @@ def test_train_and_export_never_replace_a_file_that_is_not_theirs(tmp_path):
     result = glassllm("export", str(tok_path), "-o", str(hf_path))
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"{hf_path}: Hugging Face tokenizer, 12 entries (3 merges)\n"
-    assert tokenizers.Tokenizer.from_file(str(hf_path)).encode("banana banana").ids == Tokenizer.load(tok_path).encode("banana banana")
+    assert tokenizers.Tokenizer.from_file(str(hf_path)).encode("banana banana").ids == Tokenizer.load(tok_path).encode(
+        "banana banana"
+    )
     assert glassllm("train", str(corpus), "--vocab-size", "12", "-o", str(hf_path)).returncode == 1
 
     assert glassllm("train", str(corpus), "--vocab-size", "12", "-o", str(notes), "--force").returncode == 0

@@ -159,7 +159,7 @@ def test_the_one_difference_literal_special_names_in_the_text(exported):
     glassllm spells it out. ``encode_special_tokens = True`` gives glassllm's reading."""
     tok, hf = exported["en"]
     text = "<bos>hello<eos>"
-    assert hf.encode(text).ids == [2] + tok.encode("hello") + [3]
+    assert hf.encode(text).ids == [2, *tok.encode("hello"), 3]
     assert tok.encode(text) != hf.encode(text).ids
     hf.encode_special_tokens = True
     try:
@@ -194,7 +194,7 @@ def test_the_file_loads_in_transformers_with_the_special_tokens_mapped(tmp_path)
     ids = tok.encode(text)
     assert fast.encode(text) == ids
     assert fast.decode(ids) == tok.decode(ids)
-    assert fast.decode([2] + ids + [3, 0, 0]) == tok.decode(ids)
+    assert fast.decode([2, *ids, 3, 0, 0]) == tok.decode(ids)
     # transformers counts <unk> among the special tokens, so skipping them drops it too.
     assert fast.decode(tok.encode("a🧪b"), skip_special_tokens=True) == "ab"
     batch = fast(["Olá", "Olá, mundo"], padding=True)

@@ -16,7 +16,13 @@ def test_line_index_counts_lines_as_editors_do():
     text = "Era\r\numa\rvez\nna chuva"
     index = LineIndex(text)
     assert [index.point(offset) for offset in (0, 3, 4, 5, 9, 13, 16)] == [
-        (0, 0), (0, 3), (0, 4), (1, 0), (2, 0), (3, 0), (3, 3)
+        (0, 0),
+        (0, 3),
+        (0, 4),
+        (1, 0),
+        (2, 0),
+        (3, 0),
+        (3, 3),
     ]
     start = text.index("chuva")
     assert index.span(start, start + len("chuva")) == "4:4–4:8"

@@ -85,9 +85,7 @@ def test_crlf_and_tabs_keep_their_own_spans(pt):
     assert [s.piece for s in spans if s.piece in "\r\n\t\u2028"] == ["\t", "\r", "\n", "\r", "\u2028"]
 
 
-unicode_text = st.text(
-    st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"]), max_size=60
-)
+unicode_text = st.text(st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"]), max_size=60)
 
 
 @settings(max_examples=400, deadline=None)
@@ -116,7 +114,9 @@ def test_each_span_normalizes_to_its_piece_when_nfc_keeps_runs_apart(text):
 
 
 def shifted(spans: list[TokenSpan], offset: int, chunks: int) -> list[TokenSpan]:
-    return [span._replace(start=span.start + offset, end=span.end + offset, chunk=span.chunk + chunks) for span in spans]
+    return [
+        span._replace(start=span.start + offset, end=span.end + offset, chunk=span.chunk + chunks) for span in spans
+    ]
 
 
 def spans_line_by_line(tok: Tokenizer, text: str) -> list[TokenSpan]:
@@ -158,7 +158,9 @@ def test_a_letter_nfc_does_not_compose_keeps_its_span_beside_other_lines(pt):
 line_text = st.lists(
     st.one_of(
         st.characters(codec="utf-8", categories=["L", "M", "N", "P", "S", "Z", "Cc"]),
-        st.sampled_from(["\n", "\r", "\r\n", "\u0301", "\u0327", "\u0308", "e\u0301", "\u1100\u1161", "\u0958", "\u0344"]),
+        st.sampled_from(
+            ["\n", "\r", "\r\n", "\u0301", "\u0327", "\u0308", "e\u0301", "\u1100\u1161", "\u0958", "\u0344"]
+        ),
     ),
     max_size=40,
 ).map("".join)

@@ -43,9 +43,7 @@ def assert_same_as_reference(text: str, vocab_size: int) -> None:
 # Few distinct characters make long runs, overlapping pairs (``aaaa``) and the same piece
 # learned by two different merges, which is where incremental bookkeeping goes wrong.
 small_text = st.text(alphabet="ab \nc", max_size=120)
-any_text = st.text(
-    st.characters(codec="utf-8", categories=["L", "N", "P", "Zs", "Mn", "So", "Cc"]), max_size=80
-)
+any_text = st.text(st.characters(codec="utf-8", categories=["L", "N", "P", "Zs", "Mn", "So", "Cc"]), max_size=80)
 
 
 @settings(max_examples=300, deadline=None)

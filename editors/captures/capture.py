@@ -31,8 +31,22 @@ COLUMNS, ROWS = 120, 22
 DEFAULT_FG, DEFAULT_BG = "#e0e2ea", "#14161b"
 FONT_SIZE, CELL_WIDTH, CELL_HEIGHT = 28, 16.86, 36
 ANSI_16 = [
-    "#000000", "#cd0000", "#00cd00", "#cdcd00", "#0000ee", "#cd00cd", "#00cdcd", "#e5e5e5",
-    "#7f7f7f", "#ff0000", "#00ff00", "#ffff00", "#5c5cff", "#ff00ff", "#00ffff", "#ffffff",
+    "#000000",
+    "#cd0000",
+    "#00cd00",
+    "#cdcd00",
+    "#0000ee",
+    "#cd00cd",
+    "#00cdcd",
+    "#e5e5e5",
+    "#7f7f7f",
+    "#ff0000",
+    "#00ff00",
+    "#ffff00",
+    "#5c5cff",
+    "#ff00ff",
+    "#00ffff",
+    "#ffffff",
 ]
 
 
@@ -58,7 +72,7 @@ def palette(index: int) -> str:
     if index < 232:
         index -= 16
         levels = [0, 95, 135, 175, 215, 255]
-        return "#{:02x}{:02x}{:02x}".format(levels[index // 36], levels[index // 6 % 6], levels[index % 6])
+        return f"#{levels[index // 36]:02x}{levels[index // 6 % 6]:02x}{levels[index % 6]:02x}"
     gray = 8 + (index - 232) * 10
     return f"#{gray:02x}{gray:02x}{gray:02x}"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_server import CORPUS, URI, Client, percentiles, timed  # noqa: E402
+from bench_server import CORPUS, URI, Client, percentiles, timed
 
 
 def document(uri: str) -> dict[str, str]:
@@ -38,7 +38,9 @@ async def main() -> None:
     lines = text.split("\n")
     client = await Client.start()
     await client.initialize()
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "plaintext", "version": 1, "text": text}})
+    client.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "plaintext", "version": 1, "text": text}}
+    )
     await client.request("glassllm/stats", document(URI))
     generator = random.Random(1)
 
@@ -53,7 +55,12 @@ async def main() -> None:
             "textDocument/didChange",
             {
                 "textDocument": {"uri": URI, "version": version},
-                "contentChanges": [{"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}}, "text": "x"}],
+                "contentChanges": [
+                    {
+                        "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
+                        "text": "x",
+                    }
+                ],
             },
         )
         began = time.perf_counter()
@@ -113,7 +120,9 @@ async def main() -> None:
         busy.append(await timed(lambda: client.request("textDocument/hover", {**document(URI), "position": place()})))
         await asyncio.sleep(0.01)
     trained = training.result()
-    print(f"train 1,024 entries on the 7 MB file from the editor: {time.perf_counter() - start:5.2f} s ({trained['merges']} merges)")
+    print(
+        f"train 1,024 entries on the 7 MB file from the editor: {time.perf_counter() - start:5.2f} s ({trained['merges']} merges)"
+    )
     print(f"hover while training: {percentiles(busy)}")
     print(f"server memory after training: {client.rss_mb():.0f} MB RSS")
     await client.stop()

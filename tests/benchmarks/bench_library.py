@@ -50,7 +50,7 @@ def best_of(repeat: int, *runs: Callable[[], object]) -> list[tuple[float, objec
             started = time.perf_counter()
             results[index] = run()
             best[index] = min(best[index], time.perf_counter() - started)
-    return list(zip(best, results))
+    return list(zip(best, results, strict=False))
 
 
 def train_hf(path: Path, vocab_size: int) -> HFTokenizer:
@@ -155,12 +155,18 @@ def report_large(vocab_size: int) -> None:
         megabytes = path.stat().st_size / 1e6
     mb = 1 << 20
     print(f"large      {megabytes:.1f} MB (pt and en, train and held-out, 4 times), {vocab_size:,} entries:")
-    print(f"           time       glassllm {ours['seconds']:6.2f} s    HF {hf['seconds']:6.2f} s    "
-          f"glassllm/HF = {ours['seconds'] / hf['seconds']:.2f}  (target ≤ 1.0)")
-    print(f"           peak PSS   glassllm {ours['peak_pss'] / mb:6.0f} MB   HF {hf['peak_pss'] / mb:6.0f} MB   "
-          f"glassllm/HF = {ours['peak_pss'] / hf['peak_pss']:.2f}  (target ≤ 1.2; the process and its workers)")
-    print(f"           peak RSS   glassllm {ours['main_rss'] / mb:6.0f} MB   HF {hf['main_rss'] / mb:6.0f} MB   "
-          f"glassllm/HF = {ours['main_rss'] / hf['main_rss']:.2f}  (the main process alone)")
+    print(
+        f"           time       glassllm {ours['seconds']:6.2f} s    HF {hf['seconds']:6.2f} s    "
+        f"glassllm/HF = {ours['seconds'] / hf['seconds']:.2f}  (target ≤ 1.0)"
+    )
+    print(
+        f"           peak PSS   glassllm {ours['peak_pss'] / mb:6.0f} MB   HF {hf['peak_pss'] / mb:6.0f} MB   "
+        f"glassllm/HF = {ours['peak_pss'] / hf['peak_pss']:.2f}  (target ≤ 1.2; the process and its workers)"
+    )
+    print(
+        f"           peak RSS   glassllm {ours['main_rss'] / mb:6.0f} MB   HF {hf['main_rss'] / mb:6.0f} MB   "
+        f"glassllm/HF = {ours['main_rss'] / hf['main_rss']:.2f}  (the main process alone)"
+    )
 
 
 def main() -> None:
@@ -199,14 +205,22 @@ def main() -> None:
     megabytes = len(heldout.encode("utf-8")) / 1e6
 
     print(f"corpus: {train_path} ({train_path.stat().st_size / 1e6:.1f} MB), vocabulary {args.vocab_size}")
-    print(f"training   glassllm {ours_train:7.3f} s   HF {hf_train:7.3f} s   glassllm/HF = {ours_train / hf_train:.2f}"
-          "  (target ≤ 1.0)")
-    print(f"encode     glassllm {megabytes / ours_encode:7.2f} MB/s   HF encode_batch {megabytes / hf_encode:7.2f} MB/s"
-          f"   glassllm/HF = {hf_encode / ours_encode:.2f}  (target ≥ 2.0)")
+    print(
+        f"training   glassllm {ours_train:7.3f} s   HF {hf_train:7.3f} s   glassllm/HF = {ours_train / hf_train:.2f}"
+        "  (target ≤ 1.0)"
+    )
+    print(
+        f"encode     glassllm {megabytes / ours_encode:7.2f} MB/s   HF encode_batch {megabytes / hf_encode:7.2f} MB/s"
+        f"   glassllm/HF = {hf_encode / ours_encode:.2f}  (target ≥ 2.0)"
+    )
     print(f"           glassllm first pass on a fresh tokenizer (cold cache): {megabytes / cold:.2f} MB/s")
-    print(f"spans      glassllm encode_spans {megabytes / ours_spans:7.2f} MB/s = {ours_encode / ours_spans:.2f} × encode"
-          "  (target ≥ 0.5)")
-    print(f"tokens     glassllm {len(ids):,} ({len(spans):,} spans)   HF {hf_tokens:,}   on {len(heldout):,} characters")
+    print(
+        f"spans      glassllm encode_spans {megabytes / ours_spans:7.2f} MB/s = {ours_encode / ours_spans:.2f} × encode"
+        "  (target ≥ 0.5)"
+    )
+    print(
+        f"tokens     glassllm {len(ids):,} ({len(spans):,} spans)   HF {hf_tokens:,}   on {len(heldout):,} characters"
+    )
     if not args.skip_large:
         report_large(args.large_vocab_size)
 

@@ -94,7 +94,11 @@ class Client:
             message = json.loads(await stdout.readexactly(length))
             if "method" in message and "id" in message:
                 # workspace/configuration gets SETTINGS; refreshes get null.
-                result = [SETTINGS] * len(message["params"]["items"]) if message["method"] == "workspace/configuration" else None
+                result = (
+                    [SETTINGS] * len(message["params"]["items"])
+                    if message["method"] == "workspace/configuration"
+                    else None
+                )
                 self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
             elif "id" in message and message["id"] in self.pending:
                 future = self.pending.pop(message["id"])
@@ -185,7 +189,9 @@ async def library_cold() -> float:
         "tokenizer = packaged('pt'); start = time.perf_counter(); tokenizer.encode(text); "
         "print(time.perf_counter() - start)"
     )
-    process = await asyncio.create_subprocess_exec(sys.executable, "-c", script, str(CORPUS), stdout=asyncio.subprocess.PIPE)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, str(CORPUS), stdout=asyncio.subprocess.PIPE
+    )
     output, _ = await process.communicate()
     return float(output)
 
@@ -203,7 +209,9 @@ async def main(rounds: int) -> None:
     print(f"didOpen → first hover, line 0:          {top * 1000:8.1f} ms")
     print(f"didOpen → first hover, last line:       {bottom * 1000:8.1f} ms")
     print(f"didOpen → whole document tokenized:     {complete * 1000:8.1f} ms")
-    print(f"  the library alone, cold (encode):     {library * 1000:8.1f} ms   (server / library: {complete / library:.2f})")
+    print(
+        f"  the library alone, cold (encode):     {library * 1000:8.1f} ms   (server / library: {complete / library:.2f})"
+    )
     print(f"didOpen → first whole-document stats:   {counted * 1000:8.1f} ms   (with the compared tokenizers)")
 
     client = await Client.start()
@@ -222,7 +230,9 @@ async def main(rounds: int) -> None:
     busy = []
     for _ in range(50):
         line = spread.randrange(len(lines))
-        busy.append(await timed(lambda: client.request("textDocument/hover", {**document, "position": position(line, 1)})))
+        busy.append(
+            await timed(lambda: client.request("textDocument/hover", {**document, "position": position(line, 1)}))
+        )
     request_id, lens = client.request_future("textDocument/codeLens", document)
     client.notify("$/cancelRequest", {"id": request_id})
     started = time.perf_counter()
@@ -260,7 +270,9 @@ async def main(rounds: int) -> None:
     for _ in range(rounds):
         hints.append(await timed(inlay_hints))
     print(f"inlay hints, 100 lines:                 {percentiles(hints)}")
-    print(f"  (hints per answer: median {statistics.median(counts):,.0f}; the corpus averages {len(text) / len(lines):.0f} characters a line)")
+    print(
+        f"  (hints per answer: median {statistics.median(counts):,.0f}; the corpus averages {len(text) / len(lines):.0f} characters a line)"
+    )
 
     # Editors ask again for the lines in view after every edit and scroll: those lines'
     # hints are already serialized.
@@ -275,7 +287,8 @@ async def main(rounds: int) -> None:
     print(f"glassllm/stats:                         {percentiles(stats)}")
 
     ranged = [
-        await timed(lambda: client.request("glassllm/stats", {**document, "range": hint_range()})) for _ in range(rounds)
+        await timed(lambda: client.request("glassllm/stats", {**document, "range": hint_range()}))
+        for _ in range(rounds)
     ]
     print(f"glassllm/stats, 100-line range:         {percentiles(ranged)}")
 
@@ -305,7 +318,11 @@ def shapes() -> dict[str, str]:
     long_line = (heldout * (LONG_LINE // len(heldout) + 1))[:LONG_LINE]
     prose = CORPUS.read_text(encoding="utf-8")[:2_000_000].split("\n")
     alternating = "".join(line + ("\r" if number % 2 else "\n") for number, line in enumerate(prose))
-    return {"one 2,000,000-character line": long_line, "100,000 empty lines": "\n" * 100_000, "\\r and \\n alternating": alternating}
+    return {
+        "one 2,000,000-character line": long_line,
+        "100,000 empty lines": "\n" * 100_000,
+        "\\r and \\n alternating": alternating,
+    }
 
 
 async def shape(name: str, text: str, rounds: int) -> None:
@@ -368,7 +385,9 @@ async def shape(name: str, text: str, rounds: int) -> None:
         ("semantic tokens, range", "textDocument/semanticTokens/range", lambda: {"range": visible()}),
         ("pulled diagnostics", "textDocument/diagnostic", dict),
     ):
-        samples = [await timed(lambda: client.request(method, {**document, **extra()})) for _ in range(max(rounds // 3, 10))]
+        samples = [
+            await timed(lambda: client.request(method, {**document, **extra()})) for _ in range(max(rounds // 3, 10))
+        ]
         print(f"  {label + ', visible range:':36s} {percentiles(samples)}")
     print(f"  server memory:                        {client.rss_mb():8.1f} MB RSS")
     await client.stop()
@@ -382,7 +401,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=300, help="requests per measurement (default 300)")
     parser.add_argument("--only", choices=["corpus", "shapes"], help="run one part only")
     parser.add_argument(
-        "--compare-with", help='glassllm.compareWith as JSON, e.g. \'[]\' (default: absent, so "en" is compared)'
+        "--compare-with", help="glassllm.compareWith as JSON, e.g. '[]' (default: absent, so \"en\" is compared)"
     )
     arguments = parser.parse_args()
     if arguments.compare_with is not None:

@@ -10,6 +10,7 @@ fails these tests; elsewhere they skip, naming the script that installs it.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import os
 import re
@@ -31,10 +32,7 @@ TOK = packaged("pt")
 # "café" and "história" with a decomposed accent (e + U+0301, o + U+0301: NFC composes
 # them, so the tokenizer's pieces are shorter than the text), an emoji (two UTF-16 units,
 # unknown) and an umbrella outside the alphabet.
-TEXT = (
-    "A menina cafe\u0301 sorriu \U0001f642 sob o guarda-chuva \u2602.\n"
-    "Era uma vez, na chuva, uma histo\u0301ria.\n"
-)
+TEXT = "A menina cafe\u0301 sorriu \U0001f642 sob o guarda-chuva \u2602.\nEra uma vez, na chuva, uma histo\u0301ria.\n"
 HOVER = TEXT.index("\u0301")  # on the combining accent itself
 REGION = (TEXT.index("na chuva"), TEXT.index("histo") + 2)  # cuts "▁história"
 INSERTED, HOVER_AFTER_EDIT = "Ontem ", 2  # at the start of the file; then on "nte"
@@ -158,7 +156,7 @@ def test_every_inlay_hint_is_a_chunk_boundary_or_a_space_marker_of_the_library(e
     expected = []
     for start, spans in _spans_by_line(TEXT):
         content = _content_length(TEXT, start)
-        for before, after in zip(spans, spans[1:]):
+        for before, after in itertools.pairwise(spans):
             if after.chunk != before.chunk and after.start < content and after.start != after.end:
                 expected.append([start + after.start, "¦"])
         expected += [[start + column + 1, "▁"] for column in range(content) if TEXT[start + column] == " "]
@@ -175,16 +173,20 @@ def test_the_diagnostics_cover_exactly_the_unknown_characters(emacs):
     ]
     assert [TEXT[a:b] for a, b in unknown] == ["\U0001f642", "\u2602"]
     assert [(a, b) for a, b, _, _ in emacs["diagnostics"]] == unknown
-    for (_, _, kind, message), character in zip(emacs["diagnostics"], ("\U0001f642", "\u2602")):
+    for (_, _, kind, message), character in zip(emacs["diagnostics"], ("\U0001f642", "\u2602"), strict=False):
         assert kind == "eglot-note"  # LSP Information
-        assert message.startswith(f"glassllm [unknown-character]: '{character}' não está no alfabeto do tokenizador português: vira <unk> (id 1)")
+        assert message.startswith(
+            f"glassllm [unknown-character]: '{character}' não está no alfabeto do tokenizador português: vira <unk> (id 1)"
+        )
 
 
 def _region_chunks() -> tuple[int, dict[int, list[TokenSpan]]]:
     """The region's line start, and the tokens of each chunk the region touches (whole,
     even where the region cuts the chunk), by chunk."""
     line_start, spans = _spans_by_line(TEXT)[1]
-    touched = {item.chunk for item in spans if line_start + item.start < REGION[1] and REGION[0] < line_start + item.end}
+    touched = {
+        item.chunk for item in spans if line_start + item.start < REGION[1] and REGION[0] < line_start + item.end
+    }
     chunks: dict[int, list[TokenSpan]] = {}
     for item in spans:
         if item.chunk in touched:
@@ -197,11 +199,15 @@ def test_c_c_g_e_on_a_region_opens_the_explanation_of_every_chunk_it_touches(ema
     assert emacs["page_shown"] is True
     lines = LineIndex(TEXT)
     first, last = lines.point(REGION[0]), lines.point(REGION[1] - 1)
-    assert page.startswith(f"# Explicar fusões BPE\n\nconto.txt, seleção {span(first, last)} · tokenizador: português (pt)\n")
+    assert page.startswith(
+        f"# Explicar fusões BPE\n\nconto.txt, seleção {span(first, last)} · tokenizador: português (pt)\n"
+    )
     assert "contadas a partir de 1" in page
     line_start, chunks = _region_chunks()
     assert len(chunks) == 5
-    shown_ids = [int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)]
+    shown_ids = [
+        int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)
+    ]
     assert shown_ids == [item.id for items in chunks.values() for item in items]
     for items in chunks.values():
         chunk_start, chunk_end = line_start + items[0].start, line_start + items[-1].end

@@ -34,7 +34,6 @@ TEXT = "Era uma vez uma menina.\nO avô comeu pão quente.\n"
 WAIT = 15.0  # seconds: the server's first start imports the tokenizer
 
 
-
 class Neovim:
     """A headless Neovim listening on a socket, and the few ways a test talks to it."""
 

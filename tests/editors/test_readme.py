@@ -46,8 +46,9 @@ def test_the_portuguese_readme_has_the_same_sections_pictures_and_links():
         targets = re.findall(r"\]\(([^)#]+)\)", prose)
         return headings, sorted(target for target in targets if not target.startswith("README"))
 
-    (english, english_links), (portuguese, portuguese_links) = outline(READMES["README.md"]), outline(
-        READMES["README.pt-BR.md"]
+    (english, english_links), (portuguese, portuguese_links) = (
+        outline(READMES["README.md"]),
+        outline(READMES["README.pt-BR.md"]),
     )
     levels = [heading.split(" ")[0] for heading in english]
     assert levels == [heading.split(" ")[0] for heading in portuguese], (

@@ -40,14 +40,17 @@ def read_elisp(text: str) -> list[Any]:
     Enough of the reader for configuration snippets; an unbalanced parenthesis or an
     unterminated string raises ValueError.
     """
-    pattern = re.compile(r"""\s+|;[^\n]*|(?P<open>\()|(?P<close>\))|(?P<quote>#?')|"(?P<string>(?:[^"\\]|\\.)*)"|(?P<atom>[^\s()'";]+)""", re.S)
+    pattern = re.compile(
+        r"""\s+|;[^\n]*|(?P<open>\()|(?P<close>\))|(?P<quote>#?')|"(?P<string>(?:[^"\\]|\\.)*)"|(?P<atom>[^\s()'";]+)""",
+        re.S,
+    )
     stack: list[list[Any]] = [[]]
     quotes: list[tuple[int, str]] = []
     position = 0
     while position < len(text):
         match = pattern.match(text, position)
         if match is None:
-            raise ValueError(f"cannot read at offset {position}: {text[position:position + 20]!r}")
+            raise ValueError(f"cannot read at offset {position}: {text[position : position + 20]!r}")
         position = match.end()
         if match["open"]:
             stack.append([])
@@ -78,7 +81,7 @@ def read_elisp(text: str) -> list[Any]:
 def plist_to_json(value: Any) -> Any:
     """eglot's JSON convention: a plist is an object, t is true, :json-false is false."""
     if isinstance(value, list) and value and all(isinstance(key, Symbol) and key.startswith(":") for key in value[::2]):
-        return {key[1:]: plist_to_json(item) for key, item in zip(value[::2], value[1::2])}
+        return {key[1:]: plist_to_json(item) for key, item in zip(value[::2], value[1::2], strict=False)}
     if value == Symbol("t"):
         return True
     if value == Symbol(":json-false"):
@@ -88,12 +91,15 @@ def plist_to_json(value: Any) -> Any:
 
 def test_the_elisp_reader_reads_and_rejects():
     assert read_elisp("((x) . (y z))") == [[["x"], "y", "z"]]
-    assert read_elisp("(a 'b #'c \"d \\\" e\") ; note\n(f)") == [["a", ["quote", "b"], ["function", "c"], 'd " e'], ["f"]]
+    assert read_elisp('(a \'b #\'c "d \\" e") ; note\n(f)') == [
+        ["a", ["quote", "b"], ["function", "c"], 'd " e'],
+        ["f"],
+    ]
     with pytest.raises(ValueError):
         read_elisp("(a (b)")
     with pytest.raises(ValueError):
         read_elisp("(a))")
-    assert plist_to_json(read_elisp("(:a t :b :json-false :c (:d \"x\"))")[0]) == {"a": True, "b": False, "c": {"d": "x"}}
+    assert plist_to_json(read_elisp('(:a t :b :json-false :c (:d "x"))')[0]) == {"a": True, "b": False, "c": {"d": "x"}}
 
 
 def test_helix():

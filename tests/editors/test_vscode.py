@@ -96,9 +96,7 @@ def built_extension(tmp_path_factory) -> Path:
     if npm is None:
         pytest.skip("npm is not installed")
     work = tmp_path_factory.mktemp("vscode") / "glassllm"
-    shutil.copytree(
-        EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "dist", "bundled", "*.vsix")
-    )
+    shutil.copytree(EXTENSION, work, ignore=shutil.ignore_patterns("node_modules", "out", "dist", "bundled", "*.vsix"))
     for command in ([npm, "ci", "--no-audit", "--no-fund"], [npm, "test"]):
         result = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, f"{' '.join(command[1:])} failed:\n{result.stdout}\n{result.stderr}"

@@ -76,10 +76,15 @@ def _newest_source() -> float:
     names = ("package.json", "package-lock.json", ".vscodeignore", "README.md", "CHANGELOG.md")
     sources = [EXTENSION / name for name in names]
     sources += [path for path in EXTENSION.glob("package.nls*.json")]
-    for folder, pattern in ((EXTENSION / "src", "*.ts"), (EXTENSION / "scripts", "*"), (EXTENSION / "images", "*"),
-                            (REPO / "glassllm", "*"), (REPO / "server", "*.py")):
+    for folder, pattern in (
+        (EXTENSION / "src", "*.ts"),
+        (EXTENSION / "scripts", "*"),
+        (EXTENSION / "images", "*"),
+        (REPO / "glassllm", "*"),
+        (REPO / "server", "*.py"),
+    ):
         sources += [path for path in folder.rglob(pattern) if "__pycache__" not in path.parts]
-    return max(path.stat().st_mtime for path in sources + [REPO / "pyproject.toml"] if path.is_file())
+    return max(path.stat().st_mtime for path in [*sources, REPO / "pyproject.toml"] if path.is_file())
 
 
 @pytest.fixture(scope="session")
@@ -143,15 +148,30 @@ class VSCode:
         folders = ["--user-data-dir", str(self.data), "--extensions-dir", str(self.extensions)]
         installed = subprocess.run(
             [CODE_SERVER, *folders, "--install-extension", str(vsix)],
-            env=env, capture_output=True, text=True, timeout=120,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert installed.returncode == 0, installed.stdout + installed.stderr
         port = _free_port()
         self.log = (root / "code-server.log").open("w")
         self.process = subprocess.Popen(
-            [CODE_SERVER, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", *folders, "--disable-telemetry",
-             "--disable-workspace-trust", "--disable-update-check", str(self.folder)],
-            env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            [
+                CODE_SERVER,
+                "--bind-addr",
+                f"127.0.0.1:{port}",
+                "--auth",
+                "none",
+                *folders,
+                "--disable-telemetry",
+                "--disable-workspace-trust",
+                "--disable-update-check",
+                str(self.folder),
+            ],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         url = f"http://127.0.0.1:{port}/?folder={self.folder}"
         deadline = time.monotonic() + 60
@@ -287,7 +307,9 @@ class TestTheOneStepInstall:
         assert shutil.which("glassllm-lsp", path=SYSTEM_PATH) is None
         version = subprocess.run(
             ["python3", "-c", "import sys; print(sys.version_info >= (3, 11))"],
-            env={"PATH": SYSTEM_PATH}, capture_output=True, text=True,
+            env={"PATH": SYSTEM_PATH},
+            capture_output=True,
+            text=True,
         ).stdout
         assert version.strip() == "True"
 
@@ -302,7 +324,11 @@ class TestTheOneStepInstall:
         # machine's python3 has installed, and over a glassllm folder in the workspace.
         where = subprocess.run(
             ["python3", "-P", "-c", WHERE_FROM],
-            env={"PATH": SYSTEM_PATH, "PYTHONPATH": str(libs)}, cwd=REPO, capture_output=True, text=True, check=True,
+            env={"PATH": SYSTEM_PATH, "PYTHONPATH": str(libs)},
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.split()
         assert all(Path(module).is_relative_to(libs) for module in where), where
 
@@ -480,6 +506,7 @@ class TestWithoutAServer:
         selected = page.locator(".settings-editor [role=tab][aria-selected=true]")
         assert selected.inner_text().startswith("Remote"), selected.inner_text()
 
+
 def test_the_package_holds_the_bundle_and_the_server(vsix):
     """One bundled script, the server with its dependencies and tokenizers, no sources."""
     with zipfile.ZipFile(vsix) as package:
@@ -487,8 +514,15 @@ def test_the_package_holds_the_bundle_and_the_server(vsix):
     assert "extension/dist/extension.js" in names
     assert not [name for name in names if name.endswith(".js") and name != "extension/dist/extension.js"]
     libs = "extension/bundled/libs/"
-    modules = ("glassllm_server/__main__.py", "glassllm/data/pt.json", "glassllm/data/en.json", "pygls/", "lsprotocol/",
-               "cattrs/", "attrs/")
+    modules = (
+        "glassllm_server/__main__.py",
+        "glassllm/data/pt.json",
+        "glassllm/data/en.json",
+        "pygls/",
+        "lsprotocol/",
+        "cattrs/",
+        "attrs/",
+    )
     for module in modules:
         assert any(name.startswith(libs + module) for name in names), module
     assert not [name for name in names if "node_modules/" in name or "/src/" in name or name.endswith((".ts", ".pyc"))]

@@ -14,11 +14,6 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
-from pygls.uris import to_fs_path
-
 from conftest import (
     LOOP,
     PRESETS,
@@ -35,6 +30,11 @@ from conftest import (
     read_code_actions_right,
     start_session,
 )
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient
+
 from glassllm import Tokenizer, packaged, packaged_path
 from glassllm.tokenizer import UNK_ID, pre_tokenize
 
@@ -47,7 +47,9 @@ CACHE = tempfile.mkdtemp(prefix="glassllm-test-compare-")
 ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module")
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module"
+)
 async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
     await start_session(lsp_client, request.param)
     read_code_actions_right(lsp_client)
@@ -126,14 +128,18 @@ async def test_stats_compare_the_whole_document(client):
     chunks = sum(len(pre_tokenize(line)) for line in lsp_lines(TRICKY))
     ids = [token_id for token_id, *_ in line_spans(EN, TRICKY)]
     assert answer["tokenizer"] == "pt" and answer["chunks"] == chunks
-    assert answer["compare"] == [{"tokenizer": "en", "tokens": len(ids), "chunks": chunks, "unknown": ids.count(UNK_ID)}]
+    assert answer["compare"] == [
+        {"tokenizer": "en", "tokens": len(ids), "chunks": chunks, "unknown": ids.count(UNK_ID)}
+    ]
 
 
 async def test_stats_compare_ranges_exactly(client):
     text = TRICKY
     uri = open_document(client, text)
     rng = random.Random(11)
-    cases = [(0, len(text)), (0, 0), (3, 9), (14, 30)] + [tuple(sorted(rng.sample(range(len(text) + 1), 2))) for _ in range(12)]
+    cases = [(0, len(text)), (0, 0), (3, 9), (14, 30)] + [
+        tuple(sorted(rng.sample(range(len(text) + 1), 2))) for _ in range(12)
+    ]
     for start, end in cases:
         lsp_range = range_of(text, start, end, client.encoding)
         # The oracle works on what the range denotes (a position inside "\r\n" cannot be named).
@@ -150,7 +156,9 @@ async def test_the_stats_command_names_the_compared_counts(client):
     uri = open_document(client, text)
     before = len(client.messages)
     answer = plain(
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(command="glassllm.showStats", arguments=[uri]))
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="glassllm.showStats", arguments=[uri])
+        )
     )
     (compared,) = answer["compare"]
     assert compared["tokens"] == len(EN.encode(text))
@@ -233,7 +241,10 @@ async def test_a_broken_file_is_reported_once_and_left_out(client):
         assert "English (en):" in (await hover(client, uri, types.Position(line=0, character=0))).contents.value
     shown = client.messages[before:]
     assert len(shown) == 1, shown
-    assert f"cannot compare with the tokenizer {path}" in shown[0].message and "Expecting property name" in shown[0].message
+    assert (
+        f"cannot compare with the tokenizer {path}" in shown[0].message
+        and "Expecting property name" in shown[0].message
+    )
     assert shown[0].type == types.MessageType.Error
     configure(client, {})
     path.unlink()
@@ -243,7 +254,9 @@ async def test_a_broken_file_is_reported_once_and_left_out(client):
 
 
 async def code_actions(client: LanguageClient, uri: str, selection: types.Range | None = None) -> list[Any]:
-    selection = selection or types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    selection = selection or types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+    )
     return await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -304,7 +317,9 @@ async def test_an_empty_selection_compares_the_token_under_the_cursor(client):
     answer = await run(
         client,
         types.Command(
-            title="", command="glassllm.compareTokenizers", arguments=[uri, client.protocol._converter.unstructure(range_of(text, 8, 8, client.encoding))]
+            title="",
+            command="glassllm.compareTokenizers",
+            arguments=[uri, client.protocol._converter.unstructure(range_of(text, 8, 8, client.encoding))],
         ),
     )
     assert [chunk["chunk"] for chunk in answer["chunks"]] == ["▁dois"]
@@ -321,12 +336,17 @@ async def test_the_command_on_an_unknown_document_fails_clearly(client):
         await client.workspace_execute_command_async(
             types.ExecuteCommandParams(
                 command="glassllm.compareTokenizers",
-                arguments=["file:///nowhere.txt", {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}],
+                arguments=[
+                    "file:///nowhere.txt",
+                    {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                ],
             )
         )
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS[:1], scope="module")
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS[:1], scope="module"
+)
 async def client_pt(request: pytest.FixtureRequest, lsp_client: LanguageClient):
     await start_session(lsp_client, request.param, locale="pt-BR")
     yield
@@ -355,7 +375,9 @@ async def test_closing_a_document_while_it_is_counted_answers_and_loses_nothing(
     uri = open_document(client, text)
     pending = asyncio.ensure_future(full_stats(client, uri))
     await asyncio.sleep(0.05)
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     try:
         answer = await pending
     except JsonRpcException as error:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import gc
 import weakref
 
+from conftest import TEXTS, TRICKY, line_spans, lsp_lines
+
 from glassllm import Tokenizer, packaged
 from glassllm.tokenizer import UNK_ID
-
-from conftest import TEXTS, TRICKY, line_spans, lsp_lines
 from glassllm_server.compare import (
     ComparedCounts,
     ComparedTokenizer,
@@ -60,8 +60,14 @@ def test_range_counts_agree_with_the_tokens_that_overlap():
         for last in range(first, len(TRICKY) + 1, 7):
             line_a = max(n for n in range(len(lines)) if starts[n] <= first)
             line_b = max(n for n in range(len(lines)) if starts[n] <= last)
-            counts = tok.counts_in(lines.__getitem__, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0)
-            hit = [i for i, _, s, e in spans if first < last and ((s < e and s < last and e > first) or (s == e and first < s <= last))]
+            counts = tok.counts_in(
+                lines.__getitem__, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0
+            )
+            hit = [
+                i
+                for i, _, s, e in spans
+                if first < last and ((s < e and s < last and e > first) or (s == e and first < s <= last))
+            ]
             assert (counts.tokens, counts.unknown) == (len(hit), hit.count(UNK_ID)), (first, last)
 
 
@@ -95,12 +101,16 @@ def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
     explanation = explain_selection(PT, [text].__getitem__, (0, 0), (0, len(text) - 1))
     compared = [ComparedTokenizer(EN, "en")]
     chunks = compare_explanation(explanation, compared)
-    assert [chunk.explanations[1].pieces for chunk in chunks] == [EN.explain(c.explanations[0].chunk)[0].pieces for c in chunks]
+    assert [chunk.explanations[1].pieces for chunk in chunks] == [
+        EN.explain(c.explanations[0].chunk)[0].pieces for c in chunks
+    ]
     order = by_difference(chunks)
     assert [chunks[i].spread for i in order] == sorted((c.spread for c in chunks), reverse=True)
     totals = [ComparedCounts("pt", 6, 5, 1), ComparedCounts("en", 9, 5, 1)]
     labels = {"pt": "Portuguese (pt)", "en": "English (en)"}
-    page = render_compare_markdown(explanation, chunks, totals, 17, labels.__getitem__, SAY, SAY.integer, SAY.decimal, "a.txt")
+    page = render_compare_markdown(
+        explanation, chunks, totals, 17, labels.__getitem__, SAY, SAY.integer, SAY.decimal, "a.txt"
+    )
     assert "| Portuguese (pt) | 6 | 5 | 1 | 2.8 |" in page
     assert "`\\|` (1, `<unk>`)" in page  # a "|" would end the table cell
     first = chunks[order[0]].explanations[0].chunk
@@ -121,7 +131,11 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
     assert counts.count_pending(tok, document.lines, 10**6) is True
     ids = EN.encode(text)
     assert counts.totals("en", 3) == ComparedCounts("en", len(ids), 3, ids.count(UNK_ID))
-    edits = [(Point(4, 3), Point(7, 1), "x\ny 🧪 z\r"), (Point(0, 0), Point(0, 0), "Olá\n"), (Point(10, 2), Point(10, 2), "")]
+    edits = [
+        (Point(4, 3), Point(7, 1), "x\ny 🧪 z\r"),
+        (Point(0, 0), Point(0, 0), "Olá\n"),
+        (Point(10, 2), Point(10, 2), ""),
+    ]
     for start, end, inserted in edits:
         before, snapshot = document.text, document.snapshot()
         document.apply_change(start, end, inserted)

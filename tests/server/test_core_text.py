@@ -130,8 +130,30 @@ def test_derivation_line_follows_the_issue_format():
 @pytest.mark.parametrize(
     ("locale", "expected"),
     [
-        ("en", ["**`▁vez`** · ID", " · at 1:8–1:11 · ", "index 3 in the document", "Chunk `▁vez` → **`▁vez`**", "Merges: `▁vez ← ", "Tokenizer: Portuguese (pt)", "Explain BPE merges"]),
-        ("pt", ["**`▁vez`** · ID", " · em 1:8–1:11 · ", "índice 3 no documento", "Trecho `▁vez` → **`▁vez`**", "Fusões: `▁vez ← ", "Tokenizador: português (pt)", "Explicar fusões BPE"]),
+        (
+            "en",
+            [
+                "**`▁vez`** · ID",
+                " · at 1:8–1:11 · ",
+                "index 3 in the document",
+                "Chunk `▁vez` → **`▁vez`**",
+                "Merges: `▁vez ← ",
+                "Tokenizer: Portuguese (pt)",
+                "Explain BPE merges",
+            ],
+        ),
+        (
+            "pt",
+            [
+                "**`▁vez`** · ID",
+                " · em 1:8–1:11 · ",
+                "índice 3 no documento",
+                "Trecho `▁vez` → **`▁vez`**",
+                "Fusões: `▁vez ← ",
+                "Tokenizador: português (pt)",
+                "Explicar fusões BPE",
+            ],
+        ),
     ],
 )
 def test_hover_markdown(tokenizer, locale, expected):
@@ -173,7 +195,13 @@ def test_default_hints_mark_chunk_boundaries_and_space_markers(tokenizer):
         (Point(0, 11), "¦"),
     ]
     # each hint resolves to the token it describes
-    assert [document.token_at(Point(0, hint.token_column)).piece for hint in hints] == ["▁uma", "▁uma", "▁vez", "▁vez", "."]
+    assert [document.token_at(Point(0, hint.token_column)).piece for hint in hints] == [
+        "▁uma",
+        "▁uma",
+        "▁vez",
+        "▁vez",
+        ".",
+    ]
 
 
 def test_token_boundaries_and_switches(tokenizer):
@@ -232,7 +260,11 @@ def test_serialized_hints_follow_the_tokenizer(tokenizer):
     after = hints_json(document, *whole, Settings(token_boundaries=True), "utf-16", cache)
     assert before != after
     assert json.loads("[" + after[0] + "]") == [
-        {"position": {"line": h.point.line, "character": h.point.column}, "label": h.label, "data": ["u", 1, 0, h.token_column]}
+        {
+            "position": {"line": h.point.line, "character": h.point.column},
+            "label": h.label,
+            "data": ["u", 1, 0, h.token_column],
+        }
         for h in inlay_hints(document, *whole, Settings(token_boundaries=True))
     ]
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from conftest import LOOP, TEXTS, change_document, covered, lsp_lines, open_document
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from conftest import LOOP, TEXTS, change_document, covered, lsp_lines, open_document
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
@@ -73,9 +72,15 @@ async def test_diagnostics_cover_exactly_the_unknown_characters(client: Language
         if unknown_endings > 1:
             assert f"each of the {unknown_endings} in this document" in ending.message
         start = ending.range.start
-        assert start.character == len(lsp_lines(text)[start.line].rstrip("\r\n").encode(
-            {"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[client.encoding]
-        )) // {"utf-8": 1, "utf-16": 2, "utf-32": 4}[client.encoding]
+        assert (
+            start.character
+            == len(
+                lsp_lines(text)[start.line]
+                .rstrip("\r\n")
+                .encode({"utf-8": "utf-8", "utf-16": "utf-16-le", "utf-32": "utf-32-le"}[client.encoding])
+            )
+            // {"utf-8": 1, "utf-16": 2, "utf-32": 4}[client.encoding]
+        )
         assert (ending.range.end.line, ending.range.end.character) == (start.line + 1, 0)
     else:
         assert line_endings == []
@@ -120,14 +125,18 @@ async def test_pushes_follow_edits_and_close_where_the_client_cannot_pull(client
     change_document(client, uri, 2, "um 🧪 dois 🧪🧪 três")
     text = "um 🧪 dois 🧪🧪 três"
     assert [covered(text, d.range, client.encoding) for d in await pushed(client, uri, count=2)] == ["🧪", "🧪🧪"]
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert await pushed(client, uri, count=0) == []
 
 
 async def test_the_setting_turns_diagnostics_off_and_on(client: LanguageClient):
     uri = open_document(client, "um 🧪")
     assert len(await diagnostics(client, uri)) == 1
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}})
+    )
     await asyncio.sleep(0.3)
     assert list((await pull(client, uri)).items) == []
     if client.preset != "neovim@0.11":

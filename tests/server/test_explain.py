@@ -10,12 +10,6 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
-from pygls.uris import to_fs_path
-
-from glassllm import packaged
-
 from conftest import (
     LOOP,
     PRESETS,
@@ -27,6 +21,11 @@ from conftest import (
     read_code_actions_right,
     start_session,
 )
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from glassllm import packaged
 
 pytestmark = LOOP
 
@@ -36,7 +35,9 @@ ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 TOK = packaged("pt")
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module")
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module"
+)
 async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
     await start_session(lsp_client, request.param)
     yield
@@ -49,8 +50,13 @@ def whole_range(text: str, encoding: str) -> types.Range:
 
 
 async def explain(client: LanguageClient, uri: str, selection: types.Range) -> dict:
-    arguments = [uri, {"start": {"line": selection.start.line, "character": selection.start.character},
-                       "end": {"line": selection.end.line, "character": selection.end.character}}]
+    arguments = [
+        uri,
+        {
+            "start": {"line": selection.start.line, "character": selection.start.character},
+            "end": {"line": selection.end.line, "character": selection.end.character},
+        },
+    ]
     return await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="glassllm.explainMerges", arguments=arguments)
     )
@@ -77,7 +83,10 @@ async def test_the_code_action_carries_the_command(client: LanguageClient):
     assert isinstance(action, types.CodeAction)
     assert action.title == "Explain BPE merges"
     assert action.command.command == "glassllm.explainMerges"
-    assert list(action.command.arguments) == [uri, {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 7}}]
+    assert list(action.command.arguments) == [
+        uri,
+        {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 7}},
+    ]
     answer = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=action.command.command, arguments=action.command.arguments)
     )
@@ -93,7 +102,12 @@ async def test_the_whole_tricky_document_agrees_with_encode_verbose_and_encode(c
     assert "".join(chunk["text"] for chunk in answer["chunks"]) == TRICKY
     for chunk in answer["chunks"]:
         if chunk["text"] not in ("\r", "\n"):
-            assert covered(TRICKY, types.Range(**{k: types.Position(**v) for k, v in chunk["range"].items()}), client.encoding) == chunk["text"]
+            assert (
+                covered(
+                    TRICKY, types.Range(**{k: types.Position(**v) for k, v in chunk["range"].items()}), client.encoding
+                )
+                == chunk["text"]
+            )
         for step in chunk["steps"]:
             assert TOK.ranks[tuple(step["pair"])] == step["rank"]
             assert step["count"] == TOK.merge_counts[step["rank"]]
@@ -103,7 +117,9 @@ async def test_the_whole_tricky_document_agrees_with_encode_verbose_and_encode(c
 async def test_a_selection_that_cuts_a_chunk_explains_it_whole_and_says_so(client: LanguageClient, start, end, chunk):
     text = "Era uma vez, 🙂 café e cafe\u0301!"
     uri = open_document(client, text)
-    selection = types.Range(start=position_of(text, start, client.encoding), end=position_of(text, end, client.encoding))
+    selection = types.Range(
+        start=position_of(text, start, client.encoding), end=position_of(text, end, client.encoding)
+    )
     answer = await explain(client, uri, selection)
     (explained,) = answer["chunks"]
     assert explained["text"] == chunk and explained["cut"] is True and answer["cut"] is True
@@ -136,7 +152,10 @@ async def test_the_page_is_written_to_the_cache_and_shown(client: LanguageClient
     assert "história" in markdown and "Portuguese (pt)" in markdown
     for chunk in TOK.explain("Era uma vez"):
         for step in chunk.steps:
-            assert f"rank {step.rank}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}` (pair seen {step.count:,} times in training)" in markdown
+            assert (
+                f"rank {step.rank}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}` (pair seen {step.count:,} times in training)"
+                in markdown
+            )
     # The page is shown before the command answers, so it has arrived by now.
     if client.preset == "emacs":  # no window/showDocument: the text comes as a message
         assert client.messages[-1].message == markdown
@@ -156,7 +175,6 @@ async def test_an_empty_document_has_nothing_to_explain(client: LanguageClient):
     answer = await explain(client, uri, whole_range("", client.encoding))
     assert answer["chunks"] == []
     assert "Nothing to explain" in answer["markdown"]
-
 
 
 async def test_a_reversed_or_out_of_range_selection_is_clamped(client: LanguageClient):

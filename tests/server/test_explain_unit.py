@@ -36,10 +36,13 @@ def explain(tok, text, start, end, **options):
 
 
 def test_whole_document_agrees_with_encode_verbose_and_encode(tok):
-    lines, start, end = whole(TRICKY)
+    _lines, start, end = whole(TRICKY)
     explanation = explain(tok, TRICKY, start, end)
     verbose = [
-        {"chunk": item.explanation.chunk, "steps": [item.explanation.characters] + [s.pieces for s in item.explanation.steps]}
+        {
+            "chunk": item.explanation.chunk,
+            "steps": [item.explanation.characters] + [s.pieces for s in item.explanation.steps],
+        }
         for item in explanation.chunks
     ]
     assert verbose == tok.encode_verbose(TRICKY)
@@ -170,8 +173,17 @@ def test_markdown_lists_every_step_with_rank_pair_result_and_count(tok):
 
 @pytest.mark.parametrize(
     ("piece", "expected"),
-    [("▁vez", "`▁vez`"), ("\n", "`\\n`"), ("\r", "`\\r`"), ("\t\t", "`\\t\\t`"), ("a`b", "``a`b``"),
-     ("`", "`` ` ``"), ("\u2028", "`U+2028`"), ("\u00a0x", "`U+00A0x`"), ("\u200d", "`U+200D`")],
+    [
+        ("▁vez", "`▁vez`"),
+        ("\n", "`\\n`"),
+        ("\r", "`\\r`"),
+        ("\t\t", "`\\t\\t`"),
+        ("a`b", "``a`b``"),
+        ("`", "`` ` ``"),
+        ("\u2028", "`U+2028`"),
+        ("\u00a0x", "`U+00A0x`"),
+        ("\u200d", "`U+200D`"),
+    ],
 )
 def test_pieces_are_shown_as_code_with_invisible_characters_spelled_out(piece, expected):
     assert shown(piece) == expected

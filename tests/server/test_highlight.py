@@ -4,10 +4,9 @@ with ranges exact in every encoding."""
 from __future__ import annotations
 
 import pytest
+from conftest import LOOP, TRICKY, covered, lsp_lines, open_document, position_of
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from conftest import LOOP, TRICKY, covered, lsp_lines, open_document, position_of
 
 from glassllm import packaged
 

@@ -3,9 +3,8 @@ item 2 (combining marks right after a line break, which NFC leaves as they are).
 
 from __future__ import annotations
 
-from lsprotocol import types
-
 from conftest import LOOP, covered, hover, open_document, stats
+from lsprotocol import types
 from test_semantic_tokens import bands, expected_bands, full
 
 pytestmark = LOOP

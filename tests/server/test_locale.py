@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from conftest import LOOP, SERVER_COMMAND, open_document, start_session
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
-
-from conftest import LOOP, SERVER_COMMAND, open_document, start_session
 
 from glassllm import packaged
 from glassllm_server.messages import CATALOGUE
@@ -76,7 +75,9 @@ async def test_an_english_client_reads_english_until_the_setting_says_portuguese
     page = await explain_page(client, uri, 3)
     step = TOK.explain("Era")[0].steps[0]
     assert f"rank {step.rank}: `r` + `a` → `ra` (pair seen {step.count:,} times in training)" in page
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "pt-BR"}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "pt-BR"}})
+    )
     assert await action_title(client, uri) == "Explicar fusões BPE"
     assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' não está no alfabeto do tokenizador português")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
@@ -85,7 +86,9 @@ async def test_an_english_client_reads_english_until_the_setting_says_portuguese
 
 async def test_the_setting_can_also_make_a_portuguese_client_read_english(client_pt: LanguageClient):
     uri = open_document(client_pt, "Era")
-    client_pt.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}}))
+    client_pt.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}})
+    )
     assert await action_title(client_pt, uri) == "Explain BPE merges"
     client_pt.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
     assert await action_title(client_pt, uri) == "Explicar fusões BPE"
@@ -93,7 +96,15 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
 
 @pytest.mark.parametrize(
     "module",
-    ["explanation.py", "unknown.py", "features/explain.py", "server.py", "features/train.py", "compare.py", "features/compare.py"],
+    [
+        "explanation.py",
+        "unknown.py",
+        "features/explain.py",
+        "server.py",
+        "features/train.py",
+        "compare.py",
+        "features/compare.py",
+    ],
 )
 def test_every_message_these_features_use_is_in_the_catalogue_in_both_languages(module: str):
     source = (SERVER / module).read_text(encoding="utf-8")
@@ -126,5 +137,7 @@ async def test_without_a_client_locale_lang_decides_until_the_setting_says_other
     uri = open_document(client, "Era uma vez 🧪")
     assert await action_title(client, uri) == "Explicar fusões BPE"
     assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' não está no alfabeto do tokenizador português")
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}})
+    )
     assert await action_title(client, uri) == "Explain BPE merges"

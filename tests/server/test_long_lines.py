@@ -4,12 +4,11 @@ cut to the window. The segment limits are made tiny, so short texts are long lin
 from __future__ import annotations
 
 import pytest
+from conftest import LOOP, change_document, hover, open_document, position_of, range_of, stats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from lsprotocol import types
 
-from conftest import LOOP, change_document, hover, open_document, position_of, range_of, stats
 from glassllm import packaged
 from glassllm_server import document as document_module
 from glassllm_server.bands import line_bands, window_bands
@@ -20,10 +19,16 @@ from glassllm_server.positions import ENCODINGS, columns_to_units
 
 PT = packaged("pt")
 
-_lines = st.lists(
-    st.sampled_from(["a", "b", " ", "  ", "é", "e\u0301", "🙂", "猫", "\t", "▁", "_", ".", ",", "a\u0308", "Era uma"]),
-    max_size=40,
-).map("".join).map(lambda line: line + "\n")
+_lines = (
+    st.lists(
+        st.sampled_from(
+            ["a", "b", " ", "  ", "é", "e\u0301", "🙂", "猫", "\t", "▁", "_", ".", ",", "a\u0308", "Era uma"]
+        ),
+        max_size=40,
+    )
+    .map("".join)
+    .map(lambda line: line + "\n")
+)
 
 
 @pytest.fixture()
@@ -68,7 +73,9 @@ def unit_columns(line: str, encoding: str) -> dict[int, int]:
     conftest oracle recounts the text on every call)."""
     columns, units = {0: 0}, 0
     for column, character in enumerate(line, 1):
-        units += {"utf-8": len(character.encode("utf-8")), "utf-16": len(character.encode("utf-16-le")) // 2}.get(encoding, 1)
+        units += {"utf-8": len(character.encode("utf-8")), "utf-16": len(character.encode("utf-16-le")) // 2}.get(
+            encoding, 1
+        )
         columns[units] = column
     return columns
 
@@ -103,7 +110,9 @@ async def test_highlights_on_a_long_line_stay_near_the_cursor(client):
     )
     columns = unit_columns(LONG, client.encoding)
     starts = [columns[item.range.start.character] for item in found]
-    assert all(LONG[columns[item.range.start.character] : columns[item.range.end.character]] == " vez" for item in found)
+    assert all(
+        LONG[columns[item.range.start.character] : columns[item.range.end.character]] == " vez" for item in found
+    )
     assert min(starts) >= place - NEARBY_COLUMNS - 100 and max(starts) <= place + NEARBY_COLUMNS + 100
     near = {o for o in range(place - NEARBY_COLUMNS + 100, place + NEARBY_COLUMNS - 100) if LONG.startswith(" vez", o)}
     assert near <= set(starts)

@@ -46,7 +46,9 @@ def _exchange(connection: socket.socket, reader, message: dict) -> dict | None:
 def test_tcp_with_a_log_file(tmp_path):
     port = _free_port()
     log = tmp_path / "server.log"
-    server = subprocess.Popen([*COMMAND, "--tcp", "--host", "127.0.0.1", "--port", str(port), "--log-file", str(log), "-v"])
+    server = subprocess.Popen(
+        [*COMMAND, "--tcp", "--host", "127.0.0.1", "--port", str(port), "--log-file", str(log), "-v"]
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -58,13 +60,26 @@ def test_tcp_with_a_log_file(tmp_path):
                     pytest.fail("the server did not listen on its port")
                 time.sleep(0.1)
         with connection, connection.makefile("rb") as reader:
-            answer = _exchange(connection, reader, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+            answer = _exchange(
+                connection, reader, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+            )
             assert answer["result"]["serverInfo"]["name"] == "glassllm-lsp"
             _exchange(connection, reader, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
             document = {"uri": "file:///tcp.txt", "languageId": "plaintext", "version": 1, "text": "Era uma vez"}
-            _exchange(connection, reader, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}})
+            _exchange(
+                connection,
+                reader,
+                {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}},
+            )
             answer = _exchange(
-                connection, reader, {"jsonrpc": "2.0", "id": 2, "method": "glassllm/stats", "params": {"textDocument": {"uri": "file:///tcp.txt"}}}
+                connection,
+                reader,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "glassllm/stats",
+                    "params": {"textDocument": {"uri": "file:///tcp.txt"}},
+                },
             )
             assert answer["result"] == {
                 "tokens": 4,

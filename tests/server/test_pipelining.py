@@ -19,13 +19,12 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from conftest import LOOP, PRESETS, SERVER_COMMAND, change_document, covered, open_document, position_of, start_session
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from glassllm import packaged
-
-from conftest import LOOP, PRESETS, SERVER_COMMAND, change_document, covered, open_document, position_of, start_session
 
 pytestmark = LOOP
 TOK = packaged("pt")
@@ -39,7 +38,9 @@ TEXT = "Era uma vez 🧪 e mais\nsegunda linha, cafe\u0301\n"
 EDIT = "Olá, "
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module")
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module"
+)
 async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
     await start_session(lsp_client, request.param)
     yield
@@ -94,7 +95,10 @@ REQUESTS: dict[str, Request] = {
     "hover": lambda uri, _: ("textDocument/hover", {**document(uri), "position": at(0, 4)}),
     "inlay hints": lambda uri, enc: ("textDocument/inlayHint", {**document(uri), "range": whole(enc)}),
     "semantic tokens full": lambda uri, _: ("textDocument/semanticTokens/full", document(uri)),
-    "semantic tokens range": lambda uri, enc: ("textDocument/semanticTokens/range", {**document(uri), "range": whole(enc)}),
+    "semantic tokens range": lambda uri, enc: (
+        "textDocument/semanticTokens/range",
+        {**document(uri), "range": whole(enc)},
+    ),
     "document highlight": lambda uri, _: ("textDocument/documentHighlight", {**document(uri), "position": at(0, 5)}),
     "code lens": lambda uri, _: ("textDocument/codeLens", document(uri)),
     "code action": lambda uri, enc: (
@@ -102,7 +106,10 @@ REQUESTS: dict[str, Request] = {
         {**document(uri), "range": whole(enc), "context": {"diagnostics": []}},
     ),
     "stats": lambda uri, _: ("glassllm/stats", document(uri)),
-    "stats of a range": lambda uri, _: ("glassllm/stats", {**document(uri), "range": {"start": at(0, 4), "end": at(1, 2)}}),
+    "stats of a range": lambda uri, _: (
+        "glassllm/stats",
+        {**document(uri), "range": {"start": at(0, 4), "end": at(1, 2)}},
+    ),
     "explainMerges": lambda uri, enc: (
         "workspace/executeCommand",
         {"command": "glassllm.explainMerges", "arguments": [uri, whole(enc)]},
@@ -115,7 +122,12 @@ async def pipelined(client: LanguageClient, uri: str, method: str, params: Any) 
     """Send the request and, right behind it, an edit at the start of the text; the
     answer, or ``CONTENT_MODIFIED`` when the server refused the stale request."""
     answer = send(client, method, params)
-    change_document(client, uri, 2, (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT))
+    change_document(
+        client,
+        uri,
+        2,
+        (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT),
+    )
     try:
         return await answer
     except JsonRpcException as error:
@@ -140,7 +152,12 @@ async def test_the_issue_reproduction_hover_and_stats(client):
     uri = open_document(client, "Era uma vez")
     hover = send(client, "textDocument/hover", {**document(uri), "position": at(0, 4)})
     counts = send(client, "glassllm/stats", document(uri))
-    change_document(client, uri, 2, (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT))
+    change_document(
+        client,
+        uri,
+        2,
+        (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT),
+    )
     hover, counts = await hover, await counts
     assert "`▁uma`" in hover.contents.value and "ID 217" in hover.contents.value and "index 2" in hover.contents.value
     assert (hover.range.start.line, hover.range.start.character, hover.range.end.character) == (0, 3, 7)
@@ -165,7 +182,10 @@ async def test_inlay_hint_resolve_and_delta_and_pulled_diagnostics(client):
     uri = open_document(client, TEXT)
     reference = plain(await send(client, "textDocument/diagnostic", document(uri)))
     assert reference["items"]
-    assert plain(await pipelined(client, uri, "textDocument/diagnostic", document(uri))) in (reference, CONTENT_MODIFIED)
+    assert plain(await pipelined(client, uri, "textDocument/diagnostic", document(uri))) in (
+        reference,
+        CONTENT_MODIFIED,
+    )
 
 
 async def test_pushed_diagnostics_carry_the_version_they_describe(client):
@@ -173,7 +193,12 @@ async def test_pushed_diagnostics_carry_the_version_they_describe(client):
         return  # this client pulls diagnostics: nothing is pushed
     uri = open_document(client, TEXT)
     edited = EDIT + TEXT
-    change_document(client, uri, 2, (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT))
+    change_document(
+        client,
+        uri,
+        2,
+        (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT),
+    )
     texts = {1: TEXT, 2: edited}
     while True:
         params = await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10)
@@ -192,7 +217,9 @@ async def test_a_request_followed_by_a_close_is_answered_for_the_text_it_asked_a
     uri = open_document(client, text)
     counts = send(client, "glassllm/stats", document(uri))
     lens = send(client, "textDocument/codeLens", document(uri))
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     counts = await counts
     assert (counts.tokens, counts.characters) == (len(TOK.encode(text)), len(text))
     assert (await lens)[0]["command"]["arguments"] == [uri]

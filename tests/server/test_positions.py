@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from conftest import TEXTS, every_offset, lsp_lines, offset_of, position_of
 from hypothesis import given
 from hypothesis import strategies as st
+from lsprotocol.types import Position
 
-from conftest import TEXTS, every_offset, lsp_lines, offset_of, position_of
 from glassllm_server.positions import (
     ENCODINGS,
     LineIndex,
@@ -16,7 +17,6 @@ from glassllm_server.positions import (
     split_lines,
     units_to_columns,
 )
-from lsprotocol.types import Position
 
 
 @pytest.mark.parametrize(

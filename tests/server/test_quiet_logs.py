@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from conftest import LOOP, SERVER_COMMAND, hover, open_document, send_raw_notification, start_session
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import LOOP, SERVER_COMMAND, hover, open_document, send_raw_notification, start_session
 from glassllm_server.server import GlassServer
 
 LOG = Path(tempfile.mkdtemp(prefix="glassllm-test-log-")) / "server.log"

@@ -3,11 +3,12 @@ types, range and delta answers consistent with full, and the setting that turns 
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from conftest import LOOP, TEXTS, TRICKY, change_document, covered, lsp_lines, offset_of, open_document, position_of
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from conftest import LOOP, TEXTS, TRICKY, change_document, covered, lsp_lines, offset_of, open_document, position_of
 
 from glassllm import packaged
 
@@ -73,7 +74,7 @@ async def test_every_token_is_one_band_that_covers_exactly_its_characters(client
     decoded = bands(text, list(answer.data), client.encoding)
     assert [(line, piece) for line, piece, _ in decoded] == expected_bands(text)
     # Neighbours on a line differ; each line starts with the first type.
-    for (line_a, _, kind_a), (line_b, _, kind_b) in zip(decoded, decoded[1:]):
+    for (line_a, _, kind_a), (line_b, _, kind_b) in itertools.pairwise(decoded):
         assert kind_b == (1 - kind_a if line_a == line_b else 0)
 
 
@@ -90,9 +91,7 @@ async def test_a_range_answer_is_the_full_answer_cut_to_the_range(client: Langua
             ),
         )
     )
-    touching = [
-        band for band in offsets(TRICKY, whole, client.encoding) if band[0] < end and band[1] > start
-    ]
+    touching = [band for band in offsets(TRICKY, whole, client.encoding) if band[0] < end and band[1] > start]
     assert offsets(TRICKY, list(answer.data), client.encoding) == touching
     assert touching[0][0] <= start < touching[0][1] and touching[-1][0] < end <= touching[-1][1]
 
@@ -101,7 +100,12 @@ async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: Langua
     text = "Era uma vez\num gato 🙂\nfim"
     uri = open_document(client, text)
     before = await full(client, uri)
-    change_document(client, uri, 2, (types.Range(start=types.Position(line=1, character=3), end=types.Position(line=1, character=7)), "cachorro"))
+    change_document(
+        client,
+        uri,
+        2,
+        (types.Range(start=types.Position(line=1, character=3), end=types.Position(line=1, character=7)), "cachorro"),
+    )
     delta = await client.text_document_semantic_tokens_full_delta_async(
         types.SemanticTokensDeltaParams(
             text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=before.result_id

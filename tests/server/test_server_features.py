@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-
 from conftest import (
     LOOP,
     TEXTS,
@@ -21,6 +18,9 @@ from conftest import (
     range_of,
     stats,
 )
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.describe import code
@@ -91,11 +91,15 @@ async def test_inlay_hints_sit_at_the_right_characters_and_resolve(client):
     uri = open_document(client, text)
     lines = lsp_lines(text)
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=len(lines), character=0))
-    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(text_document=identifier(uri), range=whole))
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(text_document=identifier(uri), range=whole)
+    )
     spans = line_spans(PT, text)
     starts = {start for _, _, start, end in spans if start != end}
     for hint in hints:
-        offset = next(o for o in [*every_offset(text), len(text)] if position_of(text, o, client.encoding) == hint.position)
+        offset = next(
+            o for o in [*every_offset(text), len(text)] if position_of(text, o, client.encoding) == hint.position
+        )
         if hint.label == "▁":
             assert text[offset - 1] == " "
         else:
@@ -109,7 +113,9 @@ async def test_inlay_hints_only_for_the_requested_range(client):
     text = "Era uma vez\n" * 200
     uri = open_document(client, text)
     asked = types.Range(start=types.Position(line=100, character=2), end=types.Position(line=102, character=5))
-    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(text_document=identifier(uri), range=asked))
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(text_document=identifier(uri), range=asked)
+    )
     assert hints
     assert all((100, 2) <= (hint.position.line, hint.position.character) <= (102, 5) for hint in hints)
 
@@ -130,7 +136,9 @@ async def test_hints_for_a_whole_large_document_follow_the_last_hover(client):
 async def test_a_stale_hint_resolves_unchanged(client):
     uri = open_document(client, "Era uma vez")
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=11))
-    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(text_document=identifier(uri), range=whole))
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(text_document=identifier(uri), range=whole)
+    )
     change_document(client, uri, 2, "Outra coisa")
     resolved = await client.inlay_hint_resolve_async(hints[0])
     assert resolved.tooltip is None

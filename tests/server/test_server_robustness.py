@@ -11,10 +11,6 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
-
 from conftest import (
     LOOP,
     PRESETS,
@@ -32,6 +28,10 @@ from conftest import (
     start_session,
     stats,
 )
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
 from glassllm import packaged, packaged_path
 from glassllm_server.server import GlassServer
 
@@ -82,7 +82,9 @@ async def test_requests_without_params_are_answered(client):
 
 async def test_malformed_notifications_do_not_pop_up_or_break_anything(client):
     send_raw_notification(client, types.TEXT_DOCUMENT_DID_OPEN, {"textDocument": {"uri": 3}})
-    send_raw_notification(client, types.TEXT_DOCUMENT_DID_CHANGE, {"textDocument": {"uri": "file:///x"}, "contentChanges": [{}]})
+    send_raw_notification(
+        client, types.TEXT_DOCUMENT_DID_CHANGE, {"textDocument": {"uri": "file:///x"}, "contentChanges": [{}]}
+    )
     # Changes to a document that was never opened are ignored.
     change_document(client, "file:///never-opened", 2, "x")
     uri = open_document(client, "ok")
@@ -121,7 +123,7 @@ async def test_incremental_edits_in_the_client_encoding(client):
         spans = PT.encode_spans(text)
         answer = await stats(client, uri)
         assert (answer["tokens"], answer["characters"]) == (len(spans), len(text))
-    for token_id, piece, start, end in line_spans(PT, text):
+    for token_id, _piece, start, end in line_spans(PT, text):
         if start == end or "\r\n" in (text[start : start + 2], text[start - 1 : start + 1]):
             continue  # no LSP position lies inside "\r\n"
         answer = await hover(client, uri, position_of(text, start, client.encoding))
@@ -131,7 +133,13 @@ async def test_incremental_edits_in_the_client_encoding(client):
 
 async def test_several_changes_in_one_notification_apply_in_order(client):
     uri = open_document(client, "abc")
-    change_document(client, uri, 2, (types.Range(start=types.Position(line=0, character=3), end=types.Position(line=0, character=3)), "\nlinha"), (types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=1)), "L"))
+    change_document(
+        client,
+        uri,
+        2,
+        (types.Range(start=types.Position(line=0, character=3), end=types.Position(line=0, character=3)), "\nlinha"),
+        (types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=1)), "L"),
+    )
     answer = await stats(client, uri)
     assert answer["characters"] == len("abc\nLinha")
     assert answer["tokens"] == len(PT.encode("abc\nLinha"))
@@ -144,7 +152,9 @@ async def test_long_tokenizing_never_blocks_and_can_be_cancelled(client):
     text = "\n".join(" ".join(words[start : start + 10]) for start in range(0, len(words), 10))
     uri = open_document(client, text, "large")
     # The code lens needs the whole document tokenized: its wait is cancellable.
-    lens = asyncio.ensure_future(send_raw(client, types.TEXT_DOCUMENT_CODE_LENS, {"textDocument": {"uri": uri}}, "lens"))
+    lens = asyncio.ensure_future(
+        send_raw(client, types.TEXT_DOCUMENT_CODE_LENS, {"textDocument": {"uri": uri}}, "lens")
+    )
     await asyncio.sleep(0)  # the request is on its way
     send_raw_notification(client, types.CANCEL_REQUEST, {"id": "lens"})
     with pytest.raises(JsonRpcException) as raised:
@@ -252,7 +262,9 @@ async def test_inlay_hint_switches_take_effect(client):
     uri = open_document(client, "Era uma")
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=7))
     params = types.InlayHintParams(text_document=types.TextDocumentIdentifier(uri=uri), range=whole)
-    did_change_configuration(client, {"inlayHints": {"chunkBoundaries": False, "spaceMarkers": False, "tokenBoundaries": True}})
+    did_change_configuration(
+        client, {"inlayHints": {"chunkBoundaries": False, "spaceMarkers": False, "tokenBoundaries": True}}
+    )
     hints = await client.text_document_inlay_hint_async(params)
     assert [(hint.position.character, hint.label) for hint in hints] == [(1, "·")]
     did_change_configuration(client, {})

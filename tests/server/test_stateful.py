@@ -13,12 +13,6 @@ import asyncio
 import functools
 from typing import Any
 
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
-from lsprotocol import types
-from pytest_lsp import LanguageClient
-
 from conftest import (
     LOOP,
     change_document,
@@ -30,6 +24,11 @@ from conftest import (
     range_of,
     stats,
 )
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from lsprotocol import types
+from pytest_lsp import LanguageClient
 from test_semantic_tokens import expected_bands
 
 from glassllm import packaged
@@ -42,9 +41,35 @@ TOK = packaged("pt")
 # tabs, CRLF, lone CR and LF, U+2028, characters the tokenizer does not know, runs of
 # spaces, and a long line.
 FRAGMENTS = [
-    "Era", "uma", "vez", "ca", "fe\u0301", "e\u0301", "\u0301", "n\u0303", "\u00e7",
-    " ", " ", "  ", "   ", "\t", "\r\n", "\r", "\n", "\u2028", "\x0c",
-    "🙂", "👩\u200d👩\u200d👧", "猫", "漢字", "🧪", "Ω", ".", "—", "12", "_",
+    "Era",
+    "uma",
+    "vez",
+    "ca",
+    "fe\u0301",
+    "e\u0301",
+    "\u0301",
+    "n\u0303",
+    "\u00e7",
+    " ",
+    " ",
+    "  ",
+    "   ",
+    "\t",
+    "\r\n",
+    "\r",
+    "\n",
+    "\u2028",
+    "\x0c",
+    "🙂",
+    "👩\u200d👩\u200d👧",
+    "猫",
+    "漢字",
+    "🧪",
+    "Ω",
+    ".",
+    "—",
+    "12",
+    "_",
 ]
 # Long lines for the text opened (edits insert short text, so the time stays bounded):
 # the last is past the server's long-line limit (4,096 characters), tokenized in segments.
@@ -176,7 +201,9 @@ class Editing(RuleBasedStateMachine):
     @rule(data=st.data())
     def delete(self, data: st.DataObject) -> None:
         start = self._place(data)
-        end = data.draw(st.sampled_from([place for place in [*every_offset(self.text), len(self.text)] if place >= start]))
+        end = data.draw(
+            st.sampled_from([place for place in [*every_offset(self.text), len(self.text)] if place >= start])
+        )
         self._change([(start, end, "")])
 
     @invariant()
@@ -192,7 +219,9 @@ class Editing(RuleBasedStateMachine):
     @rule(data=st.data())
     def range_stats(self, data: st.DataObject) -> None:
         start = self._place(data)
-        end = data.draw(st.sampled_from([place for place in [*every_offset(self.text), len(self.text)] if place >= start]))
+        end = data.draw(
+            st.sampled_from([place for place in [*every_offset(self.text), len(self.text)] if place >= start])
+        )
         answer = self.run(stats(self.client, self.uri, range_of(self.text, start, end, self.encoding)))
         answer.pop("tokenizer")
         assert answer == expected_stats(self.text, start, end)

@@ -96,12 +96,16 @@ async def client(folders):
 
 
 async def command(client: LanguageClient, name: str, *arguments):
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=list(arguments)))
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(arguments))
+    )
 
 
 def open_document(client: LanguageClient, uri: str, text: str) -> None:
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="plaintext", version=1, text=text))
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="plaintext", version=1, text=text)
+        )
     )
 
 
@@ -111,7 +115,9 @@ async def test_training_inside_the_workspace_folders_works(client, folders):
     uri = folders["second"].joinpath("doc.txt").as_uri()
     open_document(client, uri, "cabana cabana\n")
     await command(client, "glassllm.trainTokenizer", uri, 20, str(folders["second"] / "sub" / "tok.json"))
-    assert Tokenizer.load(folders["second"] / "sub" / "tok.json").merges == Tokenizer.train("cabana cabana\n", 20).merges
+    assert (
+        Tokenizer.load(folders["second"] / "sub" / "tok.json").merges == Tokenizer.train("cabana cabana\n", 20).merges
+    )
 
 
 @pytest.mark.parametrize(
@@ -127,7 +133,9 @@ async def test_training_inside_the_workspace_folders_works(client, folders):
 async def test_paths_outside_the_workspace_are_refused_with_a_clear_error(client, folders, source, output):
     places = {name: str(folder) for name, folder in folders.items()}
     before = sorted(path.name for folder in folders.values() for path in folder.rglob("*"))
-    with pytest.raises(JsonRpcException, match="is outside the workspace folders; over TCP, glassllm reads and writes only inside them"):
+    with pytest.raises(
+        JsonRpcException, match="is outside the workspace folders; over TCP, glassllm reads and writes only inside them"
+    ):
         await command(client, "glassllm.trainTokenizer", source.format(**places), 20, output.format(**places))
     assert sorted(path.name for folder in folders.values() for path in folder.rglob("*")) == before
 

@@ -8,11 +8,10 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import LOOP, open_document
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import captured_exception_key
-
-from conftest import LOOP, open_document
 
 from glassllm import Tokenizer
 
@@ -32,7 +31,6 @@ def answer_offers(client: LanguageClient):
         return None if client.choice is None else types.MessageActionItem(title=client.choice)
 
 
-
 async def train(client: LanguageClient, *arguments):
     return await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="glassllm.trainTokenizer", arguments=list(arguments))
@@ -48,7 +46,9 @@ async def stats(client: LanguageClient, uri: str):
     return await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
 
 
-async def test_training_on_a_document_reports_percent_writes_the_file_and_switches(client: LanguageClient, tmp_path: Path):
+async def test_training_on_a_document_reports_percent_writes_the_file_and_switches(
+    client: LanguageClient, tmp_path: Path
+):
     text = HELDOUT.read_text(encoding="utf-8")[:20000]
     uri = open_document(client, text)
     output = tmp_path / "new" / "mine.json"
@@ -80,9 +80,13 @@ async def test_training_on_a_document_reports_percent_writes_the_file_and_switch
     assert any(message.message.startswith(f"glassllm now uses {output}") for message in client.messages)
 
     # An unrelated setting keeps the switch; a new tokenizer setting ends it.
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}})
+    )
     assert (await stats(client, uri)).tokenizer == str(output)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {"tokenizer": "en"}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"tokenizer": "en"}})
+    )
     assert (await stats(client, uri)).tokenizer == "en"
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
     assert (await stats(client, uri)).tokenizer == "pt"
@@ -121,7 +125,9 @@ async def test_cancelling_the_progress_stops_training_and_writes_nothing(client:
     assert not output.exists()
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["corpus.txt"]
     end = client.progress_reports[token][-1]
-    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == f"Training cancelled: {output} was not written."
+    assert (
+        isinstance(end, types.WorkDoneProgressEnd) and end.message == f"Training cancelled: {output} was not written."
+    )
     percentages = [r.percentage for r in client.progress_reports[token] if isinstance(r, types.WorkDoneProgressReport)]
     assert percentages[-1] < 100
 
@@ -168,7 +174,9 @@ async def test_cancelling_the_request_stops_training_and_writes_nothing(client: 
             break
         await asyncio.sleep(0.01)
     end = client.progress_reports[token][-1]
-    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == f"Training cancelled: {output} was not written."
+    assert (
+        isinstance(end, types.WorkDoneProgressEnd) and end.message == f"Training cancelled: {output} was not written."
+    )
     await asyncio.sleep(0.5)  # the training thread stops at its next merge
     assert sorted(path.name for path in tmp_path.iterdir()) == ["corpus.txt"]
 
@@ -178,10 +186,7 @@ async def test_cancelling_the_request_stops_training_and_writes_nothing(client: 
     [("missing-folder-for-glassllm-tests", 100, "No such file"), (None, 3, "at least")],
 )
 async def test_problems_are_clear_errors(client: LanguageClient, tmp_path: Path, source, size, problem):
-    if source is None:
-        source = open_document(client, "banana")
-    else:
-        source = str(tmp_path / source)
+    source = open_document(client, "banana") if source is None else str(tmp_path / source)
     with pytest.raises(Exception, match=f"cannot train a tokenizer: .*{problem}"):
         await train(client, source, size, str(tmp_path / "t.json"))
     assert not (tmp_path / "t.json").exists()
@@ -230,7 +235,9 @@ async def test_a_client_that_cannot_ask_gets_an_error_and_the_file_stays(client:
     features = client.protocol.fm.features
     handler = features.pop(types.WINDOW_SHOW_MESSAGE_REQUEST)
     try:
-        with pytest.raises(Exception, match="exists and is not a glassllm tokenizer file, and the editor cannot be asked"):
+        with pytest.raises(
+            Exception, match="exists and is not a glassllm tokenizer file, and the editor cannot be asked"
+        ):
             await train(client, open_document(client, "banana"), 20, str(notes))
     finally:
         features[types.WINDOW_SHOW_MESSAGE_REQUEST] = handler

@@ -61,7 +61,9 @@ def test_cancelling_leaves_an_existing_file_untouched_and_writes_nothing_new(tmp
         return len(calls) > 3
 
     with pytest.raises(TrainingCancelled):
-        train_tokenizer(count_chunks("banana bandana cabana " * 50), 40, output, lambda d, t: None, cancelled, replace=True)
+        train_tokenizer(
+            count_chunks("banana bandana cabana " * 50), 40, output, lambda d, t: None, cancelled, replace=True
+        )
     assert json.loads(output.read_text(encoding="utf-8")) == {"old": True}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tok.json"]
     with pytest.raises(TrainingCancelled):
@@ -140,6 +142,8 @@ def test_the_training_process_counts_a_large_corpus_in_workers_and_finishes(tmp_
     text = "banana bandana cabana\n" * 60_000
     (tmp_path / "corpus.txt").write_text(text, encoding="utf-8")
     expected = Tokenizer.train(text, 20).merges
-    assert run_child("20", str(tmp_path / "a.json"), str(tmp_path / "corpus.txt"))[-1]["done"]["merges"] == len(expected)
+    assert run_child("20", str(tmp_path / "a.json"), str(tmp_path / "corpus.txt"))[-1]["done"]["merges"] == len(
+        expected
+    )
     assert run_child("20", str(tmp_path / "b.json"), text=text)[-1]["done"]["merges"] == len(expected)
     assert Tokenizer.load(tmp_path / "a.json").merges == Tokenizer.load(tmp_path / "b.json").merges == expected

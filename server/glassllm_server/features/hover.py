@@ -27,7 +27,9 @@ def register(server: GlassServer) -> None:
         text = document.lines[token.line]
         # A lone line-ending token of "\r\n" has no LSP range: positions cannot point
         # between "\r" and "\n".
-        representable = token.end <= content_length(text) or (token.end == len(text) and token.start == content_length(text))
+        representable = token.end <= content_length(text) or (
+            token.end == len(text) and token.start == content_length(text)
+        )
         markdown = hover_markdown(
             token,
             document.tokenizer.tokenizer.derivation(token.piece),

@@ -34,7 +34,7 @@ def _occurrences(tokens: LineTokens, token_id: int) -> Iterator[tuple[int, int]]
         if token_id not in chunk.ids:
             position += len(chunk.text)
             continue
-        for piece, piece_id in zip(chunk.pieces, chunk.ids):
+        for piece, piece_id in zip(chunk.pieces, chunk.ids, strict=False):
             end = position + len(piece)
             if piece_id == token_id:
                 yield (position, end) if origin is None else (origin[position], origin[end])

@@ -14,29 +14,29 @@ Everything works in lines and code-point columns; no pygls here.
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
-from glassllm.packaged import load_problem
-from glassllm.places import columns, place
-from glassllm.places import span as shown_span
 from glassllm.bpe import apply_merges
 from glassllm.chunks import CHUNK_PATTERN, mark_spaces
 from glassllm.normalize import nfc
+from glassllm.packaged import load_problem
+from glassllm.places import columns, place
+from glassllm.places import span as shown_span
 from glassllm.tokenizer import SPECIALS, UNK_ID
-
 from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation, Say, shown, token_text
 
 __all__ = [
     "COMPARE_TOKENIZERS",
+    "CompareSet",
     "ComparedChunk",
     "ComparedCounts",
     "ComparedTokenizer",
-    "CompareSet",
     "DocumentCounts",
     "compare_data",
     "compare_explanation",
@@ -108,7 +108,7 @@ class ComparedTokenizer:
         found = list(map(self._lines.get, lines))
         if None not in found:
             return []
-        return list(dict.fromkeys(line for line, count in zip(lines, found) if count is None))
+        return list(dict.fromkeys(line for line, count in zip(lines, found, strict=False) if count is None))
 
     def count_line(self, line: str) -> int:
         """Count one line (packed as ``tokens + (unknown << 32)``) and keep the count.
@@ -121,7 +121,7 @@ class ComparedTokenizer:
         if count is not None:
             return count
         if len(line) > LONG_LINE and len(bounds := segment_bounds(line)) > 2:
-            return sum(self.count_line(line[start:stop]) for start, stop in zip(bounds, bounds[1:]))
+            return sum(self.count_line(line[start:stop]) for start, stop in itertools.pairwise(bounds))
         count = sum(map(self._count_chunk, CHUNK_PATTERN.findall(mark_spaces(nfc(line)))))
         if len(self._lines) >= _LINE_CACHE_LIMIT:
             self._lines.clear()
@@ -378,7 +378,7 @@ def compare_data(
                             for s in item.steps
                         ],
                     }
-                    for total, item in zip(totals, chunk.explanations)
+                    for total, item in zip(totals, chunk.explanations, strict=False)
                 ],
             }
             for chunk in chunks
@@ -423,7 +423,7 @@ def render_compare_markdown(
         f"| {say('compare.unknown')} | {say('compare.ratio')} |",
         "|---|---:|---:|---:|---:|",
     ]
-    for name, total in zip(labels, totals):
+    for name, total in zip(labels, totals, strict=False):
         ratio = decimal(characters / total.tokens) if total.tokens else "—"
         lines.append(
             f"| {_cell(name)} | {number(total.tokens)} | {number(total.chunks)} | {number(total.unknown)} | {ratio} |"

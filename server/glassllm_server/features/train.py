@@ -131,7 +131,10 @@ async def _may_replace(ls: GlassServer, path: Path) -> bool:
             types.ShowMessageRequestParams(
                 type=types.MessageType.Warning,
                 message=messages("train.replace", path=path),
-                actions=[types.MessageActionItem(title=replace), types.MessageActionItem(title=messages("train.replace_no"))],
+                actions=[
+                    types.MessageActionItem(title=replace),
+                    types.MessageActionItem(title=messages("train.replace_no")),
+                ],
             )
         )
     except Exception as error:

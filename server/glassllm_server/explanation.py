@@ -29,9 +29,9 @@ from glassllm_server.positions import content_length
 
 __all__ = [
     "CHUNK_LIMIT",
+    "PAGES_KEPT",
     "ExplainedChunk",
     "Explanation",
-    "PAGES_KEPT",
     "Say",
     "cache_folder",
     "explain_selection",
@@ -120,7 +120,9 @@ def explain_selection(
             continue
         touched = touched[:room]
         bounds = every[touched[0] : touched[-1] + 1]
-        for (chunk_start, chunk_end), explained in zip(bounds, _explain_chunks(tok, text, bounds, touched[0])):
+        for (chunk_start, chunk_end), explained in zip(
+            bounds, _explain_chunks(tok, text, bounds, touched[0]), strict=False
+        ):
             cut = first > chunk_start or last < chunk_end
             selected = text[max(first, chunk_start) : min(last, chunk_end)]
             alone = [(span.piece, span.id) for span in tok.encode_spans(selected)] if cut else []
@@ -183,9 +185,7 @@ def _chunk_bounds(spans: Sequence[TokenSpan]) -> list[tuple[int, int]]:
     return bounds
 
 
-def _explain_chunks(
-    tok: Tokenizer, text: str, bounds: list[tuple[int, int]], index: int
-) -> list[ChunkExplanation]:
+def _explain_chunks(tok: Tokenizer, text: str, bounds: list[tuple[int, int]], index: int) -> list[ChunkExplanation]:
     """Explanations of the consecutive chunks at ``bounds`` of ``text``, the first of
     which is chunk number ``index`` of the line (indices and offsets are the line's).
 
@@ -196,11 +196,10 @@ def _explain_chunks(
     first, last = bounds[0][0], bounds[-1][1]
     part = tok.explain(text[first:last])
     if len(part) == len(bounds) and all(
-        (item.start + first, item.end + first) == bound for item, bound in zip(part, bounds)
+        (item.start + first, item.end + first) == bound for item, bound in zip(part, bounds, strict=False)
     ):
         return [
-            replace(item, index=item.index + index, start=item.start + first, end=item.end + first)
-            for item in part
+            replace(item, index=item.index + index, start=item.start + first, end=item.end + first) for item in part
         ]
     return tok.explain(text)[index : index + len(bounds)]
 
@@ -273,7 +272,7 @@ def _visible(character: str) -> str:
     if character in _ESCAPES:
         return _ESCAPES[character]
     category = unicodedata.category(character)
-    if category[0] in "CZ" and character != " " or category[0] == "M":
+    if (category[0] in "CZ" and character != " ") or category[0] == "M":
         return f"U+{ord(character):04X}"
     return character
 
@@ -300,7 +299,12 @@ def render_markdown(
         lines.append(say("explain.header_at", document=document, tokenizer=tokenizer, at=place(*explanation.start)))
     else:
         lines.append(
-            say("explain.header", document=document, tokenizer=tokenizer, span=shown_span(explanation.start, explanation.last))
+            say(
+                "explain.header",
+                document=document,
+                tokenizer=tokenizer,
+                span=shown_span(explanation.start, explanation.last),
+            )
         )
     lines += ["", say("explain.positions"), ""]
     if not explanation.chunks:
@@ -330,9 +334,7 @@ def render_markdown(
             lines.append(say("explain.no_merges"))
         for step_number, step in enumerate(chunk.steps, 1):
             evidence = (
-                say("explain.unknown_count")
-                if step.count is None
-                else say("explain.count", count=number(step.count))
+                say("explain.unknown_count") if step.count is None else say("explain.count", count=number(step.count))
             )
             pieces = " ".join(shown(piece) for piece in step.pieces)
             lines.append(
@@ -347,7 +349,9 @@ def render_markdown(
                 )
                 + f" {pieces}"
             )
-        tokens = " · ".join(token_text(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids))
+        tokens = " · ".join(
+            token_text(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids, strict=False)
+        )
         lines += ["", f"{say('explain.tokens')}: {tokens}"]
     return "\n".join(lines) + "\n"
 

@@ -9,7 +9,6 @@ import unicodedata
 
 from glassllm.places import columns
 from glassllm.tokenizer import UNK_ID
-
 from glassllm_server.document import DocumentToken, Stats
 from glassllm_server.messages import Messages
 

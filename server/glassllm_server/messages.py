@@ -156,7 +156,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     },
     "explain.tokens": {"en": "Tokens (ID)", "pt": "Tokens (ID)"},
     # Compare tokenizers (glassllm.compareWith: hover lines, the code action, the command's page)
-    "compare.hover": {"en": "{tokenizer}: {pieces} — {count} {token_word}", "pt": "{tokenizer}: {pieces} — {count} {token_word}"},
+    "compare.hover": {
+        "en": "{tokenizer}: {pieces} — {count} {token_word}",
+        "pt": "{tokenizer}: {pieces} — {count} {token_word}",
+    },
     "compare.broken": {
         "en": "glassllm: cannot compare with the tokenizer {path}: {problem}. It is left out of the comparison.",
         "pt": "glassllm: não é possível comparar com o tokenizador {path}: {problem}. Ele fica fora da comparação.",
@@ -181,8 +184,14 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "{differing} of these {chunks} chunks tokenize differently; the most different come first.",
         "pt": "{differing} destes {chunks} trechos são tokenizados de modo diferente; os mais diferentes vêm primeiro.",
     },
-    "compare.same": {"en": "Every tokenizer splits it the same way.", "pt": "Todos os tokenizadores o dividem do mesmo jeito."},
-    "compare.spread": {"en": "Token counts differ by up to {spread}.", "pt": "As contagens de tokens diferem em até {spread}."},
+    "compare.same": {
+        "en": "Every tokenizer splits it the same way.",
+        "pt": "Todos os tokenizadores o dividem do mesmo jeito.",
+    },
+    "compare.spread": {
+        "en": "Token counts differ by up to {spread}.",
+        "pt": "As contagens de tokens diferem em até {spread}.",
+    },
     "compare.step": {"en": "rank {rank}", "pt": "posição {rank}"},
     "compare.seen": {"en": "seen {count} times", "pt": "visto {count} vezes"},
     # Unknown characters (diagnostics)
@@ -225,9 +234,9 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     "train.use": {"en": "Use it", "pt": "Usar"},
     "train.keep": {"en": "Keep the current one", "pt": "Manter o atual"},
     "train.switched": {
-        "en": 'glassllm now uses {path} until the tokenizer setting changes or the editor restarts. To keep it, '
+        "en": "glassllm now uses {path} until the tokenizer setting changes or the editor restarts. To keep it, "
         'set "glassllm.tokenizer": "{path}" in your editor\'s settings.',
-        "pt": 'O glassllm agora usa {path} até a configuração do tokenizador mudar ou o editor reiniciar. Para '
+        "pt": "O glassllm agora usa {path} até a configuração do tokenizador mudar ou o editor reiniciar. Para "
         'manter, defina "glassllm.tokenizer": "{path}" nas configurações do editor.',
     },
     "train.cancelled": {

@@ -11,9 +11,9 @@ import asyncio
 import itertools
 import logging
 
-from glassllm.tokenizer import UNK_ID
 from lsprotocol import types
 
+from glassllm.tokenizer import UNK_ID
 from glassllm_server.document import Document
 from glassllm_server.positions import Point, content_length
 from glassllm_server.server import GlassServer

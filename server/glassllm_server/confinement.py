@@ -24,7 +24,7 @@ def allowed_folders(ls: GlassServer) -> list[Path]:
     if not uris and ls.workspace.root_uri:
         uris = [ls.workspace.root_uri]
     folders = [Path(path) for uri in uris if (path := to_fs_path(uri)) is not None]
-    return [folder.resolve() for folder in folders + [cache_folder()]]
+    return [folder.resolve() for folder in [*folders, cache_folder()]]
 
 
 def check_inside(ls: GlassServer, path: Path) -> None:

@@ -11,11 +11,11 @@ No pygls here: the data is LSP's relative integer encoding, five integers per to
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 
 from glassllm import TokenSpan
-
 from glassllm_server.document import LineTokens
 from glassllm_server.positions import Encoding, columns_to_units, content_length
 
@@ -150,4 +150,4 @@ def _line_groups(data: Sequence[int]) -> tuple[list[tuple[int, ...]], list[int]]
     """The integers of ``data`` grouped by line, and where each group starts (then the end)."""
     starts = [index for index in range(0, len(data), 5) if index == 0 or data[index]]
     starts.append(len(data))
-    return [tuple(data[a:b]) for a, b in zip(starts, starts[1:])], starts
+    return [tuple(data[a:b]) for a, b in itertools.pairwise(starts)], starts

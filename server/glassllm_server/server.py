@@ -33,14 +33,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from glassllm import PACKAGED, load_tokenizer, packaged
-from glassllm.packaged import load_problem
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from glassllm import PACKAGED, load_tokenizer, packaged
+from glassllm.packaged import load_problem
 from glassllm_server import __version__
 from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
 from glassllm_server.document import Document, LineTokenizer
@@ -106,7 +106,9 @@ class GlassProtocol(LanguageServerProtocol):
             else:
                 detail = messages("error.invalid_params", method=method, detail=_describe(error.__cause__))
             if "id" in data and "method" in data:
-                self._send_response(data["id"], error=types.ResponseError(code=JsonRpcInvalidParams.CODE, message=detail))
+                self._send_response(
+                    data["id"], error=types.ResponseError(code=JsonRpcInvalidParams.CODE, message=detail)
+                )
             else:
                 logger.warning("%s", detail)
             return _Answered()
@@ -434,7 +436,9 @@ class GlassServer(LanguageServer):
 
     def _problem_text(self, problem: Problem) -> str:
         messages = self.messages
-        return messages("settings.invalid", key=problem.key, value=repr(problem.value), expected=messages(problem.expected))
+        return messages(
+            "settings.invalid", key=problem.key, value=repr(problem.value), expected=messages(problem.expected)
+        )
 
     def use_tokenizer(self, name: str) -> bool:
         """Switch to tokenizer ``name``; on failure tell the user once and keep the old one."""
@@ -445,7 +449,9 @@ class GlassServer(LanguageServer):
             tokenizer = load_tokenizer(name)
         except (OSError, KeyError, ValueError) as error:
             self.report_once(
-                self.messages("tokenizer.broken", path=name, problem=load_problem(error), previous=self.tokenizer_label())
+                self.messages(
+                    "tokenizer.broken", path=name, problem=load_problem(error), previous=self.tokenizer_label()
+                )
             )
             return False
         self.tokenizer = LineTokenizer(tokenizer, name)

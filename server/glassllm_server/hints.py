@@ -129,7 +129,9 @@ def inlay_hints(document: Document, start: Point, end: Point, settings: Settings
         return []
     hints: list[Hint] = []
     for line, low, high in line_ranges(document, start, end):
-        for column, kind, token_column in line_hints(document.lines[line], document.line_tokens(line), switches, low, high):
+        for column, kind, token_column in line_hints(
+            document.lines[line], document.line_tokens(line), switches, low, high
+        ):
             if low <= column <= high:
                 hints.append(Hint(Point(line, column), kind, token_column))  # type: ignore[arg-type]
     return hints

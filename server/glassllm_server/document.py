@@ -16,7 +16,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain, count, islice
+from itertools import accumulate, chain, count, islice, pairwise
 from operator import attrgetter, itemgetter
 from time import perf_counter
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -26,16 +26,15 @@ from glassllm import Tokenizer
 from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
 from glassllm.normalize import normalize_with_offsets
 from glassllm.tokenizer import UNK_ID
-
 from glassllm_server.positions import LineIndex, Point, split_lines
 
 __all__ = [
     "ChunkTokens",
     "Document",
     "DocumentToken",
-    "LineTokenizer",
     "LineSpan",
     "LineState",
+    "LineTokenizer",
     "LineTokens",
     "Stats",
 ]
@@ -131,7 +130,7 @@ class LineTokens:
         position = self.chunk_starts()[first] if first else 0
         for chunk_index in range(first, stop):
             chunk = self.chunks[chunk_index]
-            for piece_index, (token_id, piece) in enumerate(zip(chunk.ids, chunk.pieces)):
+            for piece_index, (token_id, piece) in enumerate(zip(chunk.ids, chunk.pieces, strict=False)):
                 end = position + len(piece)
                 if origin is None:
                     append(LineSpan(token_id, piece, position, end, chunk_index, piece_index))
@@ -170,7 +169,7 @@ class SegmentedLineTokens(LineTokens):
     def origin(self) -> list[int] | None:
         if self._origin is None and any(tokens.origin is not None for _, tokens in self.parts):
             origin = [0]
-            for (text, tokens), offset in zip(self.parts, self._part_columns):
+            for (_text, tokens), offset in zip(self.parts, self._part_columns, strict=False):
                 length = sum(map(len, map(_TEXT, tokens.chunks)))
                 part = tokens.origin if tokens.origin is not None else range(length + 1)
                 origin.extend(offset + column for column in part[1:])
@@ -202,7 +201,14 @@ class SegmentedLineTokens(LineTokens):
             if part == first:
                 start_token = self._part_tokens[part] + number
             spans.extend(
-                LineSpan(span.id, span.piece, span.start + offset, span.end + offset, span.chunk + chunk_offset, span.piece_index)
+                LineSpan(
+                    span.id,
+                    span.piece,
+                    span.start + offset,
+                    span.end + offset,
+                    span.chunk + chunk_offset,
+                    span.piece_index,
+                )
                 for span in found
             )
         return start_token, spans
@@ -257,10 +263,7 @@ class LineTokenizer:
         # are the IDs' vocabulary entries, except an unknown character's (spans tell it).
         ids = tuple(tokenizer.encode(text))
         unknown = ids.count(UNK_ID)
-        if unknown:
-            pieces = tuple(span.piece for span in tokenizer.encode_spans(text))
-        else:
-            pieces = tuple(tokenizer.tokens(ids))
+        pieces = tuple(span.piece for span in tokenizer.encode_spans(text)) if unknown else tuple(tokenizer.tokens(ids))
         entry = ChunkTokens(text, pieces, ids, unknown)
         if len(self._chunks) >= _CHUNK_CACHE_LIMIT:
             self._chunks.clear()
@@ -291,7 +294,7 @@ class LineTokenizer:
         found = list(map(self._chunks.get, chunks))
         if None in found:
             chunk = self.chunk
-            found = [entry or chunk(text) for entry, text in zip(found, chunks)]
+            found = [entry or chunk(text) for entry, text in zip(found, chunks, strict=False)]
         return LineTokens(tuple(found), origin)  # type: ignore[arg-type]
 
     def prepare(self, text: str, deadline: float) -> bool:
@@ -316,9 +319,7 @@ class LineTokenizer:
         # the cache must not keep megabytes of old text alive).
         return self.line(text) if len(text) <= LONG_LINE else self._tokenize(text)
 
-    def _long_line(
-        self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None
-    ) -> LineTokens:
+    def _long_line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None) -> LineTokens:
         head: list[tuple[str, LineTokens]] = []
         tail: list[tuple[str, LineTokens]] = []
         if previous is not None:
@@ -342,7 +343,7 @@ class LineTokenizer:
         start = sum(len(piece) for piece, _ in head)
         stop = len(text) - sum(len(piece) for piece, _ in tail)
         bounds = segment_bounds(text, start, stop)
-        middle = [(text[a:b], self._segment(text[a:b])) for a, b in zip(bounds, bounds[1:]) if a < b]
+        middle = [(text[a:b], self._segment(text[a:b])) for a, b in pairwise(bounds) if a < b]
         return SegmentedLineTokens((*head, *middle, *tail))
 
 
@@ -391,11 +392,13 @@ class _Version:
     (copying the line lists, never mutating them), so a snapshot keeps its text.
     """
 
-    __slots__ = ("index", "lines", "line_states", "pending", "prefix", "revision", "tokenizer", "tokens", "totals")
+    __slots__ = ("index", "line_states", "lines", "pending", "prefix", "revision", "tokenizer", "tokens", "totals")
 
     _revisions = count(1)
 
-    def __init__(self, lines: list[str], tokenizer: LineTokenizer, tokens: list[LineTokens | None] | None = None) -> None:
+    def __init__(
+        self, lines: list[str], tokenizer: LineTokenizer, tokens: list[LineTokens | None] | None = None
+    ) -> None:
         self.lines = lines
         self.index = LineIndex(lines)
         self.tokenizer = tokenizer
@@ -418,7 +421,7 @@ class _Version:
         )
         totals = version.totals
         totals[:] = self.totals
-        for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop]):
+        for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop], strict=False):
             if line_tokens is not None:
                 _count(totals, line_tokens, line, -1)
         version.pending = min(self.pending, first)
@@ -427,7 +430,11 @@ class _Version:
             version.line_states[owner] = state.replaced(first, stop, len(new_lines))
         # Long lines the edit made (changed, split or joined) are tokenized now, around
         # the edit only, from the segments of the long lines it replaced.
-        replaced = {line: found for line, found in zip(self.lines[first:stop], tokens[first:stop]) if found is not None}
+        replaced = {
+            line: found
+            for line, found in zip(self.lines[first:stop], tokens[first:stop], strict=False)
+            if found is not None
+        }
         segmented = [found for found in tokens[first:stop] if isinstance(found, SegmentedLineTokens)]
         for number, new in enumerate(new_lines, first):
             if len(new) <= LONG_LINE:
@@ -723,4 +730,3 @@ class Document:
                 seen.add(span.chunk)
             chunks += len(seen)
         return Stats(tokens, chunks, characters, unknown)
-

@@ -5,8 +5,19 @@ To add a feature, write its module and add it to :data:`FEATURES`.
 
 from __future__ import annotations
 
-from glassllm_server.features import configuration, documents, hover, inlay_hints, stats
-from glassllm_server.features import compare, diagnostics, explain, highlight, semantic_tokens, train
+from glassllm_server.features import (
+    compare,
+    configuration,
+    diagnostics,
+    documents,
+    explain,
+    highlight,
+    hover,
+    inlay_hints,
+    semantic_tokens,
+    stats,
+    train,
+)
 from glassllm_server.server import GlassServer
 
 __all__ = ["FEATURES", "create_server"]

@@ -13,7 +13,7 @@ from glassllm_server.document import Document, Stats
 from glassllm_server.features.compare import compare_stats, compared_summary
 from glassllm_server.server import GlassServer
 
-__all__ = ["STATS_REQUEST", "SHOW_STATS_COMMAND", "register"]
+__all__ = ["SHOW_STATS_COMMAND", "STATS_REQUEST", "register"]
 
 STATS_REQUEST = "glassllm/stats"
 SHOW_STATS_COMMAND = "glassllm.showStats"

@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> None:
     arguments = _parser().parse_args(argv)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(arguments.verbose, 2)]
     handler: logging.Handler = (
-        logging.FileHandler(arguments.log_file, encoding="utf-8") if arguments.log_file else logging.StreamHandler(sys.stderr)
+        logging.FileHandler(arguments.log_file, encoding="utf-8")
+        if arguments.log_file
+        else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])

@@ -76,7 +76,9 @@ async def _document_counts(ls: GlassServer, document: Document, chunks: int) -> 
     return totals
 
 
-async def compare_stats(ls: GlassServer, document: Document, span: tuple[Point, Point] | None, chunks: int) -> list[dict[str, Any]]:
+async def compare_stats(
+    ls: GlassServer, document: Document, span: tuple[Point, Point] | None, chunks: int
+) -> list[dict[str, Any]]:
     """``glassllm/stats``' ``compare`` list: each compared tokenizer's counts for the
     document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
     if span is None:
