@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from glassllm.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
-from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, count_chunks, mark_spaces, pre_tokenize
+from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, mark_spaces, pre_tokenize
+from glassllm.counting import count_chunks
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
 from glassllm.normalize import nfc, normalize_with_offsets
 
