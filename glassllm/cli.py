@@ -20,7 +20,7 @@ from glassllm import cli_compare
 from glassllm.counting import count_files
 from glassllm.files import may_replace
 from glassllm.packaged import load_problem, load_tokenizer
-from glassllm.places import LineIndex
+from glassllm.places import TextPlaces
 from glassllm.tokenizer import UNK_ID, Tokenizer
 from glassllm.visible import visible
 
@@ -134,7 +134,7 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
-    lines = LineIndex(text)
+    lines = TextPlaces(text)
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
         at = lines.span(span.start, span.end)
