@@ -40,16 +40,27 @@ matches derived modes. Set this before loading this file."
                                         :spaceMarkers t
                                         :tokenBoundaries :json-false))))
 
+(defun glassllm--lsp-position (pos)
+  "The LSP position of POS, its column counted in the encoding eglot negotiated."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char pos)
+      ;; LSP lines count from 0, Emacs lines from 1.
+      (list :line (1- (line-number-at-pos pos t))
+            :character (funcall eglot-current-linepos-function)))))
+
 (defun glassllm--run (command beg end)
   "Run the server's COMMAND on the region from BEG to END, as its code action would."
-  (let ((server (eglot--current-server-or-lose)))
+  (let ((server (or (eglot-current-server)
+                    (user-error "No glassllm server in this buffer (see `glassllm-ensure')"))))
     ;; The command itself, not the code action menu: the server offers two actions
     ;; (explain, compare) with the same kind, and a key should not ask which one.
     (eglot-execute server
                    `(:command ,command
-                     :arguments [,(eglot--path-to-uri (buffer-file-name))
-                                 (:start ,(eglot--pos-to-lsp-position beg)
-                                  :end ,(eglot--pos-to-lsp-position end))]))))
+                     :arguments [,(eglot-path-to-uri (buffer-file-name))
+                                 (:start ,(glassllm--lsp-position beg)
+                                  :end ,(glassllm--lsp-position end))]))))
 
 (defun glassllm--region ()
   (if (use-region-p)
