@@ -322,7 +322,7 @@ Empty before the server's first answer."
   "Whether the server speaks Portuguese.
 As the server decides: its locale setting, or else the environment."
   (let ((chosen (or (plist-get glassllm-settings :locale)
-                    (seq-find (lambda (value) (and value (not (string-empty-p value))))
+                    (seq-find (lambda (value) (and value (not (equal value ""))))
                               (mapcar #'getenv '("LC_ALL" "LC_MESSAGES" "LANG"))))))
     (and (stringp chosen) (string-prefix-p "pt" (downcase chosen)))))
 

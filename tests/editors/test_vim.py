@@ -233,6 +233,15 @@ def test_the_visual_mapping_explains_the_selection_to_the_character(vim):
     assert _shown_ids(page["text"]) == expected
 
 
+def test_the_statusline_counts_the_visual_selection_while_it_lasts(vim):
+    start = EDITED_FIRST.index(SELECTED[1])
+    end = start + len(SELECTED[1])
+    # A token cut by the selection's edge counts, as in the server's glassllm/stats.
+    selected = sum(1 for item in _line_spans(1, EDITED) if item.start < end and start < item.end)
+    assert vim["visual_statusline"] == f"v {selected}/{_count(EDITED)} tokens"
+    assert vim["after_visual_statusline"] == f"{_count(EDITED)} tokens"
+
+
 def test_help_glassllm_opens_the_plugin_help(vim):
     assert vim["help"] == {"file": "glassllm.txt", "line": vim["help"]["line"], "filetype": "help"}
     assert "*glassllm*" in vim["help"]["line"]

@@ -6,7 +6,8 @@
 " characterwise Visual selection of count characters) and GLASSLLM_OUT (where the JSON
 " report goes). It records what ALE and the plugin show: the location list, the hover in
 " ALE's preview window, the status line count before and after an edit, the pages of
-" :1GlassllmExplain, :2GlassllmCompare and the Visual mapping, and :help glassllm.
+" :1GlassllmExplain, :2GlassllmCompare and the Visual mapping, the count of that Visual
+" selection, and :help glassllm.
 "
 " Ex mode runs no main loop: `sleep' lets jobs, channels and timers run, and the
 " TextChanged that Vim fires after an edit when it waits for a key is fired here.
@@ -41,6 +42,11 @@ function! s:TakePage(prefix) abort
   \   'text': join(getbufline(l:buffer, 1, '$'), "\n"), 'windows': winnr('$')}
   execute l:window . 'close'
   return l:page
+endfunction
+
+function! s:RecordSelectionCount() abort
+  call s:Wait({-> glassllm#statusline() =~# '/'}, 'the selection count')
+  let s:report.visual_statusline = mode() . ' ' . glassllm#statusline()
 endfunction
 
 try
@@ -84,6 +90,11 @@ try
   call cursor(s:line, s:column)
   execute 'normal v' . (s:count > 1 ? (s:count - 1) . 'l' : '') . "\\ge"
   let s:report.selection = s:TakePage('glassllm://explain/')
+  " The same selection's count in the status line, read while Visual mode lasts.
+  call cursor(s:line, s:column)
+  execute 'normal! v' . (s:count > 1 ? (s:count - 1) . 'l' : '')
+  \ . "\<Cmd>doautocmd <nomodeline> CursorMoved\<CR>\<Cmd>call s:RecordSelectionCount()\<CR>\<Esc>"
+  let s:report.after_visual_statusline = glassllm#statusline()
 
   " :help, with the tags a plugin manager (or :helptags) makes.
   execute 'helptags' fnameescape($GLASSLLM_DOC)
