@@ -13,18 +13,30 @@ let s:handlers = get(s:, 'handlers', {})
 " Buffer number -> {'document': stats, 'selection': stats, 'timers': {kind: timer}}.
 let s:buffers = get(s:, 'buffers', {})
 let s:warned_missing = get(s:, 'warned_missing', 0)
+" The relay that makes the server count columns in bytes, as ALE does.
+let s:relay = expand('<sfile>:p:h:h') . '/bin/glassllm_utf8.py'
 
 " ALE's linter for a filetype (ale_linters/{filetype}/glassllm.vim defines it).
 function! glassllm#Linter(filetype) abort
   return {
   \   'name': 'glassllm',
   \   'lsp': 'stdio',
-  \   'executable': {buffer -> get(g:glassllm_server_command, 0, '')},
-  \   'command': {buffer -> join(map(copy(g:glassllm_server_command), 'ale#Escape(v:val)'))},
+  \   'executable': {buffer -> get(s:Command(), 0, '')},
+  \   'command': {buffer -> join(map(s:Command(), 'ale#Escape(v:val)'))},
   \   'project_root': function('glassllm#ProjectRoot'),
   \   'language': get(s:languages, a:filetype, a:filetype),
   \   'lsp_config': {buffer -> empty(g:glassllm_settings) ? {} : {'glassllm': g:glassllm_settings}},
   \}
+endfunction
+
+" The command ALE runs: the server, through the UTF-8 relay unless
+" g:glassllm_python is empty. ALE 3.3 counts LSP columns in bytes but negotiates no
+" position encoding; the relay offers UTF-8 for it, so the server counts bytes too.
+function! s:Command() abort
+  if empty(g:glassllm_python)
+    return copy(g:glassllm_server_command)
+  endif
+  return [g:glassllm_python, s:relay] + g:glassllm_server_command
 endfunction
 
 " The folder holding the nearest .git above the file, or else the file's own folder:
@@ -136,9 +148,12 @@ function! s:Error(message) abort
   echohl None
 endfunction
 
-" UTF-16 code units in a text: the server's positions count them, since ALE negotiates no
-" other encoding. A character above U+FFFF takes two.
-function! s:Utf16(text) abort
+" The length of a text in the server's position units: bytes through the relay
+" (UTF-8), else UTF-16 code units, where a character above U+FFFF takes two.
+function! s:Units(text) abort
+  if !empty(g:glassllm_python)
+    return len(a:text)
+  endif
   let l:codes = str2list(a:text, 1)
   return len(l:codes) + len(filter(l:codes, 'v:val > 0xFFFF'))
 endfunction
@@ -146,7 +161,7 @@ endfunction
 " The LSP position of byte column {column} (1-based, as col() gives it) of line {line}.
 function! s:Position(buffer, line, column) abort
   let l:text = get(getbufline(a:buffer, a:line), 0, '')
-  return {'line': a:line - 1, 'character': s:Utf16(strpart(l:text, 0, a:column - 1))}
+  return {'line': a:line - 1, 'character': s:Units(strpart(l:text, 0, a:column - 1))}
 endfunction
 
 " The column just after the character at byte column {column} of line {line}, composing

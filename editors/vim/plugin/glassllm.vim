@@ -11,6 +11,9 @@ let g:loaded_glassllm = 1
 " The server: a program and its arguments (a virtual environment's full path if it is
 " not on $PATH).
 let g:glassllm_server_command = get(g:, 'glassllm_server_command', ['glassllm-lsp'])
+" The Python that runs the relay making the server count columns in bytes as ALE does
+" (see :help glassllm-columns); empty: no relay.
+let g:glassllm_python = get(g:, 'glassllm_python', exepath('python3'))
 " The filetypes ALE runs glassllm for (each needs an ale_linters/{filetype}/glassllm.vim).
 let g:glassllm_filetypes = get(g:, 'glassllm_filetypes', ['text', 'markdown'])
 " The server's settings, sent as its `glassllm` section, e.g. {'tokenizer': 'en'}.
