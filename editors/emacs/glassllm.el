@@ -150,6 +150,9 @@ are the server's, listed in glassllm's README; false is :json-false."
     ;; Read before the first pull of workspace/configuration, which lsp-mode answers
     ;; with an empty section.
     :initialization-options (lambda () (list :glassllm glassllm-settings))
+    ;; lsp-mode counts columns in characters (code points) without saying so; the
+    ;; server counts what the client asks for, and UTF-16 units when it asks nothing.
+    :custom-capabilities '((general . ((positionEncodings . ["utf-32"]))))
     ;; lsp-mode does not open documents for servers (window/showDocument), so the
     ;; server also sends the page as a message: the page buffer shows it instead.
     :notification-handlers (let ((handlers (make-hash-table :test #'equal)))
@@ -213,12 +216,6 @@ Eglot reads JSON objects as property lists, lsp-mode (unless
 
 ;;;; Positions
 
-(defun glassllm--utf-16-column ()
-  "UTF-16 code units from the line's start to point.
-lsp-mode 8 negotiates no position encoding, so the server counts UTF-16 units."
-  (let ((text (buffer-substring-no-properties (line-beginning-position) (point))))
-    (+ (length text) (seq-count (lambda (char) (> char #xFFFF)) text))))
-
 (defun glassllm--lsp-position (pos)
   "The LSP position of POS, in the encoding the client and the server agreed on."
   (save-excursion
@@ -229,7 +226,8 @@ lsp-mode 8 negotiates no position encoding, so the server counts UTF-16 units."
       (list :line (1- (line-number-at-pos pos t))
             :character (if (eq glassllm--registered 'eglot)
                            (funcall eglot-current-linepos-function)
-                         (glassllm--utf-16-column))))))
+                         ;; The UTF-32 that the lsp-mode client asks for.
+                         (- (point) (line-beginning-position)))))))
 
 (defun glassllm--uri ()
   "The URI of this buffer's file, as the client sends it."

@@ -91,28 +91,28 @@ def test_lsp_mode_runs_glassllm_alone_and_eglot_stays_unloaded(emacs):
     assert emacs["semantic_tokens"] is True
 
 
-def test_the_pieces_of_the_first_line_carry_alternating_semantic_faces(emacs):
+def test_every_piece_carries_its_alternating_semantic_face(emacs):
     # Bands alternate string/keyword along each line, from its first token; the line
-    # ending gets none. Line 1 has no character beyond U+FFFF, where lsp-mode 8 (which
-    # counts code points) and the server (UTF-16 units) agree on every column.
-    first = [item for item in _spans() if item.end <= len(LINES[0].rstrip("\n"))]
-    expected = [
-        [item.start, item.end, "lsp-face-semhl-keyword" if index % 2 else "lsp-face-semhl-string"]
-        for index, item in enumerate(first)
-    ]
-    shown = [run for run in emacs["faces"] if run[1] <= len(LINES[0])]
-    assert shown == expected
+    # ending gets none, nor a piece that NFC left without characters of its own. Line 2
+    # has an emoji: lsp-mode counts it as one character, and the server too, since
+    # glassllm's lsp-mode client asks for UTF-32 positions.
+    expected, offset = [], 0
+    for line in LINES:
+        content = len(line.rstrip("\n"))
+        pieces = [item for item in TOK.encode_spans(line) if item.start < item.end <= content]
+        expected += [
+            [offset + item.start, offset + item.end, "lsp-face-semhl-keyword" if index % 2 else "lsp-face-semhl-string"]
+            for index, item in enumerate(pieces)
+        ]
+        offset += len(line)
+    assert emacs["faces"] == expected
 
 
 def test_the_diagnostics_cover_the_unknown_characters_in_portuguese(emacs):
     unknown = [item for item in _spans() if item.id == UNK_ID]
     assert [TEXT[item.start : item.end] for item in unknown] == ["\u2602", "\U0001f642"]
     diagnostics = emacs["diagnostics"]
-    assert [start for start, _, _, _ in diagnostics] == [item.start for item in unknown]
-    # The umbrella's end is exact; the emoji's is one further: lsp-mode 8 reads the
-    # server's UTF-16 end (two units) as two characters.
-    assert diagnostics[0][1] == unknown[0].end
-    assert diagnostics[1][1] == unknown[1].end + 1
+    assert [(start, end) for start, end, _, _ in diagnostics] == [(item.start, item.end) for item in unknown]
     assert emacs["checker"] == "flymake"
     for (_, _, kind, message), item in zip(diagnostics, unknown, strict=True):
         assert kind == ":note"  # LSP Information
