@@ -96,7 +96,7 @@ are the server's, listed in glassllm's README; false is :json-false."
 (declare-function jsonrpc-async-request "jsonrpc" (connection method params &rest args))
 
 (defvar lsp-semantic-tokens-enable)
-(declare-function lsp "ext:lsp-mode" (&optional arg))
+(defvar lsp-inlay-hint-enable)
 (declare-function lsp-deferred "ext:lsp-mode" ())
 (declare-function lsp-register-client "ext:lsp-mode" (client))
 (declare-function lsp-stdio-connection "ext:lsp-mode" (command &optional test-command))
@@ -173,8 +173,10 @@ are the server's, listed in glassllm's README; false is :json-false."
   (pcase glassllm--registered
     ('eglot (eglot-ensure))
     ('lsp-mode
-     ;; lsp-mode reads this when it sets the buffer up: the pieces get colored bands.
+     ;; lsp-mode reads these when it sets the buffer up: the pieces get colored bands,
+     ;; and inlay hints where lsp-mode has them (9.0 and later).
      (setq-local lsp-semantic-tokens-enable t)
+     (setq-local lsp-inlay-hint-enable t)
      (add-hook 'lsp-after-open-hook #'glassllm--after-lsp-open nil t)
      (lsp-deferred))))
 
