@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_server import CORPUS, URI, Client, percentiles, timed
 
 
-def document(uri: str) -> dict[str, str]:
+def document(uri: str) -> dict[str, dict[str, str]]:
     return {"textDocument": {"uri": uri}}
 
 

@@ -59,7 +59,9 @@ class Client:
     """Just enough of an LSP client: requests, notifications, answers to the server."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None, "start() pipes both"
         self.process = process
+        self.stdin, self.stdout = process.stdin, process.stdout
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
         self.reader = asyncio.create_task(self._read())
@@ -78,10 +80,10 @@ class Client:
 
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message, ensure_ascii=False).encode("utf-8")
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
     async def _read(self) -> None:
-        stdout = self.process.stdout
+        stdout = self.stdout
         while True:
             length = 0
             while True:
@@ -385,7 +387,7 @@ if __name__ == "__main__":
     # This process parses answers of up to a megabyte of JSON: its own garbage collector
     # passes over them would be counted as the server's time.
     gc.disable()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=300, help="requests per measurement (default 300)")
     parser.add_argument("--only", choices=["corpus", "shapes"], help="run one part only")
     parser.add_argument(

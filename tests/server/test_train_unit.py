@@ -127,6 +127,7 @@ def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
+    assert child.stdin is not None and child.stdout is not None
     child.stdin.write(" ".join(words * 3).encode("utf-8"))
     child.stdin.close()
     assert "progress" in json.loads(child.stdout.readline())
