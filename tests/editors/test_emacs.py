@@ -25,6 +25,7 @@ import pytest
 from glassllm import packaged
 from glassllm.places import LineIndex, span
 from glassllm.tokenizer import UNK_ID, TokenSpan
+from glassllm_server.settings import parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = Path(__file__).with_name("emacs_session.el")
@@ -59,15 +60,19 @@ def _readme_init_lines() -> str:
     return blocks[0]
 
 
+def _server_command() -> list[str]:
+    """The server installed with this interpreter (a virtual environment's, in general)."""
+    script = Path(sys.executable).with_name("glassllm-lsp")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
+
+
 def _init_file(folder: Path) -> Path:
     """The README's lines with this machine's paths: the repository's glassllm.el and
     the server installed with this interpreter (a virtual environment's, in general)."""
     lines = _readme_init_lines()
     assert re.search(r'^\(load "[^"]*/editors/emacs/glassllm\.el"\)$', lines, flags=re.M)
     lines = re.sub(r'\(load "[^"]*/editors/emacs/glassllm\.el"\)', f'(load "{REPO}/editors/emacs/glassllm.el")', lines)
-    script = Path(sys.executable).with_name("glassllm-lsp")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
-    server = " ".join(json.dumps(part) for part in command)
+    server = " ".join(json.dumps(part) for part in _server_command())
     lines, replaced = re.subn(
         r"\(setq glassllm-server-command '\([^)]*\)\)", f"(setq glassllm-server-command '({server}))", lines
     )
@@ -139,6 +144,15 @@ def test_the_readme_setup_runs_in_emacs_30_with_eglot_in_utf_32(emacs):
     assert emacs["markdown_mode"] is True
 
 
+def test_glassllm_el_starts_the_server_for_text_and_markdown_with_settings_it_accepts(emacs):
+    assert emacs["default_command"] == ["glassllm-lsp"]
+    assert {"text-mode", "markdown-mode"} <= set(emacs["modes"])
+    # eglot finds glassllm's entry first for each of its modes (the README set the command).
+    assert emacs["programs"] == {mode: _server_command() for mode in emacs["modes"]}
+    settings, problems = parse_settings(emacs["workspace_configuration"]["glassllm"])
+    assert problems == [] and settings.tokenizer == "pt"
+
+
 def test_the_hover_is_the_library_token_under_the_cursor_rendered_in_portuguese(emacs):
     token = _token_at(TEXT, HOVER)
     hover = emacs["hover"]
@@ -176,7 +190,8 @@ def test_the_diagnostics_cover_exactly_the_unknown_characters(emacs):
     for (_, _, kind, message), character in zip(emacs["diagnostics"], ("\U0001f642", "\u2602"), strict=False):
         assert kind == "eglot-note"  # LSP Information
         assert message.startswith(
-            f"glassllm [unknown-character]: '{character}' não está no alfabeto do tokenizador português: vira <unk> (id 1)"
+            f"glassllm [unknown-character]: '{character}' "
+            "não está no alfabeto do tokenizador português: vira <unk> (id 1)"
         )
 
 
