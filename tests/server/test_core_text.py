@@ -127,6 +127,13 @@ def test_derivation_line_follows_the_issue_format():
     assert derivation_line([]) == ""
 
 
+def token_at(document: Document, point: Point) -> DocumentToken:
+    """The token at ``point`` of a document tokenized whole when it was made."""
+    token = document.token_at(point)
+    assert token is not None, point
+    return token
+
+
 @pytest.mark.parametrize(
     ("locale", "expected"),
     [
@@ -156,13 +163,6 @@ def test_derivation_line_follows_the_issue_format():
         ),
     ],
 )
-def token_at(document: Document, point: Point) -> DocumentToken:
-    """The token at ``point`` of a document tokenized whole when it was made."""
-    token = document.token_at(point)
-    assert token is not None, point
-    return token
-
-
 def test_hover_markdown(tokenizer, locale, expected):
     document = Document("u", "Era uma vez", 1, tokenizer)
     token = token_at(document, Point(0, 8))
