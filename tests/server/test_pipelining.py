@@ -25,7 +25,6 @@ from conftest import (
     GlassClient,
     change_document,
     covered,
-    markdown,
     open_document,
     position_of,
     server_config,
@@ -168,7 +167,7 @@ async def test_the_issue_reproduction_hover_and_stats(client):
         (types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), EDIT),
     )
     hover, counts = await hover, await counts
-    assert "`▁uma`" in markdown(hover) and "ID 217" in markdown(hover) and "index 2" in markdown(hover)
+    assert "`▁uma`" in hover.contents.value and "ID 217" in hover.contents.value and "index 2" in hover.contents.value
     assert (hover.range.start.line, hover.range.start.character, hover.range.end.character) == (0, 3, 7)
     assert (counts.tokens, counts.characters) == (4, 11)
 
