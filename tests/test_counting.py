@@ -7,6 +7,7 @@ Also the commands that write tokenizers: ``glassllm train`` on several files wit
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -91,7 +92,7 @@ def test_count_files_reports_bad_files(tmp_path):
     bad.write_bytes(b"ok\n" * 10 + b"\xff\n")
     with pytest.raises(ValueError, match=r"bad.txt: not UTF-8 text \(invalid start byte at byte 30\)"):
         count_files([bad])
-    with pytest.raises(FileNotFoundError, match="missing.txt"):
+    with pytest.raises(FileNotFoundError, match=re.escape("missing.txt")):
         count_files([tmp_path / "missing.txt"])
     with pytest.raises(ValueError, match="jobs must be at least 1"):
         count_files([bad], jobs=0)
