@@ -13,14 +13,16 @@ survived by Dask itself: the parts it held are counted again elsewhere.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from glassllm.corpus import Part
 
-__all__ = ["FAN_IN", "count_parts_on_dask", "local_client"]
+__all__ = ["FAN_IN", "count_parts_on_dask", "dask_client"]
 
 # How many partial counts one summing task adds up.
 FAN_IN = 4
@@ -34,18 +36,27 @@ def _distributed() -> Any:
     return distributed
 
 
-def local_client(workers: int | None = None) -> Any:
-    """A client of a new Dask cluster on this machine: ``workers`` processes (one per
-    core by default) of one thread each, since counting holds the interpreter's lock."""
+@contextmanager
+def dask_client(address: str | None = None, workers: int | None = None) -> Iterator[Any]:
+    """A Dask client, closed on leaving: of the scheduler at ``address``, or of a new
+    cluster on this machine (``address`` ``None``) of ``workers`` processes (one per
+    core by default) with one thread each, since counting holds the interpreter's lock."""
     distributed = _distributed()
-    cluster = distributed.LocalCluster(
-        n_workers=workers or os.cpu_count() or 1,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs="error",
-    )
-    return distributed.Client(cluster)
+    if address is not None:
+        with distributed.Client(address) as client:
+            yield client
+        return
+    with (
+        distributed.LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
 
 
 def count_parts_on_dask(

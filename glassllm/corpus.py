@@ -210,12 +210,10 @@ def _url_files(url: str) -> list[str]:
 def corpus_parts(files: Iterable[str], part_bytes: int, field: str | None = None) -> list[Part]:
     """Cut ``files`` into parts of about ``part_bytes`` each (see the module's text).
     ``field`` names the text field of JSON Lines and Parquet records, and must be given
-    for them (and only for them)."""
+    for them; plain text files beside them are read as text."""
     parts: list[Part] = []
     for path in files:
         kind = kind_of(path)
-        if kind == "text" and field is not None:
-            raise ValueError(f"{path}: --field applies to JSON Lines and Parquet files; this one is read as plain text")
         if kind != "text" and field is None:
             name = "JSON Lines" if kind == "jsonl" else "Parquet"
             raise ValueError(f"{path}: a {name} file needs the field that holds the text (--field text)")
