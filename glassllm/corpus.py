@@ -167,7 +167,7 @@ def corpus_files(inputs: Iterable[str | Path]) -> list[str]:
     for item in map(str, inputs):
         if is_url(item):
             files.extend(_url_files(item))
-        elif glob.has_magic(item):
+        elif glob.has_magic(item) and not os.path.exists(item):  # "notes[1].txt" may be a name
             matches = sorted(path for path in glob.glob(item, recursive=True) if os.path.isfile(path))
             if not matches:
                 raise FileNotFoundError(2, "no corpus file matches this pattern", item)
