@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 __all__ = ["Part", "corpus_files", "corpus_parts", "open_compressed", "read_part", "reading"]
 
@@ -125,38 +125,41 @@ def _zstandard() -> Any:
 
 
 @contextmanager
-def open_compressed(path: str) -> Iterator[IO[bytes]]:
+def open_compressed(path: str) -> Iterator[BinaryIO]:
     """``path`` opened for reading bytes, decompressed as its suffix says."""
     with _open_raw(path) as raw:
         yield _decompressing(raw, path)
 
 
-def _decompressing(raw: IO[bytes], name: str) -> IO[bytes]:
+def _decompressing(raw: IO[bytes], name: str) -> BinaryIO:
+    # Every one of these streams reads (and seeks) like a binary file.
+    stream: Any = raw
     compression = compression_of(name)
     if compression == ".gz":
-        return gzip.GzipFile(fileobj=raw, mode="rb")
-    if compression == ".bz2":
-        return bz2.BZ2File(raw, "rb")
-    if compression == ".xz":
-        return lzma.LZMAFile(raw, "rb")
-    if compression == ".zst":
-        return io.BufferedReader(_zstandard().ZstdDecompressor().stream_reader(raw, read_across_frames=True))
-    return raw
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")
+    elif compression == ".bz2":
+        stream = bz2.BZ2File(raw, "rb")
+    elif compression == ".xz":
+        stream = lzma.LZMAFile(raw, "rb")  # noqa: SIM115 (the caller closes it)
+    elif compression == ".zst":
+        stream = io.BufferedReader(_zstandard().ZstdDecompressor().stream_reader(raw, read_across_frames=True))
+    return stream
 
 
-def compressing_writer(raw: IO[bytes], name: str) -> IO[bytes]:
+def compressing_writer(raw: IO[bytes], name: str) -> BinaryIO:
     """A stream that writes into ``raw`` compressed as ``name``'s suffix says (closing
     it finishes the compressed stream and leaves ``raw`` open)."""
+    stream: Any = raw
     compression = compression_of(name)
     if compression == ".gz":
-        return gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)
-    if compression == ".bz2":
-        return bz2.BZ2File(raw, "wb")
-    if compression == ".xz":
-        return lzma.LZMAFile(raw, "wb")
-    if compression == ".zst":
-        return _zstandard().ZstdCompressor().stream_writer(raw, closefd=False)
-    return raw
+        stream = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)
+    elif compression == ".bz2":
+        stream = bz2.BZ2File(raw, "wb")
+    elif compression == ".xz":
+        stream = lzma.LZMAFile(raw, "wb")  # noqa: SIM115 (the caller closes it)
+    elif compression == ".zst":
+        stream = _zstandard().ZstdCompressor().stream_writer(raw, closefd=False)
+    return stream
 
 
 def corpus_files(inputs: Iterable[str | Path]) -> list[str]:

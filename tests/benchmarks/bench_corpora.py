@@ -129,7 +129,7 @@ def learning_growth() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--run", nargs="+", metavar=("VARIANT", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
