@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -118,14 +117,9 @@ def learning_growth() -> None:
         text += (CORPORA / name).read_text(encoding="utf-8")
         counts = count_chunks(text, jobs=1)
         started = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         Tokenizer.train_from_counts(counts, VOCAB)
         seconds = time.perf_counter() - started
-        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-        print(
-            f"           {len(counts):>9,} distinct chunks ({len(text.encode()) / 1e6:5.1f} MB): "
-            f"{seconds:6.2f} s, peak RSS grew {grown / 1024:5.0f} MB"
-        )
+        print(f"           {len(counts):>9,} distinct chunks ({len(text.encode()) / 1e6:5.1f} MB): {seconds:6.2f} s")
 
 
 def main() -> None:
