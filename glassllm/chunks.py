@@ -27,10 +27,24 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from functools import cached_property
 
-from glassllm.normalize import nfc
+from glassllm.normalize import nfc, normalize_with_offsets
 
-__all__ = ["CHUNK_PATTERN", "SPACE", "chunk_matches", "mark_spaces", "pre_tokenize"]
+__all__ = [
+    "BLANK_CLASS",
+    "CHUNK_PATTERN",
+    "DIGIT_CLASS",
+    "INK_CLASS",
+    "LETTER_CLASS",
+    "MARK_CLASS",
+    "SPACE",
+    "SYMBOL_CLASS",
+    "ChunkedText",
+    "chunk_text",
+    "mark_spaces",
+    "pre_tokenize",
+]
 
 SPACE = "\u2581"
 
@@ -53,21 +67,26 @@ def _mark_class() -> str:
     return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
 
 
-_LETTER = r"[^\W\d_]"
-_MARKS = f"[{_mark_class()}]"
+# The character classes of the rule, in Python's ``re`` syntax (the Hugging Face export
+# spells each of them out for Oniguruma, see :mod:`glassllm.hf`).
+LETTER_CLASS = r"[^\W\d_]"
+MARK_CLASS = f"[{_mark_class()}]"
+DIGIT_CLASS = r"\d"
 # Neither letter, digit, whitespace nor marker; ``_`` (a \w character) joins these runs too.
-# The runs are unrolled (``x+(?:y+x*)*`` rather than ``(?:x|y)+``) because that halves the
-# time of chunking a large corpus.
-_SYMBOL = f"[^\\w\\s{SPACE}]"
+SYMBOL_CLASS = f"[^\\w\\s{SPACE}]"
+BLANK_CLASS = r"[^\S\r\n]"  # whitespace but line breaks
+INK_CLASS = rf"[^\s{SPACE}]"  # anything but whitespace and markers
+# The runs of rule 4 are unrolled (``x+(?:y+x*)*`` rather than ``(?:x|y)+``) because that
+# halves the time of chunking a large corpus.
 CHUNK_PATTERN = re.compile(
     rf"""
-      {SPACE}?{_LETTER}+(?:{_MARKS}+{_LETTER}*)*  # 2. a word (tried first: the commonest chunk)
-    | [\r\n]                                    # 1. a line break, alone
-    | {SPACE}?\d+                                # 3. a number
-    | {SPACE}?(?:{_SYMBOL}+(?:_+{_SYMBOL}*)*      # 4. punctuation and symbols
-               |_+(?:{_SYMBOL}+_*)*)
-    | {SPACE}+(?![^\s{SPACE}])                   # 5. surplus markers
-    | [^\S\r\n]+                                # 6. other whitespace
+      {SPACE}?{LETTER_CLASS}+(?:{MARK_CLASS}+{LETTER_CLASS}*)*  # 2. a word (tried first: the commonest chunk)
+    | [\r\n]                                         # 1. a line break, alone
+    | {SPACE}?{DIGIT_CLASS}+                          # 3. a number
+    | {SPACE}?(?:{SYMBOL_CLASS}+(?:_+{SYMBOL_CLASS}*)*  # 4. punctuation and symbols
+               |_+(?:{SYMBOL_CLASS}+_*)*)
+    | {SPACE}+(?!{INK_CLASS})                         # 5. surplus markers
+    | {BLANK_CLASS}+                                  # 6. other whitespace
     """,
     re.VERBOSE,
 )
@@ -80,9 +99,42 @@ def mark_spaces(normalized: str) -> str:
 
 def pre_tokenize(text: str) -> list[str]:
     """Normalize ``text`` to NFC, mark spaces with ``▁`` and split it into chunks."""
-    return CHUNK_PATTERN.findall(mark_spaces(nfc(text)))
+    return chunk_text(text).chunks
 
 
-def chunk_matches(marked: str) -> Iterator[re.Match[str]]:
-    """The chunks of already normalized, marked text, with their positions."""
-    return CHUNK_PATTERN.finditer(marked)
+def chunk_text(text: str) -> ChunkedText:
+    """``text`` through stages 1 and 2: NFC, ``▁`` for spaces, the chunk rule; with the
+    way back from each chunk to where it lies in ``text``."""
+    return ChunkedText(text)
+
+
+class ChunkedText:
+    """A text cut into chunks, and where each chunk lies in the text as given.
+
+    ``chunks`` tile the normalized text with its spaces marked: ``"".join(chunks) ==
+    mark_spaces(nfc(text))``. ``origin`` is NFC's boundary map from normalized offsets
+    back to ``text`` (see :func:`~glassllm.normalize.normalize_with_offsets`), ``None``
+    when NFC changed nothing; it is computed only when asked, as encoding needs the
+    chunks alone.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.normalized = nfc(text)
+        self.chunks: list[str] = CHUNK_PATTERN.findall(mark_spaces(self.normalized))
+
+    @cached_property
+    def origin(self) -> list[int] | None:
+        """``origin[k]``: the offset in ``text`` of the boundary before normalized code point ``k``."""
+        return None if self.normalized == self.text else normalize_with_offsets(self.text)[1]
+
+    def spans(self) -> Iterator[tuple[str, int, int]]:
+        """Each chunk with its code-point offsets ``[start, end)`` in the text as given.
+
+        Where NFC merged code points into one, the chunk holding it covers all of them."""
+        origin = self.origin
+        start = 0
+        for chunk in self.chunks:
+            end = start + len(chunk)
+            yield (chunk, start, end) if origin is None else (chunk, origin[start], origin[end])
+            start = end
