@@ -106,7 +106,7 @@ def _count(args: argparse.Namespace, stream: TextIO) -> Counter[str]:
         stage = _Stage(stream, args.quiet, "counting", "B")
         with _dask(args) as client:
             where = (
-                f"on Dask ({len(client.scheduler_info()['workers'])} workers)"
+                f"on Dask ({len(client.nthreads())} workers)"
                 if client is not None
                 else "in one process per core"
                 if args.jobs is None

@@ -110,7 +110,7 @@ def count_files(
         with reading(path):
             size += file_size(path)
     if client is not None:
-        workers = max(1, len(client.scheduler_info().get("workers", ())))
+        workers = max(1, sum(client.nthreads().values()))  # tasks the cluster runs at once
         # Smaller parts than for processes: a part's end is what Dask reports progress by.
         part_bytes = min(_PART_BYTES, max(_BLOCK, size // (16 * workers)))
     else:
