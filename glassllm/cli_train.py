@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from glassllm.counting import count_files
 from glassllm.counts import read_counts, write_counts
 from glassllm.files import may_replace
+from glassllm.problems import problem
 from glassllm.tokenizer import Tokenizer
 
 __all__ = ["add_parsers", "refuse_to_replace"]
@@ -33,8 +34,8 @@ __all__ = ["add_parsers", "refuse_to_replace"]
 def refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> None:
     """Stop unless writing a tokenizer to ``path`` loses nothing, or ``--force`` says so."""
     if not force and not may_replace(path, hugging_face=hugging_face):
-        kind = "a Hugging Face tokenizer file" if hugging_face else "a glassllm tokenizer file"
-        raise ValueError(f"{path} exists and is not {kind}; not replacing it (--force replaces it)")
+        kind, kind_pt = ("Hugging Face", "do Hugging Face") if hugging_face else ("glassllm", "do glassllm")
+        raise problem(ValueError, "cli.replace", path=path, kind=kind, kind_pt=kind_pt)
 
 
 def _refuse_to_replace_counts(path: str, force: bool) -> None:

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from glassllm.problems import os_problem
+
 __all__ = ["Part", "corpus_files", "corpus_parts", "open_compressed", "read_part", "reading"]
 
 COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
@@ -77,14 +79,15 @@ def _fs(path: str) -> tuple[Any, str]:
 
 
 @contextmanager
-def reading(path: str | Path, what: str = "cannot read corpus file") -> Iterator[None]:
-    """Name the file in an ``OSError`` raised while reading (or writing) it."""
+def reading(path: str | Path, what: str = "corpus file", code: str = "file.unreadable") -> Iterator[None]:
+    """Name the file in an ``OSError`` raised while reading (or, with ``file.unwritable``,
+    writing) ``what``."""
     try:
         yield
     except OSError as error:
-        if error.filename is not None and error.strerror is not None:
-            raise type(error)(error.errno, f"{what}: {error.strerror}", str(path)) from error
-        raise OSError(f"{path}: {what}: {error}") from error
+        if error.strerror is None:  # not the system's (an fsspec backend's own): its message as it is
+            raise OSError(f"{path}: {error}") from error
+        raise os_problem(error, code, what, str(path)) from error
 
 
 def _open_raw(path: str) -> IO[bytes]:

@@ -23,6 +23,7 @@ from typing import Any
 from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
 from glassllm.corpus import Part, corpus_files, corpus_parts, file_size, is_url, read_part, reading
 from glassllm.normalize import nfc
+from glassllm.problems import problem
 
 __all__ = ["count_chunks", "count_files", "count_part"]
 
@@ -225,7 +226,7 @@ def _default_signals() -> None:
 def _workers(jobs: int | None, size: int) -> int:
     if jobs is not None:
         if jobs < 1:
-            raise ValueError(f"jobs must be at least 1, got {jobs}")
+            raise problem(ValueError, "count.jobs", jobs=jobs)
         return jobs
     return min(os.cpu_count() or 1, 8) if size >= _PARALLEL_FROM else 1
 

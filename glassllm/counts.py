@@ -74,7 +74,7 @@ def write_counts(counts: Mapping[str, int], path: str | Path) -> None:
     code point order, so the same counts always make the same bytes). The file is
     written beside ``path`` and renamed over it, so a reader never sees half of it."""
     path = Path(path)
-    with reading(path, "cannot write counts file"):
+    with reading(path, "counts file", "file.unwritable"):
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(descriptor, "wb") as raw:
@@ -107,7 +107,7 @@ def sum_counts(paths: Iterable[str | Path]) -> Counter[str]:
 
 
 def _read_into(total: Counter[str], path: str) -> None:
-    with reading(path), open_compressed(path) as raw:
+    with reading(path, "counts file"), open_compressed(path) as raw:
         lines = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
         try:
             _check_stamp(path, lines.readline())
