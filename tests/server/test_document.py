@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
 
 import pytest
 from conftest import TEXTS, TRICKY, lsp_lines
@@ -19,6 +20,12 @@ from glassllm_server.positions import LineIndex, Point
 @pytest.fixture(scope="module")
 def tokenizer():
     return LineTokenizer(packaged("pt"), "pt")
+
+
+def point_of(index, offset):
+    """The line and code-point column of an offset into the text (the server works in points)."""
+    line = bisect_right(index.starts, offset, 0, len(index.lines)) - 1
+    return Point(line, offset - index.starts[line])
 
 
 def whole(document):
@@ -86,7 +93,7 @@ def test_an_edit_gives_the_same_tokens_as_opening_the_result(tokenizer, text, da
     end = data.draw(st.integers(start, length))
     inserted = data.draw(_texts)
     index = LineIndex(document.lines)
-    document.apply_change(index.point(start), index.point(end), inserted)
+    document.apply_change(point_of(index, start), point_of(index, end), inserted)
     expected = text[:start] + inserted + text[end:]
     assert document.text == expected
     fresh = Document("u", expected, 2, tokenizer)
@@ -120,7 +127,7 @@ def test_token_at_each_character_of_the_tricky_document(tokenizer):
     index = LineIndex(document.lines)
     spans = tokenizer.tokenizer.encode_spans(TRICKY)
     for offset in range(len(TRICKY)):
-        token = document.token_at(index.point(offset))
+        token = document.token_at(point_of(index, offset))
         holder = next(number for number, span in enumerate(spans) if span.start <= offset < span.end)
         assert token is not None
         assert token.index == holder
@@ -129,7 +136,7 @@ def test_token_at_each_character_of_the_tricky_document(tokenizer):
             spans[holder].end,
         )
         assert token.chunk.pieces[token.piece_index] == token.piece
-    assert document.token_at(index.point(len(TRICKY))) is None
+    assert document.token_at(point_of(index, len(TRICKY))) is None
 
 
 def test_composed_accent_is_one_token_covering_both_code_points(tokenizer):
@@ -167,7 +174,7 @@ def test_range_stats_match_the_library_spans_that_overlap(tokenizer, text, data)
         for token_id, first, last, chunk in spans
         if start < end and (start < first <= end if first == last else first < end and last > start)
     ]
-    stats = document.stats(index.point(start), index.point(end))
+    stats = document.stats(point_of(index, start), point_of(index, end))
     assert stats.tokens == len(touched)
     assert stats.characters == end - start
     assert stats.unknown == sum(token_id == UNK_ID for token_id, _, _, _ in touched)
@@ -210,7 +217,7 @@ def test_long_lines_in_segments_give_the_library_tokens_before_and_after_edits(t
         index = LineIndex(document.lines)
         if "\r\n" in (current[start - 1 : start + 1], current[end - 1 : end + 1]):
             continue  # no position lies between "\r" and "\n"
-        document.apply_change(index.point(start), index.point(end), inserted)
+        document.apply_change(point_of(index, start), point_of(index, end), inserted)
         expected = current[:start] + inserted + current[end:]
         assert document.text == expected
         assert document.stats() == Document("u", expected, 2, tokenizer).stats()
