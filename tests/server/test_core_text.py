@@ -12,7 +12,7 @@ from glassllm_server.describe import code, derivation_line, hover_markdown, lens
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
-from glassllm_server.positions import Point, column_units
+from glassllm_server.positions import Encoding, Point, column_units
 from glassllm_server.settings import Problem, Settings, parse_settings
 
 
@@ -179,7 +179,7 @@ def test_hover_markdown_for_an_unknown_character_and_a_single_character(tokenize
 # Inlay hints
 
 
-def hint_list(document, start, end, settings, encoding="utf-32", cache=None):
+def hint_list(document, start, end, settings, encoding: Encoding = "utf-32", cache=None):
     """The hints the server answers for ``[start, end]``: (point, label, token column)
     (in UTF-32 a position's character is the code-point column)."""
     parts = hints_json(document, start, end, settings, encoding, HintCache() if cache is None else cache)

@@ -18,7 +18,7 @@ from glassllm_server.messages import CATALOGUE
 
 pytestmark = LOOP
 TOK = packaged("pt")
-SERVER = Path(__file__).resolve().parents[2] / "server"
+SERVER = Path(__file__).resolve().parents[2] / "server" / "glassllm_server"
 
 
 async def action_title(client: LanguageClient, uri: str) -> str:
@@ -101,6 +101,7 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
         "unknown.py",
         "features/explain.py",
         "server.py",
+        "protocol/glass_protocol.py",
         "features/train.py",
         "compare.py",
         "features/compare.py",
