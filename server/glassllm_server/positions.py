@@ -126,11 +126,6 @@ class LineIndex:
             self._starts = [0, *accumulate(map(len, self.lines))]
         return self._starts
 
-    @property
-    def length(self) -> int:
-        """Length of the whole text in code points."""
-        return self.starts[-1]
-
     def point_offset(self, point: Point) -> int:
         """Code-point offset of a :class:`Point`."""
         return self.starts[point.line] + point.column
