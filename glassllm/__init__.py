@@ -6,9 +6,9 @@
 [11, 7, 11]
 """
 
-from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
+from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
-from glassllm.tokenizer import ChunkExplanation, MergeStep, Tokenizer, TokenSpan
+from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
 
 __all__ = [
     "PACKAGED",
@@ -16,9 +16,11 @@ __all__ = [
     "ComparedChunk",
     "Comparison",
     "MergeStep",
+    "Span",
     "TokenSpan",
     "Tokenizer",
     "TokenizerTotals",
+    "by_difference",
     "compare",
     "load_tokenizer",
     "packaged",
