@@ -1,16 +1,20 @@
 """The server's features: one module per LSP method or capability, one class each.
 
 Where to look: ``document_sync`` (didOpen/didChange/didClose), ``configuration``
-(initialize, settings), ``hover``, ``inlay_hints`` (and resolve), ``stats`` (the
-``glassllm/stats`` request, code lens, ``glassllm.showStats``), ``semantic_tokens``,
-``diagnostics`` (pull and push), ``highlight``, ``explain`` (``glassllm.explainMerges``
-and the code action), ``compare`` (``glassllm.compareTokenizers``), ``train``
-(``glassllm.trainTokenizer``). :mod:`.feature` says what a feature is; to add one,
-write its class and add it to :data:`FEATURES`.
+(initialize, initialized, didChangeConfiguration), ``hover``, ``inlay_hints`` (and
+resolve), ``code_lens``, ``code_actions``, ``semantic_tokens`` (full, delta, range),
+``diagnostics`` (pull and push), ``highlight``, and the glassllm requests and commands:
+``stats`` (``glassllm/stats``, ``glassllm.showStats``), ``explain``
+(``glassllm.explainMerges``), ``compare`` (``glassllm.compareTokenizers``), ``train``
+(``glassllm.trainTokenizer``); ``pages`` shows the explain and compare pages.
+:mod:`.feature` says what a feature is; to add one, write its class and add it to
+:data:`FEATURES`.
 """
 
 from __future__ import annotations
 
+from glassllm_server.features.code_actions import CodeActions
+from glassllm_server.features.code_lens import TokenCountLens
 from glassllm_server.features.compare import CompareTokenizers
 from glassllm_server.features.configuration import Configuration
 from glassllm_server.features.diagnostics import Diagnostics
@@ -33,10 +37,12 @@ FEATURES: list[type[Feature]] = [
     Hover,
     InlayHints,
     TokenCount,
+    TokenCountLens,
     SemanticTokens,
     Diagnostics,
     Highlight,
     ExplainMerges,
+    CodeActions,
     CompareTokenizers,
     TrainTokenizer,
 ]

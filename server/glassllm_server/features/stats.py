@@ -1,5 +1,5 @@
-"""Token count: the ``glassllm/stats`` request, the first-line code lens and the
-``glassllm.showStats`` command the lens runs."""
+"""Token count: the ``glassllm/stats`` request and the ``glassllm.showStats`` command
+(which the first-line code lens runs, see :mod:`.code_lens`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from glassllm_server.describe import lens_title
 from glassllm_server.document import Stats
 from glassllm_server.features.compare import compare_stats, compared_summary
-from glassllm_server.features.feature import Feature, on_command, on_document, on_message
+from glassllm_server.features.feature import Feature, on_command, on_message
 from glassllm_server.positions import Point
 from glassllm_server.snapshot import DocumentSnapshot
 
@@ -69,19 +68,6 @@ class TokenCount(Feature):
             stats = document.stats(*span)
         compare = await compare_stats(self.server, document, span, stats.chunks)
         return {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
-
-    @on_document(types.TEXT_DOCUMENT_CODE_LENS)
-    async def code_lens(self, snapshot: DocumentSnapshot, params: types.CodeLensParams) -> list[types.CodeLens]:
-        document = snapshot.document
-        await self.server.open_documents.tokenized(document)
-        title = lens_title(document.stats(), self.server.messages)
-        origin = types.Position(line=0, character=0)
-        return [
-            types.CodeLens(
-                range=types.Range(start=origin, end=origin),
-                command=types.Command(title=title, command=SHOW_STATS_COMMAND, arguments=[document.uri]),
-            )
-        ]
 
     @on_command(SHOW_STATS_COMMAND)
     async def show_stats(self, uri: str) -> dict[str, Any]:
