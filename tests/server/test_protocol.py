@@ -1,7 +1,9 @@
-"""The one private pygls method the server overrides (``_handle_request``, in
-``glassllm_server.protocol.arrival``), pinned: these fail loudly when pygls changes it.
+"""The pygls internals the protocol layer relies on, pinned: these fail loudly when pygls
+changes them. Above all the one override that matters, ``_handle_request`` (in
+``glassllm_server.protocol.arrival``): every request sees its snapshot.
 
-The pipelining tests check the same rule end to end; these say *why* it broke.
+The pipelining and robustness tests check the same behaviour end to end; these say *why*
+it broke.
 """
 
 from __future__ import annotations
@@ -27,6 +29,16 @@ def test_pygls_still_has_the_private_method_with_the_signature_we_override():
     source = inspect.getsource(JsonRPCProtocol.handle_message)
     assert "copy_context()" in source
     assert "ctx.run(self._handle_request" in source
+
+
+def test_the_other_private_names_the_protocol_uses_still_exist():
+    # Overridden (a quiet answer to routine errors, raw JSON results, cancels) or read.
+    for name in ("_send_response", "_send_data", "_send_handler_result", "_handle_cancel_notification"):
+        assert callable(getattr(JsonRPCProtocol, name, None)), name
+    server = GlassServer()
+    for name in ("_request_futures", "_result_types", "msg_id", "writer"):
+        assert hasattr(server.protocol, name), name
+    assert list(inspect.signature(JsonRPCProtocol._send_handler_result).parameters) == ["self", "future", "msg_id"]
 
 
 async def test_a_request_sees_its_snapshot_whatever_changes_before_it_runs():
