@@ -16,16 +16,13 @@ import json
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Literal
 
 from glassllm_server.document import Document, LineSpan, LineTokens
 from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
+from glassllm_server.render.hints import LABELS
 from glassllm_server.settings import Settings
 
-__all__ = ["LABELS", "HintCache", "hint_window", "hints_json", "line_hints", "line_ranges"]
-
-HintKind = Literal["chunk", "space", "token"]
-LABELS: dict[HintKind, str] = {"chunk": "¦", "space": "▁", "token": "·"}
+__all__ = ["HintCache", "hint_window", "hints_json", "line_hints", "line_ranges"]
 
 
 def line_hints(

@@ -7,11 +7,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from glassllm_server.describe import code
 from glassllm_server.features.feature import Feature, on_document, on_message
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.positions import Point
 from glassllm_server.protocol import RawJSON
+from glassllm_server.render.hints import hint_tooltip
 from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot
 
@@ -68,8 +68,6 @@ class InlayHints(Feature):
         if found is None:
             return hint
         span = found[1]
-        hint.tooltip = types.MarkupContent(
-            kind=types.MarkupKind.Markdown,
-            value=self.server.messages("hint.tooltip", piece=code(span.piece), id=span.id),
-        )
+        tooltip = hint_tooltip(span.piece, span.id, self.server.messages)
+        hint.tooltip = types.MarkupContent(kind=types.MarkupKind.Markdown, value=tooltip)
         return hint
