@@ -99,11 +99,12 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
     [
         "explanation.py",
         "unknown.py",
-        "features/explain.py",
+        "features/code_actions.py",
+        "render/hints.py",
         "server.py",
         "protocol/glass_protocol.py",
         "features/train.py",
-        "compare.py",
+        "render/comparison.py",
         "features/compare.py",
     ],
 )
