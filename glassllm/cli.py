@@ -22,6 +22,7 @@ from glassllm.files import may_replace
 from glassllm.packaged import load_problem, load_tokenizer
 from glassllm.places import LineIndex
 from glassllm.tokenizer import UNK_ID, Tokenizer
+from glassllm.visible import visible
 
 __all__ = ["main"]
 
@@ -57,14 +58,15 @@ def _decode(args: argparse.Namespace, out: TextIO) -> None:
 def _explain(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
     for item in tok.explain(_read_text(args)):
-        out.write(f"chunk {item.index}: {item.chunk!r}\n")
-        out.write(f"  start    {' '.join(item.characters)}\n")
+        out.write(f"chunk {item.index}: '{visible(item.chunk)}'\n")
+        out.write(f"  start    {' '.join(map(visible, item.characters))}\n")
         for step in item.steps:
             seen = "" if step.count is None else f"  (seen {step.count:,} times in training)"
-            out.write(f"  rank {step.rank:>4} {step.pair[0]} + {step.pair[1]} → {step.result}{seen}\n")
-            out.write(f"           {' '.join(step.pieces)}\n")
+            pair = f"{visible(step.pair[0])} + {visible(step.pair[1])} → {visible(step.result)}"
+            out.write(f"  rank {step.rank:>4} {pair}{seen}\n")
+            out.write(f"           {' '.join(map(visible, step.pieces))}\n")
         ids = ", ".join(str(i) for i in item.ids)
-        out.write(f"  pieces   {' | '.join(item.pieces)}   ids [{ids}]\n")
+        out.write(f"  pieces   {' | '.join(map(visible, item.pieces))}   ids [{ids}]\n")
 
 
 class _ProgressBar:
@@ -127,7 +129,8 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     color = out.isatty() and not os.environ.get("NO_COLOR")
     bands = []
     for index, span in enumerate(shown):
-        surface = text[span.start : span.end].replace(" ", "▁").replace("\n", "⏎\n")
+        # The text as given, spaces as ▁; a line break as ⏎ and a break, so lines stay lines.
+        surface = "⏎\n".join(map(visible, text[span.start : span.end].replace(" ", "▁").split("\n")))
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
@@ -135,7 +138,8 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
         at = lines.span(span.start, span.end)
-        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  {span.piece!r}{note}\n")
+        piece = visible(span.piece)
+        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  '{piece}'{note}\n")
     if len(shown) < len(spans):
         out.write(f"… the first {len(shown):,} of {len(spans):,} tokens (--limit 0 shows them all)\n")
     chunks = spans[-1].chunk + 1 if spans else 0
