@@ -138,9 +138,8 @@ class ComparedTokenizer:
     def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
         """Counts for whole lines; ``chunks`` is their chunk count (the same for every
         tokenizer). Lines not counted yet are counted now: see :meth:`missing`."""
-        get = self._lines.get
-        found = list(map(get, lines))
-        if None in found:
+        found = [count for count in map(self._lines.get, lines) if count is not None]
+        if len(found) < len(lines):
             found = list(map(self.count_line, lines))
         total = sum(found)
         return ComparedCounts(self.name, total & _TOKENS_MASK, chunks, total >> _UNKNOWN_SHIFT)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pygls.uris import to_fs_path
 
-from glassllm_server.explanation import cache_folder
+from glassllm_server.page_files import cache_folder
 from glassllm_server.protocol import RequestFailed
 from glassllm_server.server import GlassServer
 

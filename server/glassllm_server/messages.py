@@ -12,13 +12,14 @@ No pygls here.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 __all__ = [
     "CATALOGUE",
     "Locale",
     "Messages",
+    "Say",
     "choose_locale",
     "environment_locale",
     "format_decimal",
@@ -26,6 +27,9 @@ __all__ = [
 ]
 
 Locale = Literal["en", "pt"]
+# A catalogue lookup in the user's language, ``say("key", field=value) -> text``: a
+# :class:`Messages` is one.
+Say = Callable[..., str]
 
 CATALOGUE: dict[str, dict[Locale, str]] = {
     # Tokenizer names

@@ -8,11 +8,13 @@ import pytest
 from conftest import TRICKY
 
 from glassllm import packaged
-from glassllm_server.describe import code, derivation_line, hover_markdown, lens_title
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
 from glassllm_server.positions import Encoding, Point, column_units
+from glassllm_server.render.code_lens import lens_title
+from glassllm_server.render.hover import derivation_line, hover_markdown
+from glassllm_server.render.markdown import code
 from glassllm_server.settings import Problem, Settings, parse_settings
 
 

@@ -97,8 +97,10 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
 @pytest.mark.parametrize(
     "module",
     [
-        "explanation.py",
-        "unknown.py",
+        "render/explanation.py",
+        "render/diagnostics.py",
+        "render/hover.py",
+        "render/code_lens.py",
         "features/code_actions.py",
         "render/hints.py",
         "server.py",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.describe import lens_title
 from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.features.stats import SHOW_STATS_COMMAND
+from glassllm_server.render.code_lens import lens_title
 from glassllm_server.snapshot import DocumentSnapshot
 
 __all__ = ["TokenCountLens"]

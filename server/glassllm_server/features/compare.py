@@ -22,13 +22,13 @@ from glassllm_server.compare import (
     compare_data,
     compare_explanation,
 )
-from glassllm_server.describe import code
 from glassllm_server.document import Document, DocumentToken
 from glassllm_server.features.explain import explain_range
 from glassllm_server.features.feature import Feature, on_command
 from glassllm_server.features.pages import document_name, show_page
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import hover_lines, render_compare_markdown
+from glassllm_server.render.markdown import code
 from glassllm_server.server import GlassServer
 
 __all__ = ["COMPARE_TOKENIZERS", "CompareTokenizers", "compare_hover_lines", "compare_stats", "compared_summary"]

@@ -18,9 +18,10 @@ from glassllm.tokenizer import UNK_ID
 from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, content_length
+from glassllm_server.render.diagnostics import unknown_message
 from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot
-from glassllm_server.unknown import unknown_message, unknown_runs
+from glassllm_server.unknown import unknown_runs
 
 __all__ = ["DIAGNOSTIC_LIMIT", "Diagnostics"]
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from glassllm_server.explanation import Explanation, explain_selection, explanation_data, render_markdown
+from glassllm_server.explanation import Explanation, explain_selection, explanation_data
 from glassllm_server.features.feature import Feature, on_command
 from glassllm_server.features.pages import document_name, show_page
+from glassllm_server.render.explanation import render_markdown
 from glassllm_server.snapshot import DocumentSnapshot
 
 __all__ = ["EXPLAIN_MERGES", "ExplainMerges", "explain_range"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.describe import hover_markdown
 from glassllm_server.features.compare import compare_hover_lines
 from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.positions import content_length
+from glassllm_server.render.hover import hover_markdown
 from glassllm_server.snapshot import DocumentSnapshot
 
 __all__ = ["Hover"]

@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
-from glassllm_server.explanation import write_page
+from glassllm_server.page_files import write_page
 from glassllm_server.server import GlassServer
 
 __all__ = ["document_name", "show_page"]

@@ -10,7 +10,9 @@ from glassllm import ComparedChunk, MergeStep, by_difference
 from glassllm.places import columns, place
 from glassllm.places import span as shown_span
 from glassllm_server.compare import ComparedCounts, ComparedTokenizer, PlacedChunk
-from glassllm_server.explanation import Explanation, Say, shown, token_text
+from glassllm_server.explanation import Explanation
+from glassllm_server.messages import Say
+from glassllm_server.render.explanation import shown, token_text
 
 __all__ = ["hover_lines", "render_compare_markdown"]
 

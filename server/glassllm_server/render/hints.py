@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from glassllm_server.describe import code
 from glassllm_server.messages import Messages
+from glassllm_server.render.markdown import code
 
 __all__ = ["LABELS", "HintKind", "hint_tooltip"]
 
