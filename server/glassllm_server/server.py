@@ -158,7 +158,10 @@ class GlassServer(LanguageServer):
         except (OSError, KeyError, ValueError) as error:
             self.report_once(
                 self.messages(
-                    "tokenizer.broken", path=name, problem=load_problem(error), previous=self.tokenizer_label()
+                    "tokenizer.broken",
+                    path=name,
+                    problem=load_problem(error, self.locale),
+                    previous=self.tokenizer_label(),
                 )
             )
             return False
@@ -181,7 +184,7 @@ class GlassServer(LanguageServer):
         does not load is left out and reported once."""
         names = self.settings.compare_with
         wanted = default_compare_with(self.tokenizer.name) if names is None else map(self.resolve_tokenizer, names)
-        compared, failures = self.compare_set.get(list(wanted), self.tokenizer.name)
+        compared, failures = self.compare_set.get(list(wanted), self.tokenizer.name, self.locale)
         for name, problem in failures:
             self.report_once(self.messages("compare.broken", path=name, problem=problem))
         return compared
