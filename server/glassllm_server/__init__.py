@@ -10,10 +10,13 @@ Layers, from the wire inward:
 - :mod:`.workspace` — the open documents, their versions, background tokenizing and
   the :class:`DocumentEvent` features subscribe to;
 - ``features/`` — one module per LSP method or capability, one class each; handlers
-  receive a :class:`DocumentSnapshot` (:mod:`.snapshot`).
+  receive a :class:`DocumentSnapshot` (:mod:`.snapshot`);
+- ``render/`` — the text a person reads (hover, code lens, hint labels, diagnostics,
+  the explanation and comparison pages), in the user's language (:mod:`.messages`).
 
-Pure modules — :mod:`positions`, :mod:`document`, :mod:`settings`, :mod:`messages`,
-:mod:`hints`, :mod:`bands` and the text the user reads — never import pygls.
+The rest never imports pygls: :mod:`positions` (points ⇄ LSP positions), :mod:`document`
+(a document's tokens line by line), :mod:`settings`, :mod:`hints`, :mod:`bands`,
+:mod:`unknown`, :mod:`explanation`, :mod:`compare`, :mod:`training`, :mod:`page_files`.
 """
 
 __version__ = "0.1.0"
