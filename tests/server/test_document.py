@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_right
+from typing import NamedTuple
 
 import pytest
 from conftest import TEXTS, TRICKY, lsp_lines
@@ -30,6 +31,25 @@ def point_of(index, offset):
 
 def whole(document):
     return Point(0, 0), Point(len(document.lines) - 1, len(document.lines[-1]))
+
+
+class Placed(NamedTuple):
+    id: int
+    piece: str
+    start_point: Point
+    end_point: Point
+    index: int
+
+
+def every_token(document):
+    """Every token of the document with its points and its index in the document: the
+    spans of the whole text, numbered from the tokens before each line."""
+    return [
+        Placed(
+            span.id, span.piece, Point(line, span.start), Point(line, span.end), document.tokens_before(line) + number
+        )
+        for line, number, span in document.spans_in(*whole(document))
+    ]
 
 
 def as_offsets(document, tokens):
@@ -67,7 +87,7 @@ _texts = st.text(alphabet=_characters, max_size=40)
 def test_tokens_agree_with_encode_spans(tokenizer, name):
     text = TEXTS[name]
     document = Document("u", text, 1, tokenizer)
-    tokens = list(document.tokens_in(*whole(document)))
+    tokens = every_token(document)
     assert as_offsets(document, tokens) == library_spans(tokenizer, text)
     assert [token.index for token in tokens] == list(range(len(tokens)))
 
@@ -76,7 +96,7 @@ def test_tokens_agree_with_encode_spans(tokenizer, name):
 @given(_texts)
 def test_tokens_agree_with_encode_spans_on_any_text(tokenizer, text):
     document = Document("u", text, 1, tokenizer)
-    tokens = list(document.tokens_in(*whole(document)))
+    tokens = every_token(document)
     assert as_offsets(document, tokens) == library_spans(tokenizer, text)
     spans = tokenizer.tokenizer.encode_spans(text)
     expected_chunks = len({span.chunk for span in spans})
@@ -99,7 +119,7 @@ def test_an_edit_gives_the_same_tokens_as_opening_the_result(tokenizer, text, da
     fresh = Document("u", expected, 2, tokenizer)
     assert document.lines == fresh.lines
     assert document.stats() == fresh.stats()
-    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, expected)
+    assert as_offsets(document, every_token(document)) == library_spans(tokenizer, expected)
 
 
 def test_inserting_a_newline_after_a_lone_cr_makes_one_crlf_line_break(tokenizer):
@@ -119,7 +139,7 @@ def test_full_replacement_and_tokenizer_switch(tokenizer):
     document.replace_text("Once upon a time")
     english = LineTokenizer(packaged("en"), "en")
     document.set_tokenizer(english)
-    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(english, "Once upon a time")
+    assert as_offsets(document, every_token(document)) == library_spans(english, "Once upon a time")
 
 
 def test_token_at_each_character_of_the_tricky_document(tokenizer):
@@ -221,7 +241,7 @@ def test_long_lines_in_segments_give_the_library_tokens_before_and_after_edits(t
         expected = current[:start] + inserted + current[end:]
         assert document.text == expected
         assert document.stats() == Document("u", expected, 2, tokenizer).stats()
-        assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, expected)
+        assert as_offsets(document, every_token(document)) == library_spans(tokenizer, expected)
         for line in range(len(document.lines)):
             if len(document.lines[line]) > 12:
                 # Every token is found from its columns, as hovers find them.
@@ -246,4 +266,4 @@ def test_background_tokenizing_goes_through_a_long_line_in_short_slices(tokenize
     while not document.tokenize_for(0.0005):
         slices += 1
     assert slices > 3  # the long line did not go in one slice
-    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, text)
+    assert as_offsets(document, every_token(document)) == library_spans(tokenizer, text)
