@@ -12,30 +12,31 @@ from pathlib import Path
 
 from pygls.uris import to_fs_path
 
-from glassllm_server.explanation import cache_folder
-from glassllm_server.server import GlassServer, RequestFailed
+from glassllm_server.page_files import cache_folder
+from glassllm_server.protocol import RequestFailed
+from glassllm_server.server import GlassServer
 
 __all__ = ["allowed_folders", "check_inside"]
 
 
-def allowed_folders(ls: GlassServer) -> list[Path]:
+def allowed_folders(server: GlassServer) -> list[Path]:
     """The workspace folders (or, without any, the root) and the cache folder, resolved."""
-    uris = [folder.uri for folder in ls.workspace.folders.values()]
-    if not uris and ls.workspace.root_uri:
-        uris = [ls.workspace.root_uri]
+    uris = [folder.uri for folder in server.workspace.folders.values()]
+    if not uris and server.workspace.root_uri:
+        uris = [server.workspace.root_uri]
     folders = [Path(path) for uri in uris if (path := to_fs_path(uri)) is not None]
     return [folder.resolve() for folder in [*folders, cache_folder()]]
 
 
-def check_inside(ls: GlassServer, path: Path) -> None:
+def check_inside(server: GlassServer, path: Path) -> None:
     """Raise :class:`RequestFailed` when the server listens on TCP and ``path`` (after
     resolving links) is outside :func:`allowed_folders`."""
-    if not ls.confined:
+    if not server.confined:
         return
     resolved = path.resolve()
-    folders = allowed_folders(ls)
+    folders = allowed_folders(server)
     if any(resolved.is_relative_to(folder) for folder in folders):
         return
-    messages = ls.messages
+    messages = server.messages
     shown = ", ".join(str(folder) for folder in folders)
     raise RequestFailed(messages("path.outside", path=path, folders=shown))

@@ -675,11 +675,6 @@ class Document:
             span.piece_index,
         )
 
-    def tokens_in(self, start: Point, end: Point) -> Iterator[DocumentToken]:
-        """Tokens that overlap ``[start, end)``, in order (an empty range touches none)."""
-        for line, number, span in self.spans_in(start, end):
-            yield self._token(line, number, span)
-
     def spans_in(self, start: Point, end: Point) -> Iterator[tuple[int, int, LineSpan]]:
         """``(line, index in line, span)`` of the tokens that overlap ``[start, end)``.
 

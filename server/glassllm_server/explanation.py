@@ -4,51 +4,25 @@ Merges never cross chunk boundaries and part of a chunk tokenizes differently fr
 whole, so a selection that cuts a chunk is widened to the whole chunk and the explanation
 says so. Everything here works in lines and code-point columns (the server converts to LSP
 positions) and never imports pygls: :func:`explain_selection` builds the structured
-explanation, :func:`explanation_data` turns it into JSON for editor integrations and
-:func:`render_markdown` into the page the user reads, in Portuguese or English.
+explanation and :func:`explanation_data` turns it into JSON for editor integrations;
+:mod:`glassllm_server.render.explanation` writes the page the user reads.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import sys
-import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer
 from glassllm.chunks import chunk_text
-from glassllm.places import columns, place
-from glassllm.places import span as shown_span
-from glassllm.tokenizer import SPACE, UNK_ID
-from glassllm_server.describe import code as shown
 from glassllm_server.positions import content_length
 
-__all__ = [
-    "CHUNK_LIMIT",
-    "PAGES_KEPT",
-    "ExplainedChunk",
-    "Explanation",
-    "Say",
-    "cache_folder",
-    "explain_selection",
-    "explanation_data",
-    "render_markdown",
-    "shown",
-    "token_text",
-    "write_page",
-]
+__all__ = ["CHUNK_LIMIT", "ExplainedChunk", "Explanation", "explain_selection", "explanation_data"]
 
 # A page with more chunks than this is unreadable and slow to build; the rest is counted,
 # not explained.
 CHUNK_LIMIT = 300
-
-# A catalogue lookup in the user's language: ``say("key", field=value) -> text``.
-Say = Callable[..., str]
 
 
 @dataclass(frozen=True)
@@ -119,27 +93,42 @@ def explain_selection(
         room = limit - len(chunks)
         if room <= 0:
             continue
-        touched = touched[:room]
-        bounds = every[touched[0] : touched[-1] + 1]
-        for (chunk_start, chunk_end), explained in zip(
-            bounds, _explain_chunks(tok, text, bounds, touched[0]), strict=False
-        ):
-            cut = first > chunk_start or last < chunk_end
-            selected = text[max(first, chunk_start) : min(last, chunk_end)]
-            alone = [(span.piece, span.id) for span in tok.encode_spans(selected)] if cut else []
-            chunks.append(
-                ExplainedChunk(
-                    line=line,
-                    start=chunk_start,
-                    end=chunk_end,
-                    text=text[chunk_start:chunk_end],
-                    explanation=explained,
-                    cut=cut,
-                    selected=selected,
-                    alone=alone,
-                )
-            )
+        chunks += _placed_chunks(tok, line, text, every, touched[:room], (first, last))
     return Explanation(chunks, total, start, end, _last_character(line_text, start, end))
+
+
+def _placed_chunks(
+    tok: Tokenizer,
+    line: int,
+    text: str,
+    every: list[tuple[int, int]],
+    touched: list[int],
+    selected: tuple[int, int],
+) -> list[ExplainedChunk]:
+    """The consecutive chunks ``touched`` (indices into ``every``, the line's chunk
+    bounds) of line ``line``, explained; ``selected`` is the part of the line selected."""
+    first, last = selected
+    bounds = every[touched[0] : touched[-1] + 1]
+    chunks = []
+    for (chunk_start, chunk_end), explained in zip(
+        bounds, _explain_chunks(tok, text, bounds, touched[0]), strict=False
+    ):
+        cut = first > chunk_start or last < chunk_end
+        part = text[max(first, chunk_start) : min(last, chunk_end)]
+        alone = [(span.piece, span.id) for span in tok.encode_spans(part)] if cut else []
+        chunks.append(
+            ExplainedChunk(
+                line=line,
+                start=chunk_start,
+                end=chunk_end,
+                text=text[chunk_start:chunk_end],
+                explanation=explained,
+                cut=cut,
+                selected=part,
+                alone=alone,
+            )
+        )
+    return chunks
 
 
 def _last_character(
@@ -237,123 +226,3 @@ def explanation_data(
             for item in explanation.chunks
         ],
     }
-
-
-def token_text(piece: str, token_id: int) -> str:
-    """A piece and its ID; an unknown piece says it became ``<unk>``."""
-    return f"{shown(piece)} ({token_id}{', `<unk>`' if token_id == UNK_ID else ''})"
-
-
-def render_markdown(
-    explanation: Explanation,
-    say: Say,
-    number: Callable[[int], str],
-    tokenizer: str,
-    document: str,
-) -> str:
-    """The explanation as a Markdown page in the user's language.
-
-    ``say`` looks up the catalogue, ``number`` formats a count the way the language
-    does, ``tokenizer`` names the tokenizer and ``document`` the file.
-    """
-    lines = [f"# {say('explain.title')}", ""]
-    if explanation.last is None:
-        lines.append(say("explain.header_at", document=document, tokenizer=tokenizer, at=place(*explanation.start)))
-    else:
-        lines.append(
-            say(
-                "explain.header",
-                document=document,
-                tokenizer=tokenizer,
-                span=shown_span(explanation.start, explanation.last),
-            )
-        )
-    lines += ["", say("explain.positions"), ""]
-    if not explanation.chunks:
-        lines.append(say("explain.empty"))
-        return "\n".join(lines) + "\n"
-    token_count = sum(len(item.explanation.ids) for item in explanation.chunks)
-    lines.append(
-        say("explain.summary", chunks=number(explanation.total), tokens=number(token_count))
-        if not explanation.truncated
-        else say("explain.truncated", shown=number(len(explanation.chunks)), chunks=number(explanation.total))
-    )
-    if explanation.cut:
-        lines += ["", f"> {say('explain.cut')}"]
-    for position, item in enumerate(explanation.chunks, 1):
-        chunk = item.explanation
-        lines += [
-            "",
-            f"## {say('explain.chunk', number=position, chunk=shown(chunk.chunk))}",
-            "",
-            say("explain.where", span=columns(item.line, item.start, item.end)),
-        ]
-        if item.cut:
-            alone = " ".join(token_text(piece, token_id) for piece, token_id in item.alone)
-            lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
-        lines += ["", f"{say('explain.characters')}: " + " ".join(shown(c) for c in chunk.characters), ""]
-        if not chunk.steps:
-            lines.append(say("explain.no_merges"))
-        for step_number, step in enumerate(chunk.steps, 1):
-            evidence = (
-                say("explain.unknown_count") if step.count is None else say("explain.count", count=number(step.count))
-            )
-            pieces = " ".join(shown(piece) for piece in step.pieces)
-            lines.append(
-                f"{step_number}. "
-                + say(
-                    "explain.step",
-                    rank=number(step.rank),
-                    left=shown(step.pair[0]),
-                    right=shown(step.pair[1]),
-                    result=shown(step.result),
-                    evidence=evidence,
-                )
-                + f" {pieces}"
-            )
-        tokens = " · ".join(
-            token_text(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids, strict=False)
-        )
-        lines += ["", f"{say('explain.tokens')}: {tokens}"]
-    return "\n".join(lines) + "\n"
-
-
-# Pages are written fresh each time (an editor may hold an older one open and would not
-# reload it); only the newest few are kept.
-PAGES_KEPT = 20
-
-
-def cache_folder() -> Path:
-    """The user's cache folder for glassllm: ``$XDG_CACHE_HOME/glassllm`` or the
-    platform's usual place (``~/.cache/glassllm`` on Linux)."""
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
-        base = Path(xdg)
-    elif sys.platform == "win32" and (local := os.environ.get("LOCALAPPDATA")):
-        base = Path(local)
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path.home() / ".cache"
-    return base / "glassllm"
-
-
-def write_page(markdown: str, document: str, folder: Path | None = None, kind: str = "explain") -> Path:
-    """Write a ``kind`` page ("explain", "compare") for ``document`` (a file name) to the
-    cache folder and return its path. The write is atomic; older pages of that kind
-    beyond :data:`PAGES_KEPT` go."""
-    folder = cache_folder() if folder is None else folder
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^\w.-]+", "_", Path(document).stem)[:60] or "selection"
-    handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=".md", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
-            page.write(markdown)
-        path = folder / f"{kind}-{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    pages = sorted(folder.glob(f"{kind}-*.md"), key=lambda page: page.stat().st_mtime_ns)
-    for old in pages[:-PAGES_KEPT]:
-        old.unlink(missing_ok=True)
-    return path

@@ -16,28 +16,13 @@ import json
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Literal, NamedTuple
 
 from glassllm_server.document import Document, LineSpan, LineTokens
 from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
+from glassllm_server.render.hints import LABELS
 from glassllm_server.settings import Settings
 
-__all__ = ["LABELS", "Hint", "HintCache", "hint_window", "hints_json", "inlay_hints", "line_hints", "line_ranges"]
-
-HintKind = Literal["chunk", "space", "token"]
-LABELS: dict[HintKind, str] = {"chunk": "¦", "space": "▁", "token": "·"}
-
-
-class Hint(NamedTuple):
-    """An inlay hint at ``point``, describing the token at column ``token_column``."""
-
-    point: Point
-    kind: HintKind
-    token_column: int
-
-    @property
-    def label(self) -> str:
-        return LABELS[self.kind]
+__all__ = ["HintCache", "hint_window", "hints_json", "line_hints", "line_ranges"]
 
 
 def line_hints(
@@ -118,25 +103,6 @@ def line_ranges(document: Document, start: Point, end: Point) -> Iterator[tuple[
         yield line, low, high
 
 
-def inlay_hints(document: Document, start: Point, end: Point, settings: Settings) -> list[Hint]:
-    """The hints whose position lies within ``[start, end]``, in document order.
-
-    This is what the server answers; :func:`hints_json` writes the same hints as LSP
-    JSON, through a cache of serialized lines.
-    """
-    switches = settings.hint_switches
-    if not any(switches):
-        return []
-    hints: list[Hint] = []
-    for line, low, high in line_ranges(document, start, end):
-        for column, kind, token_column in line_hints(
-            document.lines[line], document.line_tokens(line), switches, low, high
-        ):
-            if low <= column <= high:
-                hints.append(Hint(Point(line, column), kind, token_column))  # type: ignore[arg-type]
-    return hints
-
-
 # Placeholders in a line's cached JSON: ``json.dumps`` escapes control characters, so
 # they cannot occur in anything it writes.
 _LINE, _URI, _VERSION = "\x00line", "\x00uri", "\x00version"
@@ -204,7 +170,8 @@ def _serialize(
 def hints_json(
     document: Document, start: Point, end: Point, settings: Settings, encoding: Encoding, cache: HintCache
 ) -> list[str]:
-    """:func:`inlay_hints` as LSP ``InlayHint`` JSON objects, comma-joined per line.
+    """The hints whose position lies within ``[start, end]``, in document order, as LSP
+    ``InlayHint`` JSON objects comma-joined per line: what the server answers.
 
     ``data`` is ``[uri, version, line, token column]`` for ``inlayHint/resolve``. A
     screenful of prose carries thousands of hints, so each line's hints are serialized

@@ -12,13 +12,14 @@ No pygls here.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 __all__ = [
     "CATALOGUE",
     "Locale",
     "Messages",
+    "Say",
     "choose_locale",
     "environment_locale",
     "format_decimal",
@@ -26,6 +27,9 @@ __all__ = [
 ]
 
 Locale = Literal["en", "pt"]
+# A catalogue lookup in the user's language, ``say("key", field=value) -> text``: a
+# :class:`Messages` is one.
+Say = Callable[..., str]
 
 CATALOGUE: dict[str, dict[Locale, str]] = {
     # Tokenizer names
@@ -249,7 +253,25 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     },
     "train.replace": {
         "en": "Replace {path}? It is not a glassllm tokenizer file, and the trained tokenizer would take its place.",
-        "pt": "Substituir {path}? Não é um arquivo de tokenizador do glassllm, e o tokenizador treinado tomaria o seu lugar.",
+        "pt": "Substituir {path}? Não é um arquivo de tokenizador do glassllm, e o tokenizador treinado "
+        "tomaria o seu lugar.",
+    },
+    "train.not_utf8": {
+        "en": "{path}: not UTF-8 text ({reason} at byte {byte})",
+        "pt": "{path}: não é texto UTF-8 ({reason} no byte {byte})",
+    },
+    "train.no_text": {
+        "en": "{path}: no text files to train on",
+        "pt": "{path}: nenhum arquivo de texto para treinar",
+    },
+    "train.not_tokenizer": {
+        "en": "{path} exists and is not a glassllm tokenizer file",
+        "pt": "{path} existe e não é um arquivo de tokenizador do glassllm",
+    },
+    "train.not_file_uri": {"en": "{uri}: not a file URI", "pt": "{uri}: não é um URI de arquivo"},
+    "train.stopped": {
+        "en": "training stopped (exit status {status})",
+        "pt": "o treino parou (código de saída {status})",
     },
     "train.replace_yes": {"en": "Replace", "pt": "Substituir"},
     "train.replace_no": {"en": "Keep the file", "pt": "Manter o arquivo"},
@@ -305,7 +327,7 @@ class Messages:
     """The catalogue in one language: ``messages("hover.id", id=5)``."""
 
     def __init__(self, locale: Locale) -> None:
-        self.locale = locale
+        self.locale: Locale = locale
 
     def __call__(self, name: str, /, **fields: Any) -> str:
         return CATALOGUE[name][self.locale].format(**fields)

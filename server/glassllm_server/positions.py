@@ -15,7 +15,6 @@ surrogate pair, the middle of a UTF-8 sequence) rounds down to that code point's
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
 from typing import Literal, NamedTuple
@@ -110,11 +109,10 @@ def column_units(text: str, encoding: Encoding) -> list[int] | None:
 
 
 class LineIndex:
-    """Offsets ⇄ positions for one version of a document's text.
+    """Points ⇄ LSP positions for one version of a document's text, and points' offsets.
 
-    Built from the text (or from its lines as :func:`split_lines` gives them). Offsets
-    are code-point offsets into the whole text; positions are ``(line, character)`` in
-    the given encoding's units.
+    Built from the lines as :func:`split_lines` gives them. Offsets are code-point offsets
+    into the whole text; positions are ``(line, character)`` in the given encoding's units.
     """
 
     def __init__(self, lines: Sequence[str]) -> None:
@@ -127,19 +125,6 @@ class LineIndex:
         if self._starts is None:
             self._starts = [0, *accumulate(map(len, self.lines))]
         return self._starts
-
-    def invalidate(self) -> None:
-        """Forget the line starts after ``lines`` (a list shared with a document) changed."""
-        self._starts = None
-
-    @classmethod
-    def from_text(cls, text: str) -> LineIndex:
-        return cls(split_lines(text))
-
-    @property
-    def length(self) -> int:
-        """Length of the whole text in code points."""
-        return self.starts[-1]
 
     def point_offset(self, point: Point) -> int:
         """Code-point offset of a :class:`Point`."""
@@ -155,26 +140,6 @@ class LineIndex:
         text = self.lines[line]
         # Counted on the whole line and then cut to its content: no copy of a long line.
         return Point(line, min(units_to_columns(text, character, encoding), content_length(text)))
-
-    def offset(self, line: int, character: int, encoding: Encoding) -> int:
-        """Code-point offset of an LSP position (clamped)."""
-        point = self.clamp(line, character, encoding)
-        return self.starts[point.line] + point.column
-
-    def point(self, offset: int) -> Point:
-        """The line and column of a code-point offset (clamped to the text)."""
-        offset = min(max(offset, 0), self.length)
-        line = bisect_right(self.starts, offset, 0, len(self.lines)) - 1
-        return Point(line, offset - self.starts[line])
-
-    def position(self, offset: int, encoding: Encoding) -> tuple[int, int]:
-        """LSP ``(line, character)`` of a code-point offset.
-
-        An offset inside a line ending maps to the end of the line's content, where LSP
-        puts it; the offset just after the ending is the start of the next line.
-        """
-        line, column = self.point(offset)
-        return self.point_position(Point(line, column), encoding)
 
     def point_position(self, point: Point, encoding: Encoding) -> tuple[int, int]:
         """LSP ``(line, character)`` of a :class:`Point`.

@@ -8,7 +8,7 @@ cooperative: SIGTERM sets a flag, the library calls ``progress`` after every mer
 raising there aborts training. Nothing is written before training has finished and
 :meth:`Tokenizer.save` replaces the file in one step, so a cancelled or failed run never
 leaves a partial file; a file that is not a tokenizer is never replaced unless the user
-said yes (``--replace``). No pygls here.
+said yes (``--replace``). Its errors speak the user's language (``--locale``). No pygls here.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ from pathlib import Path
 from glassllm import Tokenizer
 from glassllm.counting import count_chunks, count_files
 from glassllm.files import may_replace
+from glassllm_server.messages import Locale, Messages
 
 __all__ = [
     "TEXT_SUFFIXES",
     "NotATokenizerFile",
     "Percent",
+    "SourceProblem",
     "TrainingCancelled",
     "TrainingSource",
     "gather_files",
@@ -43,6 +45,19 @@ TEXT_SUFFIXES = frozenset({"", ".txt", ".text", ".md", ".markdown", ".rst", ".ad
 
 class TrainingCancelled(Exception):
     """The user cancelled training."""
+
+
+class SourceProblem(ValueError):
+    """A problem with what to train on or where to write, as a message-catalogue entry:
+    ``str()`` is the English text, :meth:`say` the text in the user's language."""
+
+    def __init__(self, key: str, **fields: object) -> None:
+        self.key = key
+        self.fields = fields
+        super().__init__(self.say("en"))
+
+    def say(self, locale: Locale) -> str:
+        return Messages(locale)(self.key, **self.fields)
 
 
 @dataclass(frozen=True)
@@ -66,14 +81,14 @@ def gather_files(path: Path) -> TrainingSource:
 
     Files are taken in sorted path order, so training is reproducible; each is counted
     as a text of its own, so the last chunk of one never joins the first of the next.
-    Raises ``OSError`` when ``path`` is missing or unreadable and ``ValueError`` when a
-    single file is not UTF-8 text or a folder holds no text.
+    Raises ``OSError`` when ``path`` is missing or unreadable and :class:`SourceProblem`
+    (a ``ValueError``) when a single file is not UTF-8 text or a folder holds no text.
     """
     if not path.is_dir():
         try:
             _check_text(path)
         except UnicodeDecodeError as error:
-            raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
+            raise SourceProblem("train.not_utf8", path=path, reason=error.reason, byte=error.start) from error
         return TrainingSource([path], [])
     files: list[Path] = []
     skipped: list[Path] = []
@@ -90,7 +105,7 @@ def gather_files(path: Path) -> TrainingSource:
             continue
         files.append(candidate)
     if not files:
-        raise ValueError(f"{path}: no text files to train on")
+        raise SourceProblem("train.no_text", path=path)
     return TrainingSource(files, skipped)
 
 
@@ -101,8 +116,11 @@ def _check_text(path: Path) -> None:
     raw.decode("utf-8")
 
 
-class NotATokenizerFile(ValueError):
+class NotATokenizerFile(SourceProblem):
     """The output exists and is not a glassllm tokenizer file: replacing it needs a yes."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__("train.not_tokenizer", path=path)
 
 
 def train_tokenizer(
@@ -130,7 +148,7 @@ def train_tokenizer(
 
     def check() -> None:
         if not replace and not may_replace(output):
-            raise NotATokenizerFile(f"{output} exists and is not a glassllm tokenizer file")
+            raise NotATokenizerFile(output)
 
     check()
     if cancelled():
@@ -160,17 +178,16 @@ class Percent:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m glassllm_server.training VOCAB_SIZE OUTPUT [SOURCE] [--replace]``:
+    """``python -m glassllm_server.training VOCAB_SIZE OUTPUT [SOURCE] [--replace] [--locale pt]``:
     train on the file or folder SOURCE, or on standard input (UTF-8) without one.
-    ``--replace`` replaces OUTPUT even when it is not a tokenizer file (the user said yes).
+    ``--replace`` replaces OUTPUT even when it is not a tokenizer file (the user said yes);
+    ``--locale`` is the language of the errors (English by default).
 
     Writes one JSON object per line to standard output: ``{"progress": [done, total]}``
     at each new percent, then ``{"done": {...}}``, ``{"cancelled": true}`` or
     ``{"error": "..."}``. SIGTERM cancels at the next merge.
     """
-    arguments = sys.argv[1:] if argv is None else argv
-    replace = "--replace" in arguments
-    vocab_size, output, *source = [argument for argument in arguments if argument != "--replace"]
+    vocab_size, output, source, replace, locale = _arguments(sys.argv[1:] if argv is None else argv)
     stop: list[bool] = []
     signal.signal(signal.SIGTERM, lambda number, frame: stop.append(True))
     percent = Percent()
@@ -185,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         if source:
-            corpus = gather_files(Path(source[0]))
+            corpus = gather_files(Path(source))
         else:
             corpus = TrainingSource([], [], sys.stdin.buffer.read().decode("utf-8"))
         tok = train_tokenizer(
@@ -193,6 +210,9 @@ def main(argv: list[str] | None = None) -> None:
         )
     except TrainingCancelled:
         emit({"cancelled": True})
+        return
+    except SourceProblem as error:
+        emit({"error": error.say(locale)})
         return
     except (OSError, ValueError) as error:
         emit({"error": str(error)})
@@ -208,6 +228,20 @@ def main(argv: list[str] | None = None) -> None:
             }
         }
     )
+
+
+def _arguments(argv: list[str]) -> tuple[str, str, str | None, bool, Locale]:
+    """``main``'s arguments: vocabulary size, output, source (None: standard input),
+    whether to replace a file that is not a tokenizer, and the errors' language."""
+    arguments = list(argv)
+    replace = "--replace" in arguments
+    locale: Locale = "en"
+    if "--locale" in arguments:
+        at = arguments.index("--locale")
+        locale = "pt" if arguments[at + 1] == "pt" else "en"
+        del arguments[at : at + 2]
+    vocab_size, output, *source = [argument for argument in arguments if argument != "--replace"]
+    return vocab_size, output, source[0] if source else None, replace, locale
 
 
 if __name__ == "__main__":

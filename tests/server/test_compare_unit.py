@@ -16,14 +16,13 @@ from glassllm_server.compare import (
     compare_data,
     compare_explanation,
     default_compare_with,
-    hover_lines,
-    render_compare_markdown,
 )
-from glassllm_server.describe import code
 from glassllm_server.document import LONG_LINE, Document, LineTokenizer
 from glassllm_server.explanation import explain_selection
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
+from glassllm_server.render.comparison import hover_lines, render_compare_markdown
+from glassllm_server.render.markdown import code
 
 PT, EN = packaged("pt"), packaged("en")
 SAY = Messages("en")

@@ -8,11 +8,13 @@ import pytest
 from conftest import TRICKY
 
 from glassllm import packaged
-from glassllm_server.describe import code, derivation_line, hover_markdown, lens_title
 from glassllm_server.document import Document, DocumentToken, LineTokenizer, Stats
-from glassllm_server.hints import HintCache, hint_window, hints_json, inlay_hints
+from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
-from glassllm_server.positions import Point, column_units
+from glassllm_server.positions import Encoding, Point, column_units
+from glassllm_server.render.code_lens import lens_title
+from glassllm_server.render.hover import derivation_line, hover_markdown
+from glassllm_server.render.markdown import code
 from glassllm_server.settings import Problem, Settings, parse_settings
 
 
@@ -186,15 +188,21 @@ def test_hover_markdown_for_an_unknown_character_and_a_single_character(tokenize
 # Inlay hints
 
 
-def hint_view(document, hints):
-    return [(hint.point, hint.label, document.lines[hint.point.line][hint.token_column]) for hint in hints]
+def hint_list(document, start, end, settings, encoding: Encoding = "utf-32", cache=None):
+    """The hints the server answers for ``[start, end]``: (point, label, token column)
+    (in UTF-32 a position's character is the code-point column)."""
+    parts = hints_json(document, start, end, settings, encoding, HintCache() if cache is None else cache)
+    return [
+        (Point(hint["position"]["line"], hint["position"]["character"]), hint["label"], hint["data"][3])
+        for hint in json.loads("[" + ",".join(parts) + "]")
+    ]
 
 
 def test_default_hints_mark_chunk_boundaries_and_space_markers(tokenizer):
     document = Document("u", "Era uma vez.\n", 1, tokenizer)
-    hints = inlay_hints(document, Point(0, 0), Point(1, 0), Settings())
+    hints = hint_list(document, Point(0, 0), Point(1, 0), Settings())
     # chunks: Era | ▁uma | ▁vez | . | \n ; no hint at the line start nor before "\n"
-    assert [(hint.point, hint.label) for hint in hints] == [
+    assert [(point, label) for point, label, _ in hints] == [
         (Point(0, 3), "¦"),
         (Point(0, 4), "▁"),
         (Point(0, 7), "¦"),
@@ -202,7 +210,7 @@ def test_default_hints_mark_chunk_boundaries_and_space_markers(tokenizer):
         (Point(0, 11), "¦"),
     ]
     # each hint resolves to the token it describes
-    assert [token_at(document, Point(0, hint.token_column)).piece for hint in hints] == [
+    assert [token_at(document, Point(0, column)).piece for _, _, column in hints] == [
         "▁uma",
         "▁uma",
         "▁vez",
@@ -214,19 +222,19 @@ def test_default_hints_mark_chunk_boundaries_and_space_markers(tokenizer):
 def test_token_boundaries_and_switches(tokenizer):
     document = Document("u", "Era uma", 1, tokenizer)
     only_tokens = Settings(chunk_boundaries=False, space_markers=False, token_boundaries=True)
-    assert [(hint.point, hint.label) for hint in inlay_hints(document, Point(0, 0), Point(0, 7), only_tokens)] == [
+    assert [(point, label) for point, label, _ in hint_list(document, Point(0, 0), Point(0, 7), only_tokens)] == [
         (Point(0, 1), "·")  # E · ra
     ]
     nothing = Settings(chunk_boundaries=False, space_markers=False)
-    assert inlay_hints(document, Point(0, 0), Point(0, 7), nothing) == []
+    assert hint_list(document, Point(0, 0), Point(0, 7), nothing) == []
 
 
 def test_hints_only_for_the_requested_range(tokenizer):
     text = "Era uma vez\n" * 100
     document = Document("u", text, 1, tokenizer)
-    hints = inlay_hints(document, Point(50, 5), Point(52, 4), Settings())
+    hints = hint_list(document, Point(50, 5), Point(52, 4), Settings())
     assert hints
-    assert all(Point(50, 5) <= hint.point <= Point(52, 4) for hint in hints)
+    assert all(Point(50, 5) <= point <= Point(52, 4) for point, _, _ in hints)
     assert not document.tokenized_through(0)  # lines outside the range stay untokenized
 
 
@@ -239,13 +247,14 @@ def test_serialized_hints_are_the_hints(tokenizer, encoding, switches):
     cache = HintCache(limit=3)
     last = len(document.lines) - 1
     for start, end in [(Point(0, 0), Point(last, len(document.lines[last]))), (Point(1, 2), Point(3, 5))] * 2:
+        # In code points and serialized afresh, the hints; in the client's units through a cache, the same.
         expected = [
             {
-                "position": {"line": hint.point.line, "character": _units(document, hint.point, encoding)},
-                "label": hint.label,
-                "data": ["file:///x.txt", 7, hint.point.line, hint.token_column],
+                "position": {"line": point.line, "character": _units(document, point, encoding)},
+                "label": label,
+                "data": ["file:///x.txt", 7, point.line, column],
             }
-            for hint in inlay_hints(document, start, end, settings)
+            for point, label, column in hint_list(document, start, end, settings)
         ]
         answer = json.loads("[" + ",".join(hints_json(document, start, end, settings, encoding, cache)) + "]")
         assert answer == expected
@@ -268,11 +277,11 @@ def test_serialized_hints_follow_the_tokenizer(tokenizer):
     assert before != after
     assert json.loads("[" + after[0] + "]") == [
         {
-            "position": {"line": h.point.line, "character": h.point.column},
-            "label": h.label,
-            "data": ["u", 1, 0, h.token_column],
+            "position": {"line": point.line, "character": point.column},
+            "label": label,
+            "data": ["u", 1, 0, column],
         }
-        for h in inlay_hints(document, *whole, Settings(token_boundaries=True))
+        for point, label, column in hint_list(document, *whole, Settings(token_boundaries=True))
     ]
 
 
@@ -281,7 +290,7 @@ def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
 
     def hinted_lines(start, end):
         window = hint_window(document, start, end, 150)
-        return {hint.point.line for hint in inlay_hints(document, *window, Settings())}
+        return {point.line for point, _, _ in hint_list(document, *window, Settings())}
 
     whole = (Point(0, 0), Point(1000, 0))
     assert hinted_lines(*whole) == set(range(150))

@@ -6,7 +6,8 @@ import pytest
 
 from glassllm import packaged
 from glassllm_server.positions import content_length
-from glassllm_server.unknown import UnknownRun, describe_characters, unknown_message, unknown_runs
+from glassllm_server.render.diagnostics import describe_characters, unknown_message
+from glassllm_server.unknown import UnknownRun, unknown_runs
 
 
 @pytest.fixture(scope="module")

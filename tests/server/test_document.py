@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
+from typing import NamedTuple
 
 import pytest
 from conftest import TEXTS, TRICKY, lsp_lines
@@ -21,8 +23,33 @@ def tokenizer():
     return LineTokenizer(packaged("pt"), "pt")
 
 
+def point_of(index, offset):
+    """The line and code-point column of an offset into the text (the server works in points)."""
+    line = bisect_right(index.starts, offset, 0, len(index.lines)) - 1
+    return Point(line, offset - index.starts[line])
+
+
 def whole(document):
     return Point(0, 0), Point(len(document.lines) - 1, len(document.lines[-1]))
+
+
+class Placed(NamedTuple):
+    id: int
+    piece: str
+    start_point: Point
+    end_point: Point
+    index: int
+
+
+def every_token(document):
+    """Every token of the document with its points and its index in the document: the
+    spans of the whole text, numbered from the tokens before each line."""
+    return [
+        Placed(
+            span.id, span.piece, Point(line, span.start), Point(line, span.end), document.tokens_before(line) + number
+        )
+        for line, number, span in document.spans_in(*whole(document))
+    ]
 
 
 def as_offsets(document, tokens):
@@ -60,7 +87,7 @@ _texts = st.text(alphabet=_characters, max_size=40)
 def test_tokens_agree_with_encode_spans(tokenizer, name):
     text = TEXTS[name]
     document = Document("u", text, 1, tokenizer)
-    tokens = list(document.tokens_in(*whole(document)))
+    tokens = every_token(document)
     assert as_offsets(document, tokens) == library_spans(tokenizer, text)
     assert [token.index for token in tokens] == list(range(len(tokens)))
 
@@ -69,7 +96,7 @@ def test_tokens_agree_with_encode_spans(tokenizer, name):
 @given(_texts)
 def test_tokens_agree_with_encode_spans_on_any_text(tokenizer, text):
     document = Document("u", text, 1, tokenizer)
-    tokens = list(document.tokens_in(*whole(document)))
+    tokens = every_token(document)
     assert as_offsets(document, tokens) == library_spans(tokenizer, text)
     spans = tokenizer.tokenizer.encode_spans(text)
     expected_chunks = len({span.chunk for span in spans})
@@ -86,13 +113,13 @@ def test_an_edit_gives_the_same_tokens_as_opening_the_result(tokenizer, text, da
     end = data.draw(st.integers(start, length))
     inserted = data.draw(_texts)
     index = LineIndex(document.lines)
-    document.apply_change(index.point(start), index.point(end), inserted)
+    document.apply_change(point_of(index, start), point_of(index, end), inserted)
     expected = text[:start] + inserted + text[end:]
     assert document.text == expected
     fresh = Document("u", expected, 2, tokenizer)
     assert document.lines == fresh.lines
     assert document.stats() == fresh.stats()
-    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, expected)
+    assert as_offsets(document, every_token(document)) == library_spans(tokenizer, expected)
 
 
 def test_inserting_a_newline_after_a_lone_cr_makes_one_crlf_line_break(tokenizer):
@@ -112,7 +139,7 @@ def test_full_replacement_and_tokenizer_switch(tokenizer):
     document.replace_text("Once upon a time")
     english = LineTokenizer(packaged("en"), "en")
     document.set_tokenizer(english)
-    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(english, "Once upon a time")
+    assert as_offsets(document, every_token(document)) == library_spans(english, "Once upon a time")
 
 
 def test_token_at_each_character_of_the_tricky_document(tokenizer):
@@ -120,7 +147,7 @@ def test_token_at_each_character_of_the_tricky_document(tokenizer):
     index = LineIndex(document.lines)
     spans = tokenizer.tokenizer.encode_spans(TRICKY)
     for offset in range(len(TRICKY)):
-        token = document.token_at(index.point(offset))
+        token = document.token_at(point_of(index, offset))
         holder = next(number for number, span in enumerate(spans) if span.start <= offset < span.end)
         assert token is not None
         assert token.index == holder
@@ -129,7 +156,7 @@ def test_token_at_each_character_of_the_tricky_document(tokenizer):
             spans[holder].end,
         )
         assert token.chunk.pieces[token.piece_index] == token.piece
-    assert document.token_at(index.point(len(TRICKY))) is None
+    assert document.token_at(point_of(index, len(TRICKY))) is None
 
 
 def test_composed_accent_is_one_token_covering_both_code_points(tokenizer):
@@ -167,7 +194,7 @@ def test_range_stats_match_the_library_spans_that_overlap(tokenizer, text, data)
         for token_id, first, last, chunk in spans
         if start < end and (start < first <= end if first == last else first < end and last > start)
     ]
-    stats = document.stats(index.point(start), index.point(end))
+    stats = document.stats(point_of(index, start), point_of(index, end))
     assert stats.tokens == len(touched)
     assert stats.characters == end - start
     assert stats.unknown == sum(token_id == UNK_ID for token_id, _, _, _ in touched)
@@ -210,11 +237,11 @@ def test_long_lines_in_segments_give_the_library_tokens_before_and_after_edits(t
         index = LineIndex(document.lines)
         if "\r\n" in (current[start - 1 : start + 1], current[end - 1 : end + 1]):
             continue  # no position lies between "\r" and "\n"
-        document.apply_change(index.point(start), index.point(end), inserted)
+        document.apply_change(point_of(index, start), point_of(index, end), inserted)
         expected = current[:start] + inserted + current[end:]
         assert document.text == expected
         assert document.stats() == Document("u", expected, 2, tokenizer).stats()
-        assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, expected)
+        assert as_offsets(document, every_token(document)) == library_spans(tokenizer, expected)
         for line in range(len(document.lines)):
             if len(document.lines[line]) > 12:
                 # Every token is found from its columns, as hovers find them.
@@ -240,4 +267,4 @@ def test_background_tokenizing_goes_through_a_long_line_in_short_slices(tokenize
     while not document.tokenize_for(0.0005):
         slices += 1
     assert slices > 3  # the long line did not go in one slice
-    assert as_offsets(document, document.tokens_in(*whole(document))) == library_spans(tokenizer, text)
+    assert as_offsets(document, every_token(document)) == library_spans(tokenizer, text)

@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import packaged
-from glassllm_server.explanation import explain_selection, explanation_data, render_markdown, shown
+from glassllm_server.explanation import explain_selection, explanation_data
 from glassllm_server.positions import split_lines
+from glassllm_server.render.explanation import render_markdown, shown
 
 TRICKY = (
     "Era uma vez, 🧪 caf\u00e9 cafe\u0301\r\n"
@@ -191,12 +192,12 @@ def test_pieces_are_shown_as_code_with_invisible_characters_spelled_out(piece, e
 
 
 def test_pages_go_to_the_xdg_cache_folder_and_only_the_newest_are_kept(tmp_path, monkeypatch):
-    from glassllm_server import explanation
+    from glassllm_server import page_files
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert explanation.cache_folder() == tmp_path / "glassllm"
-    monkeypatch.setattr(explanation, "PAGES_KEPT", 3)
-    paths = [explanation.write_page(f"# page {n}\n", "my notes.txt") for n in range(5)]
+    assert page_files.cache_folder() == tmp_path / "glassllm"
+    monkeypatch.setattr(page_files, "PAGES_KEPT", 3)
+    paths = [page_files.write_page(f"# page {n}\n", "my notes.txt") for n in range(5)]
     assert len(set(paths)) == 5
     assert all(path.parent == tmp_path / "glassllm" and path.name.startswith("explain-my_notes-") for path in paths)
     left = sorted((tmp_path / "glassllm").iterdir())

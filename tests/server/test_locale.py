@@ -101,12 +101,16 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
 @pytest.mark.parametrize(
     "module",
     [
-        "explanation.py",
-        "unknown.py",
-        "features/explain.py",
+        "render/explanation.py",
+        "render/diagnostics.py",
+        "render/hover.py",
+        "render/code_lens.py",
+        "features/code_actions.py",
+        "render/hints.py",
         "server.py",
+        "protocol/glass_protocol.py",
         "features/train.py",
-        "compare.py",
+        "render/comparison.py",
         "features/compare.py",
     ],
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import pytest
 from conftest import TEXTS, every_offset, lsp_lines, offset_of, position_of
 from hypothesis import given
@@ -61,55 +63,58 @@ def test_units_inside_a_character_round_down_to_its_start():
     assert units_to_columns(text, -3, "utf-8") == 0
 
 
+def point_of(index, offset):
+    """The line and code-point column of an offset into the text (the server works in points)."""
+    line = bisect_right(index.starts, offset, 0, len(index.lines)) - 1
+    return Point(line, offset - index.starts[line])
+
+
+def position_at(index, offset, encoding):
+    return index.point_position(point_of(index, offset), encoding)
+
+
+def offset_at(index, line, character, encoding):
+    return index.point_offset(index.clamp(line, character, encoding))
+
+
 def test_clamp_follows_the_specification():
-    index = LineIndex.from_text("first\r\nhello")
+    index = LineIndex(split_lines("first\r\nhello"))
     assert index.clamp(0, 99, "utf-16") == Point(0, 5)  # past the line: end of its content
     assert index.clamp(1, 99, "utf-16") == Point(1, 5)  # last line, no newline: all of it
     assert index.clamp(7, 0, "utf-16") == Point(1, 5)  # past the last line: end of text
-    assert index.offset(1, 99, "utf-8") == 12
-    assert index.offset(5, 5, "utf-8") == 12
+    assert offset_at(index, 1, 99, "utf-8") == 12
+    assert offset_at(index, 5, 5, "utf-8") == 12
 
 
 def test_empty_document():
-    index = LineIndex.from_text("")
+    index = LineIndex(split_lines(""))
     assert index.clamp(0, 0, "utf-8") == Point(0, 0)
     assert index.clamp(3, 3, "utf-8") == Point(0, 0)
-    assert index.position(0, "utf-16") == (0, 0)
-    assert index.length == 0
+    assert position_at(index, 0, "utf-16") == (0, 0)
+    assert index.starts == [0, 0]  # one empty line, the text's length 0
 
 
 def test_offsets_in_line_endings_and_after_them():
-    index = LineIndex.from_text("ab\r\ncd\n")
-    assert index.position(2, "utf-8") == (0, 2)  # the \r
-    assert index.position(3, "utf-8") == (0, 2)  # between \r and \n: no LSP position
-    assert index.position(4, "utf-8") == (1, 0)
+    index = LineIndex(split_lines("ab\r\ncd\n"))
+    assert position_at(index, 2, "utf-8") == (0, 2)  # the \r
+    assert position_at(index, 3, "utf-8") == (0, 2)  # between \r and \n: no LSP position
+    assert position_at(index, 4, "utf-8") == (1, 0)
     assert index.point_position(Point(0, 4), "utf-8") == (1, 0)  # end of line 0 = next line
-    assert index.position(7, "utf-8") == (2, 0)  # after the final newline: the empty last line
-    assert index.point(99) == Point(2, 0)
-
-
-def test_invalidate_after_the_lines_change():
-    lines = split_lines("ab\ncd")
-    index = LineIndex(lines)
-    assert index.length == 5
-    lines[1:] = ["cdef"]
-    index.invalidate()
-    assert index.length == 7
-    assert index.position(7, "utf-8") == (1, 4)
+    assert position_at(index, 7, "utf-8") == (2, 0)  # after the final newline: the empty last line
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("name", sorted(TEXTS))
 def test_every_offset_agrees_with_the_oracle_and_round_trips(name, encoding):
     text = TEXTS[name]
-    index = LineIndex.from_text(text)
+    index = LineIndex(split_lines(text))
     assert index.lines == lsp_lines(text)
     for offset in range(len(text) + 1):
         expected = position_of(text, offset, encoding)
-        assert index.position(offset, encoding) == (expected.line, expected.character), (name, offset)
+        assert position_at(index, offset, encoding) == (expected.line, expected.character), (name, offset)
     for offset in [*every_offset(text), len(text)]:
-        line, character = index.position(offset, encoding)
-        assert index.offset(line, character, encoding) == offset
+        line, character = position_at(index, offset, encoding)
+        assert offset_at(index, line, character, encoding) == offset
         assert offset_of(text, Position(line=line, character=character), encoding) == offset
 
 
@@ -118,7 +123,7 @@ _text = st.text(alphabet=st.sampled_from(list("ab é\u0301🙂猫\t\r\n\x0c\u202
 
 @given(_text, st.integers(0, 40), st.integers(0, 200), st.sampled_from(ENCODINGS))
 def test_clamped_offsets_land_on_code_point_boundaries_within_the_line(text, line, character, encoding):
-    index = LineIndex.from_text(text)
+    index = LineIndex(split_lines(text))
     point = index.clamp(line, character, encoding)
     assert 0 <= point.line < len(index.lines)
     assert 0 <= point.column <= content_length(index.lines[point.line])

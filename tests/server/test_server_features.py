@@ -25,8 +25,8 @@ from pygls.exceptions import JsonRpcException
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
-from glassllm_server.describe import code
 from glassllm_server.features.inlay_hints import HINT_LINES
+from glassllm_server.render.markdown import code
 
 pytestmark = LOOP
 

@@ -1,39 +1,50 @@
-"""The server's features, one module each; every module has ``register(server)``.
+"""The server's features: one module per LSP method or capability, one class each.
 
-To add a feature, write its module and add it to :data:`FEATURES`.
+Where to look: ``document_sync`` (didOpen/didChange/didClose), ``configuration``
+(initialize, initialized, didChangeConfiguration), ``hover``, ``inlay_hints`` (and
+resolve), ``code_lens``, ``code_actions``, ``semantic_tokens`` (full, delta, range),
+``diagnostics`` (pull and push), ``highlight``, and the glassllm requests and commands:
+``stats`` (``glassllm/stats``, ``glassllm.showStats``), ``explain``
+(``glassllm.explainMerges``), ``compare`` (``glassllm.compareTokenizers``), ``train``
+(``glassllm.trainTokenizer``); ``pages`` shows the explain and compare pages.
+:mod:`.feature` says what a feature is; to add one, write its class and add it to
+:data:`FEATURES`.
 """
 
 from __future__ import annotations
 
-from glassllm_server.features import (
-    compare,
-    configuration,
-    diagnostics,
-    documents,
-    explain,
-    highlight,
-    hover,
-    inlay_hints,
-    semantic_tokens,
-    stats,
-    train,
-)
+from glassllm_server.features.code_actions import CodeActions
+from glassllm_server.features.code_lens import TokenCountLens
+from glassllm_server.features.compare import CompareTokenizers
+from glassllm_server.features.configuration import Configuration
+from glassllm_server.features.diagnostics import Diagnostics
+from glassllm_server.features.document_sync import DocumentSync
+from glassllm_server.features.explain import ExplainMerges
+from glassllm_server.features.feature import Feature
+from glassllm_server.features.highlight import Highlight
+from glassllm_server.features.hover import Hover
+from glassllm_server.features.inlay_hints import InlayHints
+from glassllm_server.features.semantic_tokens import SemanticTokens
+from glassllm_server.features.stats import TokenCount
+from glassllm_server.features.train import TrainTokenizer
 from glassllm_server.server import GlassServer
 
 __all__ = ["FEATURES", "create_server"]
 
-FEATURES = [
-    documents,
-    configuration,
-    hover,
-    inlay_hints,
-    stats,
-    semantic_tokens,
-    diagnostics,
-    highlight,
-    explain,
-    compare,
-    train,
+FEATURES: list[type[Feature]] = [
+    DocumentSync,
+    Configuration,
+    Hover,
+    InlayHints,
+    TokenCount,
+    TokenCountLens,
+    SemanticTokens,
+    Diagnostics,
+    Highlight,
+    ExplainMerges,
+    CodeActions,
+    CompareTokenizers,
+    TrainTokenizer,
 ]
 
 
@@ -41,5 +52,5 @@ def create_server() -> GlassServer:
     """A server with every feature registered."""
     server = GlassServer()
     for feature in FEATURES:
-        feature.register(server)
+        feature(server).register()
     return server

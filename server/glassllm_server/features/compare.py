@@ -1,7 +1,7 @@
 """Compare tokenizers: the hover lines, the ``compare`` list of ``glassllm/stats`` and the
 ``glassllm.compareTokenizers`` command, whose page is shown like the merge explanation.
 
-The logic is in :mod:`glassllm_server.compare`; this module only reads the document and
+The logic is in :mod:`glassllm_server.compare`; this module only reads the snapshot and
 converts positions. The code action that offers the command is the explain feature's
 (one code-action handler offers both).
 """
@@ -21,25 +21,91 @@ from glassllm_server.compare import (
     ComparedTokenizer,
     compare_data,
     compare_explanation,
-    hover_lines,
-    render_compare_markdown,
 )
-from glassllm_server.describe import code
 from glassllm_server.document import Document, DocumentToken
-from glassllm_server.features.explain import document_name, explain_range, lsp_position, show_page
+from glassllm_server.features.explain import explain_range
+from glassllm_server.features.feature import Feature, on_command
+from glassllm_server.features.pages import document_name, show_page
 from glassllm_server.positions import Point
+from glassllm_server.render.comparison import hover_lines, render_compare_markdown
+from glassllm_server.render.markdown import code
 from glassllm_server.server import GlassServer
 
-__all__ = ["COMPARE_TOKENIZERS", "compare_hover_lines", "compare_stats", "compared_summary", "register"]
+__all__ = ["COMPARE_TOKENIZERS", "CompareTokenizers", "compare_hover_lines", "compare_stats", "compared_summary"]
 
 # Counting a large document for a compared tokenizer gives the event loop back after
 # this long, so that hovers and edits meanwhile wait at most about that much.
 _SLICE_SECONDS = 0.002
 
 
-def compare_hover_lines(ls: GlassServer, token: DocumentToken) -> list[str]:
+class CompareTokenizers(Feature):
+    @on_command(COMPARE_TOKENIZERS)
+    async def compare_tokenizers(self, uri: str, selection: types.Range) -> dict[str, Any]:
+        server = self.server
+        snapshot = server.snapshot(uri)
+        document = snapshot.document
+        explanation = explain_range(snapshot, selection)
+        first, last = Point(*explanation.start), Point(*explanation.end)
+        own = document.stats(first, last)
+        compared = server.compared()
+        totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
+        totals += await _range_counts(compared, document.lines, (first, last), own.chunks)
+        chunks = compare_explanation(explanation, compared)
+        messages = server.messages
+        position = snapshot.position_json
+        name = document_name(uri)
+        markdown = render_compare_markdown(
+            explanation,
+            chunks,
+            totals,
+            own.characters,
+            server.tokenizer_label,
+            messages,
+            messages.integer,
+            messages.decimal,
+            name,
+        )
+        return {
+            **compare_data(chunks, totals, position),
+            "uri": uri,
+            "selection": {"start": position(*explanation.start), "end": position(*explanation.end)},
+            "truncated": explanation.truncated,
+            "totalChunks": explanation.total,
+            "markdown": markdown,
+            "page": show_page(server, markdown, name, kind="compare"),
+        }
+
+
+def compare_hover_lines(server: GlassServer, token: DocumentToken) -> list[str]:
     """The hover's lines for the compared tokenizers: each one's split of the token's chunk."""
-    return hover_lines(token.chunk.text, ls.compared(), ls.tokenizer_label, ls.messages, code)
+    return hover_lines(token.chunk.text, server.compared(), server.tokenizer_label, server.messages, code)
+
+
+async def compare_stats(
+    server: GlassServer, document: Document, span: tuple[Point, Point] | None, chunks: int
+) -> list[dict[str, Any]]:
+    """``glassllm/stats``' ``compare`` list: each compared tokenizer's counts for the
+    document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
+    if span is None:
+        counts = await _document_counts(server.compared(), document, chunks)
+    else:
+        counts = await _range_counts(server.compared(), document.lines, span, chunks)
+    return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
+
+
+def compared_summary(server: GlassServer, compare: list[dict[str, Any]]) -> str:
+    """The compared tokenizers' counts for the stats message: "; English (en): 16 tokens, 0 unknown"."""
+    messages = server.messages
+    return "".join(
+        "; "
+        + messages(
+            "compare.stats",
+            tokenizer=server.tokenizer_label(item["tokenizer"]),
+            tokens=messages.integer(item["tokens"]),
+            unknown=messages.integer(item["unknown"]),
+        )
+        for item in compare
+    )
 
 
 async def _count(compared: Sequence[ComparedTokenizer], lines: Sequence[str]) -> None:
@@ -61,11 +127,13 @@ async def _range_counts(
     return [tok.counts_in(lines.__getitem__, start, end, chunks) for tok in compared]
 
 
-async def _document_counts(ls: GlassServer, document: Document, chunks: int) -> list[ComparedCounts]:
+async def _document_counts(
+    compared: Sequence[ComparedTokenizer], document: Document, chunks: int
+) -> list[ComparedCounts]:
     """Each compared tokenizer's totals for the whole document (the request's snapshot),
     counting what an edit left uncounted a slice at a time."""
     totals = []
-    for tok in ls.compared():
+    for tok in compared:
         counts = tok.document(document)
         while not counts.count_pending(tok, document.lines, 0):
             deadline = time.perf_counter() + _SLICE_SECONDS
@@ -74,68 +142,3 @@ async def _document_counts(ls: GlassServer, document: Document, chunks: int) -> 
             await asyncio.sleep(0)
         totals.append(counts.totals(tok.name, chunks))
     return totals
-
-
-async def compare_stats(
-    ls: GlassServer, document: Document, span: tuple[Point, Point] | None, chunks: int
-) -> list[dict[str, Any]]:
-    """``glassllm/stats``' ``compare`` list: each compared tokenizer's counts for the
-    document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
-    if span is None:
-        counts = await _document_counts(ls, document, chunks)
-    else:
-        counts = await _range_counts(ls.compared(), document.lines, span, chunks)
-    return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
-
-
-def compared_summary(ls: GlassServer, compare: list[dict[str, Any]]) -> str:
-    """The compared tokenizers' counts for the stats message: "; English (en): 16 tokens, 0 unknown"."""
-    messages = ls.messages
-    return "".join(
-        "; "
-        + messages(
-            "compare.stats",
-            tokenizer=ls.tokenizer_label(item["tokenizer"]),
-            tokens=messages.integer(item["tokens"]),
-            unknown=messages.integer(item["unknown"]),
-        )
-        for item in compare
-    )
-
-
-def register(server: GlassServer) -> None:
-    @server.command(COMPARE_TOKENIZERS)
-    async def compare_tokenizers(ls: GlassServer, uri: str, selection: types.Range) -> dict[str, Any]:
-        document, explanation = explain_range(ls, uri, selection)
-        first, last = Point(*explanation.start), Point(*explanation.end)
-        own = document.stats(first, last)
-        compared = ls.compared()
-        totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
-        totals += await _range_counts(compared, document.lines, (first, last), own.chunks)
-        chunks = compare_explanation(explanation, compared)
-        messages = ls.messages
-        position = lsp_position(ls, document)
-        data = compare_data(chunks, totals, position)
-        name = document_name(uri)
-        markdown = render_compare_markdown(
-            explanation,
-            chunks,
-            totals,
-            own.characters,
-            ls.tokenizer_label,
-            messages,
-            messages.integer,
-            messages.decimal,
-            name,
-        )
-        data.update(
-            {
-                "uri": uri,
-                "selection": {"start": position(*explanation.start), "end": position(*explanation.end)},
-                "truncated": explanation.truncated,
-                "totalChunks": explanation.total,
-                "markdown": markdown,
-                "page": show_page(ls, markdown, name, kind="compare"),
-            }
-        )
-        return data

@@ -11,67 +11,73 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from glassllm_server.features.feature import Feature, on_message
 from glassllm_server.server import GlassServer
 from glassllm_server.settings import SECTION
 
-__all__ = ["register"]
+__all__ = ["Configuration"]
 
 logger = logging.getLogger(__name__)
 
 
-def register(server: GlassServer) -> None:
-    pulls: set[asyncio.Future[None]] = set()
+class Configuration(Feature):
+    def __init__(self, server: GlassServer) -> None:
+        super().__init__(server)
+        self.pulls: set[asyncio.Future[None]] = set()  # the event loop keeps only weak references
 
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: GlassServer, params: types.InitializeParams) -> None:
-        ls.client_locale = params.locale
+    @on_message(types.INITIALIZE)
+    def initialize(self, params: types.InitializeParams) -> None:
+        server = self.server
+        server.client_locale = params.locale
         root = None
         if params.workspace_folders:
             root = params.workspace_folders[0].uri
         elif params.root_uri:
             root = params.root_uri
         if root is not None and (path := to_fs_path(root)) is not None:
-            ls.root_path = Path(path)
+            server.root_path = Path(path)
         elif params.root_path:
-            ls.root_path = Path(params.root_path)
-        ls.initialization_options = params.initialization_options
+            server.root_path = Path(params.root_path)
+        server.initialization_options = params.initialization_options
         # Apply the options now, so that requests before the first pull already use them.
-        ls.configure(ls.initialization_options)
+        server.configure(server.initialization_options)
 
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: GlassServer, params: types.InitializedParams) -> None:
-        await reload(ls, None)
+    @on_message(types.INITIALIZED)
+    async def initialized(self, params: types.InitializedParams) -> None:
+        await self.reload()
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(ls: GlassServer, params: types.DidChangeConfigurationParams) -> None:
+    @on_message(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
         pushed = params.settings
         if isinstance(pushed, dict) and isinstance(pushed.get(SECTION), dict):
             # Applied now, not in a task: requests read after this notification must
             # see the new settings (a new tokenizer above all).
-            apply(ls, pushed[SECTION])
+            self.apply(pushed[SECTION])
         else:
-            task = asyncio.ensure_future(reload(ls, None))
-            pulls.add(task)  # the event loop keeps only a weak reference
-            task.add_done_callback(pulls.discard)
+            task = asyncio.ensure_future(self.reload())
+            self.pulls.add(task)
+            task.add_done_callback(self.pulls.discard)
 
-    async def reload(ls: GlassServer, pushed: Any) -> None:
-        """Settings from the initialization options, then the client's current section
-        (pushed with the notification, or pulled where the client supports it)."""
-        apply(ls, pushed if pushed is not None else await pull(ls))
+    async def reload(self) -> None:
+        """Settings from the initialization options, then the client's current section."""
+        self.apply(await self.pull())
 
-    def apply(ls: GlassServer, section: Any) -> None:
-        before = ls.settings
-        ls.configure(ls.initialization_options, section)
-        if ls.settings != before:
-            ls.refresh_views()
+    def apply(self, section: Any) -> None:
+        server = self.server
+        before = server.settings
+        server.configure(server.initialization_options, section)
+        if server.settings != before:
+            server.refresh_views()
 
-    async def pull(ls: GlassServer) -> Any:
-        workspace = ls.client_capabilities.workspace
+    async def pull(self) -> Any:
+        """The client's ``glassllm`` section, where it supports ``workspace/configuration``."""
+        server = self.server
+        workspace = server.client_capabilities.workspace
         if workspace is None or not workspace.configuration:
             return None
-        scope = ls.root_path.as_uri() if ls.root_path is not None else None
+        scope = server.root_path.as_uri() if server.root_path is not None else None
         try:
-            answer = await ls.workspace_configuration_async(
+            answer = await server.workspace_configuration_async(
                 types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION, scope_uri=scope)])
             )
         except Exception:

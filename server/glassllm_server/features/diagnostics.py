@@ -8,18 +8,22 @@ closes. Finding and wording the runs is :mod:`glassllm_server.unknown`'s job.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 
 from lsprotocol import types
 
 from glassllm.tokenizer import UNK_ID
-from glassllm_server.document import Document
+from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, content_length
+from glassllm_server.render.diagnostics import unknown_message
 from glassllm_server.server import GlassServer
-from glassllm_server.unknown import unknown_message, unknown_runs
+from glassllm_server.snapshot import DocumentSnapshot
+from glassllm_server.unknown import unknown_runs
 
-__all__ = ["DIAGNOSTIC_LIMIT", "register"]
+__all__ = ["DIAGNOSTIC_LIMIT", "Diagnostics"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,11 +34,83 @@ DIAGNOSTIC_LIMIT = 2000
 # Pushes wait this long after the last change, so typing publishes once, not per key.
 _DEBOUNCE_SECONDS = 0.15
 
+_DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(
+    identifier="glassllm", inter_file_dependencies=False, workspace_diagnostics=False
+)
 
-def _compute(ls: GlassServer, document: Document) -> list[types.Diagnostic]:
-    """The diagnostics of a fully tokenized document."""
-    messages = ls.messages
-    name = ls.tokenizer_name()
+
+class Diagnostics(Feature):
+    def __init__(self, server: GlassServer) -> None:
+        super().__init__(server)
+        # Per document: the last answer with the state it was computed for (the text's
+        # revision among it), so an unchanged document answers "unchanged".
+        self.answers: dict[str, tuple[tuple[object, ...], str, list[types.Diagnostic]]] = {}
+        self.result_ids = itertools.count(1)
+        self.waiting: dict[str, asyncio.Task[None]] = {}  # debounced pushes
+        server.open_documents.changed.subscribe(self.document_changed)
+
+    @on_document(types.TEXT_DOCUMENT_DIAGNOSTIC, _DIAGNOSTIC_OPTIONS)
+    async def pull(
+        self, snapshot: DocumentSnapshot, params: types.DocumentDiagnosticParams
+    ) -> types.FullDocumentDiagnosticReport | types.UnchangedDocumentDiagnosticReport:
+        result_id, items = await self.diagnostics(snapshot)
+        if params.previous_result_id == result_id:
+            return types.UnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.FullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    async def diagnostics(self, snapshot: DocumentSnapshot) -> tuple[str, list[types.Diagnostic]]:
+        """The result ID and the diagnostics of ``snapshot``, computed once per state."""
+        server, document = self.server, snapshot.document
+        await server.open_documents.tokenized(document)
+        state = (document.revision, server.locale, server.settings.diagnostics, snapshot.encoding)
+        answer = self.answers.get(document.uri)
+        if answer is not None and answer[0] == state:
+            return answer[1], answer[2]
+        items = _compute(snapshot, server.messages, server.tokenizer_name()) if server.settings.diagnostics else []
+        result_id = str(next(self.result_ids))
+        self.answers[document.uri] = (state, result_id, items)
+        return result_id, items
+
+    def pushes(self) -> bool:
+        """Whether the client is initialized and lacks pull diagnostics."""
+        capabilities = getattr(self.server.protocol, "client_capabilities", None)
+        if capabilities is None:
+            return False
+        text_document = capabilities.text_document
+        return text_document is None or text_document.diagnostic is None
+
+    def document_changed(self, uri: str) -> None:
+        task = self.waiting.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        if uri not in self.server.open_documents:
+            self.answers.pop(uri, None)
+            if self.pushes():
+                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            return
+        # Without a running event loop the server is driven directly, without a client.
+        with contextlib.suppress(RuntimeError):
+            if self.pushes():
+                self.waiting[uri] = asyncio.ensure_future(self.publish(uri))
+
+    async def publish(self, uri: str) -> None:
+        await asyncio.sleep(_DEBOUNCE_SECONDS)
+        live = self.server.open_documents.get(uri)
+        if live is None:
+            return
+        # The version published is the one the diagnostics describe, even if the
+        # document changes while they are computed.
+        snapshot = self.server.snapshot_of(live)
+        _, items = await self.diagnostics(snapshot)
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=snapshot.document.version)
+        )
+
+
+def _compute(snapshot: DocumentSnapshot, messages: Messages, tokenizer: str) -> list[types.Diagnostic]:
+    """The diagnostics of a fully tokenized document: one per unknown run, then one for
+    the document's unknown line-ending characters."""
+    document = snapshot.document
     items: list[types.Diagnostic] = []
     endings = 0
     first_ending: tuple[int, str] | None = None
@@ -44,18 +120,11 @@ def _compute(ls: GlassServer, document: Document) -> list[types.Diagnostic]:
             continue
         content = content_length(text)
         runs, unknown_endings = unknown_runs(tokens.spans(), content)
-        for run in runs:
-            if len(items) >= DIAGNOSTIC_LIMIT:
-                break
-            items.append(
-                _diagnostic(
-                    ls,
-                    document,
-                    Point(number, run.start),
-                    Point(number, run.end),
-                    unknown_message(messages, text[run.start : run.end], run.tokens, name, number=messages.integer),
-                )
+        for run in runs[: max(DIAGNOSTIC_LIMIT - len(items), 0)]:
+            message = unknown_message(
+                messages, text[run.start : run.end], run.tokens, tokenizer, number=messages.integer
             )
+            items.append(_diagnostic(snapshot, Point(number, run.start), Point(number, run.end), message))
         if unknown_endings:
             endings += unknown_endings
             if first_ending is None:
@@ -64,94 +133,16 @@ def _compute(ls: GlassServer, document: Document) -> list[types.Diagnostic]:
     if first_ending is not None:
         number, characters = first_ending
         text = document.lines[number]
-        items.append(
-            _diagnostic(
-                ls,
-                document,
-                Point(number, content_length(text)),
-                Point(number, len(text)),
-                unknown_message(messages, characters, 1, name, line_endings=endings, number=messages.integer),
-            )
-        )
+        message = unknown_message(messages, characters, 1, tokenizer, line_endings=endings, number=messages.integer)
+        items.append(_diagnostic(snapshot, Point(number, content_length(text)), Point(number, len(text)), message))
     return items
 
 
-def _diagnostic(ls: GlassServer, document: Document, start: Point, end: Point, message: str) -> types.Diagnostic:
+def _diagnostic(snapshot: DocumentSnapshot, start: Point, end: Point, message: str) -> types.Diagnostic:
     return types.Diagnostic(
-        range=ls.range(document, start, end),
+        range=snapshot.range(start, end),
         message=message,
         severity=types.DiagnosticSeverity.Information,
         source="glassllm",
         code="unknown-character",
     )
-
-
-def register(server: GlassServer) -> None:
-    # Per document: the last answer with the state it was computed for (the text's
-    # revision among it), so an unchanged document answers "unchanged".
-    answers: dict[str, tuple[tuple[object, ...], str, list[types.Diagnostic]]] = {}
-    result_ids = itertools.count(1)
-    waiting: dict[str, asyncio.Task[None]] = {}
-
-    async def diagnostics(ls: GlassServer, document: Document) -> tuple[str, list[types.Diagnostic]]:
-        await ls.tokenized(document)
-        state = (document.revision, ls.locale, ls.settings.diagnostics, ls.encoding)
-        answer = answers.get(document.uri)
-        if answer is not None and answer[0] == state:
-            return answer[1], answer[2]
-        items = _compute(ls, document) if ls.settings.diagnostics else []
-        result_id = str(next(result_ids))
-        answers[document.uri] = (state, result_id, items)
-        return result_id, items
-
-    def pushes(ls: GlassServer) -> bool:
-        """Whether the client is initialized and lacks pull diagnostics."""
-        capabilities = getattr(ls.protocol, "client_capabilities", None)
-        if capabilities is None:
-            return False
-        text_document = capabilities.text_document
-        return text_document is None or text_document.diagnostic is None
-
-    async def publish(ls: GlassServer, uri: str) -> None:
-        await asyncio.sleep(_DEBOUNCE_SECONDS)
-        live = ls.live_documents.get(uri)
-        if live is None:
-            return
-        # The version published is the one the diagnostics describe, even if the
-        # document changes while they are computed.
-        document = live.snapshot()
-        _, items = await diagnostics(ls, document)
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=document.version)
-        )
-
-    def changed(uri: str) -> None:
-        task = waiting.pop(uri, None)
-        if task is not None:
-            task.cancel()
-        if uri not in server.live_documents:
-            answers.pop(uri, None)
-            if pushes(server):
-                server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-            return
-        if pushes(server):
-            try:
-                waiting[uri] = asyncio.ensure_future(publish(server, uri))
-            except RuntimeError:
-                # No running event loop: the server is driven directly, without a client.
-                pass
-
-    server.document_listeners.append(changed)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier="glassllm", inter_file_dependencies=False, workspace_diagnostics=False),
-    )
-    async def pull(
-        ls: GlassServer, params: types.DocumentDiagnosticParams
-    ) -> types.FullDocumentDiagnosticReport | types.UnchangedDocumentDiagnosticReport:
-        document = ls.get_document(params.text_document.uri)
-        result_id, items = await diagnostics(ls, document)
-        if params.previous_result_id == result_id:
-            return types.UnchangedDocumentDiagnosticReport(result_id=result_id)
-        return types.FullDocumentDiagnosticReport(items=items, result_id=result_id)

@@ -8,21 +8,75 @@ within :data:`NEARBY_COLUMNS`), more than any editor window shows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from lsprotocol import types
 
-from glassllm_server.document import LineTokens
+from glassllm_server.document import Document, DocumentToken, LineTokens
+from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.positions import Point, content_length
-from glassllm_server.server import GlassServer
+from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["HIGHLIGHT_LIMIT", "NEARBY_COLUMNS", "NEARBY_LINES", "register"]
+__all__ = ["HIGHLIGHT_LIMIT", "NEARBY_COLUMNS", "NEARBY_LINES", "Highlight"]
 
 NEARBY_LINES = 200
 # On a very long line, the characters within this many columns of the cursor.
 NEARBY_COLUMNS = 20_000
 # A one-character token ("a", "▁") can occur thousands of times near the cursor.
 HIGHLIGHT_LIMIT = 2000
+
+
+class Highlight(Feature):
+    @on_document(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+    async def highlight(
+        self, snapshot: DocumentSnapshot, params: types.DocumentHighlightParams
+    ) -> list[types.DocumentHighlight]:
+        document = snapshot.document
+        point = snapshot.point(params.position)
+        token = _meant_token(document, point)
+        if token is None:
+            return []
+        found = _nearby_occurrences(document, point, token.id)
+        return [
+            types.DocumentHighlight(
+                range=snapshot.range(Point(line, start), Point(line, end)),
+                kind=types.DocumentHighlightKind.Text,
+            )
+            for line, start, end in sorted(found[:HIGHLIGHT_LIMIT])
+        ]
+
+
+def _meant_token(document: Document, point: Point) -> DocumentToken | None:
+    """The token under the cursor: at the end of a line, the last one before it."""
+    token = document.token_at(point)
+    if (token is None or token.start >= content_length(document.lines[point.line])) and point.column > 0:
+        token = document.token_at(Point(point.line, point.column - 1))
+    if token is None or token.start >= content_length(document.lines[token.line]):
+        return None
+    return token
+
+
+def _nearby_occurrences(document: Document, point: Point, token_id: int) -> list[tuple[int, int, int]]:
+    """``(line, start, end)`` of tokens ``token_id`` near ``point``, nearest lines first,
+    so that :data:`HIGHLIGHT_LIMIT` drops the far ones."""
+    first = max(point.line - NEARBY_LINES, 0)
+    last = min(point.line + NEARBY_LINES, len(document.lines) - 1)
+    found: list[tuple[int, int, int]] = []
+    for line in sorted(range(first, last + 1), key=lambda number: abs(number - point.line)):
+        content = content_length(document.lines[line])
+        tokens = document.line_tokens(line)
+        columns: Iterable[tuple[int, int]]
+        if content > NEARBY_COLUMNS:
+            # A very long line: the part around the cursor's column, as for lines.
+            column = point.column if line == point.line else 0
+            spans = tokens.window(max(column - NEARBY_COLUMNS, 0), column + NEARBY_COLUMNS)[1]
+            columns = ((span.start, span.end) for span in spans if span.id == token_id)
+        else:
+            columns = _occurrences(tokens, token_id)
+        found.extend((line, start, end) for start, end in columns if start < end <= content)
+        if len(found) >= HIGHLIGHT_LIMIT:
+            break
+    return found
 
 
 def _occurrences(tokens: LineTokens, token_id: int) -> Iterator[tuple[int, int]]:
@@ -39,40 +93,3 @@ def _occurrences(tokens: LineTokens, token_id: int) -> Iterator[tuple[int, int]]
             if piece_id == token_id:
                 yield (position, end) if origin is None else (origin[position], origin[end])
             position = end
-
-
-def register(server: GlassServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
-    async def highlight(ls: GlassServer, params: types.DocumentHighlightParams) -> list[types.DocumentHighlight]:
-        document = ls.get_document(params.text_document.uri)
-        point = ls.point(document, params.position)
-        token = document.token_at(point)
-        if (token is None or token.start >= content_length(document.lines[point.line])) and point.column > 0:
-            # At the end of a line the cursor sits after its last token: that one is meant.
-            token = document.token_at(Point(point.line, point.column - 1))
-        if token is None or token.start >= content_length(document.lines[token.line]):
-            return []
-        first = max(point.line - NEARBY_LINES, 0)
-        last = min(point.line + NEARBY_LINES, len(document.lines) - 1)
-        # Nearest lines first, so that the limit drops the far occurrences.
-        found: list[tuple[int, int, int]] = []  # line, start and end columns
-        for line in sorted(range(first, last + 1), key=lambda number: abs(number - point.line)):
-            content = content_length(document.lines[line])
-            tokens = document.line_tokens(line)
-            if content > NEARBY_COLUMNS:
-                # A very long line: the part around the cursor's column, as for lines.
-                column = point.column if line == point.line else 0
-                spans = tokens.window(max(column - NEARBY_COLUMNS, 0), column + NEARBY_COLUMNS)[1]
-                columns = ((span.start, span.end) for span in spans if span.id == token.id)
-            else:
-                columns = _occurrences(tokens, token.id)
-            found.extend((line, start, end) for start, end in columns if start < end <= content)
-            if len(found) >= HIGHLIGHT_LIMIT:
-                break
-        return [
-            types.DocumentHighlight(
-                range=ls.range(document, Point(line, start), Point(line, end)),
-                kind=types.DocumentHighlightKind.Text,
-            )
-            for line, start, end in sorted(found[:HIGHLIGHT_LIMIT])
-        ]

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.describe import hover_markdown
 from glassllm_server.features.compare import compare_hover_lines
+from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.positions import content_length
-from glassllm_server.server import GlassServer
+from glassllm_server.render.hover import hover_markdown
+from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["register"]
+__all__ = ["Hover"]
 
 
-def register(server: GlassServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: GlassServer, params: types.HoverParams) -> types.Hover | None:
-        document = ls.get_document(params.text_document.uri)
+class Hover(Feature):
+    @on_document(types.TEXT_DOCUMENT_HOVER)
+    async def hover(self, snapshot: DocumentSnapshot, params: types.HoverParams) -> types.Hover | None:
+        server, document = self.server, snapshot.document
         # Only the token's line is needed: its index in the document, which needs every
         # line above tokenized, shows as "still counting" until the background work is
         # there (a large document just opened). Never wait for other lines.
-        point = ls.point(document, params.position)
+        point = snapshot.point(params.position)
         document.focus_line = point.line
         token = document.token_at(point)
         if token is None:
@@ -33,11 +34,11 @@ def register(server: GlassServer) -> None:
         markdown = hover_markdown(
             token,
             document.tokenizer.tokenizer.derivation(token.piece),
-            ls.tokenizer_label(),
-            ls.messages,
-            compare_hover_lines(ls, token),
+            server.tokenizer_label(),
+            server.messages,
+            compare_hover_lines(server, token),
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
-            range=ls.range(document, token.start_point, token.end_point) if representable else None,
+            range=snapshot.range(token.start_point, token.end_point) if representable else None,
         )

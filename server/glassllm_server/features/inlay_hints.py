@@ -7,12 +7,15 @@ from typing import Any
 
 from lsprotocol import types
 
-from glassllm_server.describe import code
+from glassllm_server.features.feature import Feature, on_document, on_message
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.positions import Point
-from glassllm_server.server import GlassServer, RawJSON
+from glassllm_server.protocol import RawJSON
+from glassllm_server.render.hints import hint_tooltip
+from glassllm_server.server import GlassServer
+from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["HINT_LINES", "register"]
+__all__ = ["HINT_LINES", "InlayHints"]
 
 # At most this many lines get hints in one answer: Neovim asks for the whole document,
 # and 150 lines of dense prose are already some 12,000 hints (about 0.1 s).
@@ -20,14 +23,16 @@ HINT_LINES = 150
 _BLOCK_LINES = 20
 
 
-def register(server: GlassServer) -> None:
-    cache = HintCache()
+class InlayHints(Feature):
+    def __init__(self, server: GlassServer) -> None:
+        super().__init__(server)
+        self.cache = HintCache()
 
-    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=True))
-    async def inlay_hint(ls: GlassServer, params: types.InlayHintParams) -> RawJSON:
-        document = ls.get_document(params.text_document.uri)
+    @on_document(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=True))
+    async def inlay_hint(self, snapshot: DocumentSnapshot, params: types.InlayHintParams) -> RawJSON:
+        document, settings = snapshot.document, self.server.settings
         start, end = hint_window(
-            document, ls.point(document, params.range.start), ls.point(document, params.range.end), HINT_LINES
+            document, snapshot.point(params.range.start), snapshot.point(params.range.end), HINT_LINES
         )
         parts: list[str] = []
         # A block of lines at a time, giving the event loop back in between: other
@@ -37,18 +42,19 @@ def register(server: GlassServer) -> None:
             last = min(first + _BLOCK_LINES - 1, end.line)
             block_start = start if first == start.line else Point(first, 0)
             block_end = end if last == end.line else Point(last, len(document.lines[last]))
-            parts += hints_json(document, block_start, block_end, ls.settings, ls.encoding, cache)
+            parts += hints_json(document, block_start, block_end, settings, snapshot.encoding, self.cache)
             if last < end.line:
                 await asyncio.sleep(0)
         return RawJSON(f"[{','.join(parts)}]")
 
-    @server.feature(types.INLAY_HINT_RESOLVE)
-    def resolve(ls: GlassServer, hint: types.InlayHint) -> types.InlayHint:
+    @on_message(types.INLAY_HINT_RESOLVE)
+    def resolve(self, hint: types.InlayHint) -> types.InlayHint:
         data: Any = hint.data
         if not (isinstance(data, (list, tuple)) and len(data) == 4):
             return hint
         uri, version, line, column = data
-        document = ls.find_document(uri) if isinstance(uri, str) else None
+        snapshot = self.server.find_snapshot(uri) if isinstance(uri, str) else None
+        document = None if snapshot is None else snapshot.document
         if (
             document is None
             or document.version != version
@@ -62,8 +68,6 @@ def register(server: GlassServer) -> None:
         if found is None:
             return hint
         span = found[1]
-        hint.tooltip = types.MarkupContent(
-            kind=types.MarkupKind.Markdown,
-            value=ls.messages("hint.tooltip", piece=code(span.piece), id=span.id),
-        )
+        tooltip = hint_tooltip(span.piece, span.id, self.server.messages)
+        hint.tooltip = types.MarkupContent(kind=types.MarkupKind.Markdown, value=tooltip)
         return hint

@@ -11,9 +11,12 @@ from lsprotocol import types
 
 from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands, window_bands
 from glassllm_server.document import LONG_LINE, Document
+from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.positions import Encoding, Point
 from glassllm_server.server import GlassServer
+from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["LEGEND", "register"]
+__all__ = ["LEGEND", "SemanticTokens"]
 
 LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=[])
 
@@ -24,33 +27,86 @@ _CHECK_LINES = 32
 _CACHE_LIMIT = 1 << 17
 
 
-def register(server: GlassServer) -> None:
-    # The last full answer per document, for delta requests: (result id, data).
-    last_result: dict[str, tuple[str, list[int]]] = {}
-    result_ids = itertools.count(1)
+class SemanticTokens(Feature):
+    def __init__(self, server: GlassServer) -> None:
+        super().__init__(server)
+        # The last full answer per document, for delta requests: (result id, data).
+        self.last_result: dict[str, tuple[str, list[int]]] = {}
+        self.result_ids = itertools.count(1)
+        # Bands by line text, for the tokenizer and encoding in use: an edit recomputes
+        # only the lines it touched.
+        self.cache: dict[str, list[Band]] = {}
+        self.cache_owner: object = None
+        server.open_documents.changed.subscribe(self.forget_closed)
 
-    async def full_data(ls: GlassServer, uri: str) -> list[int]:
-        document = ls.get_document(uri)
-        if not ls.settings.semantic_tokens:
+    def forget_closed(self, uri: str) -> None:
+        if uri not in self.server.open_documents:
+            self.last_result.pop(uri, None)
+
+    @on_document(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+    async def full(self, snapshot: DocumentSnapshot, params: types.SemanticTokensParams) -> types.SemanticTokens:
+        data = await self.full_data(snapshot)
+        return types.SemanticTokens(data=data, result_id=self.remember(snapshot.uri, data))
+
+    @on_document(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
+    async def delta(
+        self, snapshot: DocumentSnapshot, params: types.SemanticTokensDeltaParams
+    ) -> types.SemanticTokens | types.SemanticTokensDelta:
+        data = await self.full_data(snapshot)
+        previous = self.last_result.get(snapshot.uri)
+        result_id = self.remember(snapshot.uri, data)
+        if previous is None or previous[0] != params.previous_result_id:
+            return types.SemanticTokens(data=data, result_id=result_id)
+        edits = [
+            types.SemanticTokensEdit(start=start, delete_count=count, data=inserted)
+            for start, count, inserted in delta_edits(previous[1], data)
+        ]
+        return types.SemanticTokensDelta(edits=edits, result_id=result_id)
+
+    @on_document(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
+    async def in_range(
+        self, snapshot: DocumentSnapshot, params: types.SemanticTokensRangeParams
+    ) -> types.SemanticTokens:
+        document, encoding = snapshot.document, snapshot.encoding
+        if not self.server.settings.semantic_tokens:
+            return types.SemanticTokens(data=[])
+        start, end = snapshot.points(params.range)
+        low = document.index.point_position(start, encoding)[1]
+        high = document.index.point_position(end, encoding)[1]
+        if start.line == end.line and len(document.lines[start.line]) > LONG_LINE:
+            # A visible part of a very long line: its bands, not the line's.
+            found = _long_line_window(document, start, end, encoding)
+            if found is not None:
+                found = [band for band in found if band[0] + band[1] > low and band[0] < high]
+                return types.SemanticTokens(data=encode_bands([(start.line, found)]))
+        bands = await self.bands_of(document, start.line, end.line, encoding)
+        # Bands of the first and last lines that lie wholly outside the range are left out
+        # (each band keeps its type, so colors match the full answer).
+        if bands:
+            bands[0] = (start.line, [band for band in bands[0][1] if band[0] + band[1] > low])
+        if bands and bands[-1][0] == end.line:
+            bands[-1] = (end.line, [band for band in bands[-1][1] if band[0] < high])
+        return types.SemanticTokens(data=encode_bands(bands))
+
+    async def full_data(self, snapshot: DocumentSnapshot) -> list[int]:
+        if not self.server.settings.semantic_tokens:
             return []
-        return encode_bands(await bands_of(ls, document, 0, len(document.lines) - 1))
+        document = snapshot.document
+        return encode_bands(await self.bands_of(document, 0, len(document.lines) - 1, snapshot.encoding))
 
-    def remember(uri: str, data: list[int]) -> str:
-        result_id = str(next(result_ids))
-        last_result[uri] = (result_id, data)
+    def remember(self, uri: str, data: list[int]) -> str:
+        result_id = str(next(self.result_ids))
+        self.last_result[uri] = (result_id, data)
         return result_id
 
-    # Bands by line text, for the tokenizer and encoding in use: an edit recomputes only
-    # the lines it touched.
-    cache: dict[str, list[Band]] = {}
-    cache_owner: list[object] = [None]
-
-    async def bands_of(ls: GlassServer, document: Document, first: int, last: int) -> list[tuple[int, list[Band]]]:
+    async def bands_of(
+        self, document: Document, first: int, last: int, encoding: Encoding
+    ) -> list[tuple[int, list[Band]]]:
         """The bands of lines ``first..last``, stopping once past :data:`BAND_LIMIT`."""
-        encoding = ls.encoding
-        if cache_owner[0] != (document.tokenizer, encoding):
-            cache.clear()
-            cache_owner[0] = (document.tokenizer, encoding)
+        if self.cache_owner != (document.tokenizer, encoding):
+            self.cache.clear()
+            self.cache_owner = (document.tokenizer, encoding)
+        cache = self.cache
         bands = []
         count = 0
         deadline = time.perf_counter() + _SLICE_SECONDS
@@ -71,59 +127,11 @@ def register(server: GlassServer) -> None:
                 deadline = time.perf_counter() + _SLICE_SECONDS
         return bands
 
-    def forget(uri: str) -> None:
-        if uri not in server.live_documents:
-            last_result.pop(uri, None)
 
-    server.document_listeners.append(forget)
-
-    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
-    async def full(ls: GlassServer, params: types.SemanticTokensParams) -> types.SemanticTokens:
-        uri = params.text_document.uri
-        data = await full_data(ls, uri)
-        return types.SemanticTokens(data=data, result_id=remember(uri, data))
-
-    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL_DELTA, LEGEND)
-    async def delta(
-        ls: GlassServer, params: types.SemanticTokensDeltaParams
-    ) -> types.SemanticTokens | types.SemanticTokensDelta:
-        uri = params.text_document.uri
-        data = await full_data(ls, uri)
-        previous = last_result.get(uri)
-        result_id = remember(uri, data)
-        if previous is None or previous[0] != params.previous_result_id:
-            return types.SemanticTokens(data=data, result_id=result_id)
-        edits = [
-            types.SemanticTokensEdit(start=start, delete_count=count, data=inserted)
-            for start, count, inserted in delta_edits(previous[1], data)
-        ]
-        return types.SemanticTokensDelta(edits=edits, result_id=result_id)
-
-    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
-    async def in_range(ls: GlassServer, params: types.SemanticTokensRangeParams) -> types.SemanticTokens:
-        document = ls.get_document(params.text_document.uri)
-        if not ls.settings.semantic_tokens:
-            return types.SemanticTokens(data=[])
-        start = ls.point(document, params.range.start)
-        end = ls.point(document, params.range.end)
-        if end < start:
-            start, end = end, start
-        if start.line == end.line and len(document.lines[start.line]) > LONG_LINE:
-            # A visible part of a very long line: its bands, not the line's.
-            tokens = document.line_tokens(start.line)
-            if tokens.origin is None:
-                found = window_bands(document.lines[start.line], tokens, start.column, end.column, ls.encoding)
-                low = document.index.point_position(start, ls.encoding)[1]
-                high = document.index.point_position(end, ls.encoding)[1]
-                found = [band for band in found if band[0] + band[1] > low and band[0] < high]
-                return types.SemanticTokens(data=encode_bands([(start.line, found)]))
-        bands = list(await bands_of(ls, document, start.line, end.line))
-        low = document.index.point_position(start, ls.encoding)[1]
-        high = document.index.point_position(end, ls.encoding)[1]
-        # Bands of the first and last lines that lie wholly outside the range are left out
-        # (each band keeps its type, so colors match the full answer).
-        if bands:
-            bands[0] = (start.line, [band for band in bands[0][1] if band[0] + band[1] > low])
-        if bands and bands[-1][0] == end.line:
-            bands[-1] = (end.line, [band for band in bands[-1][1] if band[0] < high])
-        return types.SemanticTokens(data=encode_bands(bands))
+def _long_line_window(document: Document, start: Point, end: Point, encoding: Encoding) -> list[Band] | None:
+    """The bands of columns ``start..end`` of one very long line, None where NFC changed
+    the line (its bands then come from the whole line)."""
+    tokens = document.line_tokens(start.line)
+    if tokens.origin is not None:
+        return None
+    return window_bands(document.lines[start.line], tokens, start.column, end.column, encoding)

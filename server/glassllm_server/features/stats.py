@@ -1,5 +1,5 @@
-"""Token count: the ``glassllm/stats`` request, the first-line code lens and the
-``glassllm.showStats`` command the lens runs."""
+"""Token count: the ``glassllm/stats`` request and the ``glassllm.showStats`` command
+(which the first-line code lens runs, see :mod:`.code_lens`)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from glassllm_server.describe import lens_title
-from glassllm_server.document import Document, Stats
+from glassllm_server.document import Stats
 from glassllm_server.features.compare import compare_stats, compared_summary
-from glassllm_server.server import GlassServer
+from glassllm_server.features.feature import Feature, on_command, on_message
+from glassllm_server.positions import Point
+from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["SHOW_STATS_COMMAND", "STATS_REQUEST", "register"]
+__all__ = ["SHOW_STATS_COMMAND", "STATS_REQUEST", "TokenCount"]
 
 STATS_REQUEST = "glassllm/stats"
 SHOW_STATS_COMMAND = "glassllm.showStats"
+_EXPECTED = '{"textDocument": {"uri": string}, "range"?: Range}'
 
 
 def _field(params: Any, name: str) -> Any:
@@ -32,65 +34,55 @@ def _position(value: Any) -> types.Position | None:
     return None
 
 
-def register(server: GlassServer) -> None:
-    async def answer(ls: GlassServer, document: Document, lsp_range: types.Range | None) -> dict[str, Any]:
-        span = None
-        if lsp_range is None:
-            await ls.tokenized(document)
-            stats = document.stats()
-        else:
-            start, end = ls.point(document, lsp_range.start), ls.point(document, lsp_range.end)
-            span = (start, end) if start <= end else (end, start)
-            stats = document.stats(start, end)
-        compare = await compare_stats(ls, document, span, stats.chunks)
-        return {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
-
-    @server.feature(STATS_REQUEST)
-    async def stats_request(ls: GlassServer, params: Any) -> dict[str, Any]:
-        expected = '{"textDocument": {"uri": string}, "range"?: Range}'
+class TokenCount(Feature):
+    @on_message(STATS_REQUEST)
+    async def stats_request(self, params: Any) -> dict[str, Any]:
+        # A custom request: its params arrive unchecked, and are checked here.
         uri = _field(_field(params, "textDocument"), "uri")
         if not isinstance(uri, str):
-            raise JsonRpcInvalidParams(ls.messages("error.invalid_params", method=STATS_REQUEST, detail=expected))
+            raise self._invalid()
         raw_range = _field(params, "range")
         lsp_range = None
         if raw_range is not None:
             start, end = _position(_field(raw_range, "start")), _position(_field(raw_range, "end"))
             if start is None or end is None:
-                raise JsonRpcInvalidParams(ls.messages("error.invalid_params", method=STATS_REQUEST, detail=expected))
+                raise self._invalid()
             lsp_range = types.Range(start=start, end=end)
-        return await answer(ls, ls.get_document(uri), lsp_range)
+        return await self.stats(self.server.snapshot(uri), lsp_range)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    async def code_lens(ls: GlassServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        document = ls.get_document(params.text_document.uri)
-        await ls.tokenized(document)
-        title = lens_title(document.stats(), ls.messages)
-        origin = types.Position(line=0, character=0)
-        return [
-            types.CodeLens(
-                range=types.Range(start=origin, end=origin),
-                command=types.Command(title=title, command=SHOW_STATS_COMMAND, arguments=[document.uri]),
-            )
-        ]
-
-    @server.command(SHOW_STATS_COMMAND)
-    async def show_stats(ls: GlassServer, uri: str) -> dict[str, Any]:
-        document = ls.get_document(uri)
-        result = await answer(ls, document, None)
-        messages = ls.messages
-        counts = Stats(*(result[name] for name in Stats._fields))
-        ls.window_show_message(
-            types.ShowMessageParams(
-                type=types.MessageType.Info,
-                message=messages(
-                    "stats.message",
-                    tokens=messages.integer(counts.tokens),
-                    chunks=messages.integer(counts.chunks),
-                    characters=messages.integer(counts.characters),
-                    unknown=messages.integer(counts.unknown),
-                    tokenizer=ls.tokenizer_label(),
-                )
-                + compared_summary(ls, result["compare"]),
-            )
+    def _invalid(self) -> JsonRpcInvalidParams:
+        return JsonRpcInvalidParams(
+            self.server.messages("error.invalid_params", method=STATS_REQUEST, detail=_EXPECTED)
         )
+
+    async def stats(self, snapshot: DocumentSnapshot, lsp_range: types.Range | None) -> dict[str, Any]:
+        """The counts of the document, or of the tokens ``lsp_range`` touches, with each
+        compared tokenizer's."""
+        document = snapshot.document
+        span: tuple[Point, Point] | None = None
+        if lsp_range is None:
+            await self.server.open_documents.tokenized(document)
+            stats = document.stats()
+        else:
+            span = snapshot.points(lsp_range)
+            stats = document.stats(*span)
+        compare = await compare_stats(self.server, document, span, stats.chunks)
+        return {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
+
+    @on_command(SHOW_STATS_COMMAND)
+    async def show_stats(self, uri: str) -> dict[str, Any]:
+        server = self.server
+        result = await self.stats(server.snapshot(uri), None)
+        messages = server.messages
+        counts = Stats(*(result[name] for name in Stats._fields))
+        message = messages(
+            "stats.message",
+            tokens=messages.integer(counts.tokens),
+            chunks=messages.integer(counts.chunks),
+            characters=messages.integer(counts.characters),
+            unknown=messages.integer(counts.unknown),
+            tokenizer=server.tokenizer_label(),
+        )
+        message += compared_summary(server, result["compare"])
+        server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
         return result

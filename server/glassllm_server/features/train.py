@@ -17,18 +17,21 @@ import logging
 import sys
 import time
 import uuid
+from asyncio.subprocess import Process
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from glassllm.files import may_replace
 from glassllm_server.confinement import check_inside
-from glassllm_server.server import GlassServer, RequestFailed
+from glassllm_server.features.feature import Feature, on_command
+from glassllm_server.protocol import RequestFailed
+from glassllm_server.server import GlassServer
 
-__all__ = ["TRAIN_TOKENIZER", "register"]
+__all__ = ["TRAIN_TOKENIZER", "TrainTokenizer"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,26 +41,28 @@ TRAIN_TOKENIZER = "glassllm.trainTokenizer"
 _POLL_SECONDS = 0.05
 
 
-def _path(ls: GlassServer, value: str) -> Path:
+def _path(server: GlassServer, value: str) -> Path:
     """A file URI or a path; relative paths resolve against the workspace folder."""
     if "://" in value or value.startswith("file:"):
         local = to_fs_path(value)
         if local is None:
-            raise ValueError(f"{value}: not a file URI")
+            raise RequestFailed(
+                server.messages("train.failed", problem=server.messages("train.not_file_uri", uri=value))
+            )
         return Path(local)
     path = Path(value).expanduser()
-    if not path.is_absolute() and ls.root_path is not None:
-        path = ls.root_path / path
+    if not path.is_absolute() and server.root_path is not None:
+        path = server.root_path / path
     return path
 
 
 class _Progress:
     """``window/workDoneProgress`` for one training run, when the client supports it."""
 
-    def __init__(self, ls: GlassServer) -> None:
-        self.ls = ls
+    def __init__(self, server: GlassServer) -> None:
+        self.server = server
         self.token = f"glassllm-train-{uuid.uuid4()}"
-        window = ls.client_capabilities.window
+        window = server.client_capabilities.window
         self.enabled = window is not None and bool(window.work_done_progress)
         self.ended = False
 
@@ -65,46 +70,46 @@ class _Progress:
         if not self.enabled:
             return
         try:
-            await self.ls.work_done_progress.create_async(self.token)
+            await self.server.work_done_progress.create_async(self.token)
         except Exception:
             logger.warning("the client refused a progress token", exc_info=True)
             self.enabled = False
             return
-        self.ls.work_done_progress.begin(
+        self.server.work_done_progress.begin(
             self.token,
             types.WorkDoneProgressBegin(
-                title=self.ls.messages("train.title"), cancellable=True, message=message, percentage=0
+                title=self.server.messages("train.title"), cancellable=True, message=message, percentage=0
             ),
         )
 
     @property
     def cancelled(self) -> bool:
-        future = self.ls.work_done_progress.tokens.get(self.token)
+        future = self.server.work_done_progress.tokens.get(self.token)
         return future is not None and future.cancelled()
 
     def report(self, percent: int, message: str) -> None:
-        # A report still queued from the training thread must not follow the end.
+        # Nothing may follow the end: the client has let the token go.
         if self.enabled and not self.ended:
-            self.ls.work_done_progress.report(
+            self.server.work_done_progress.report(
                 self.token, types.WorkDoneProgressReport(percentage=percent, message=message)
             )
 
     def end(self, message: str) -> None:
         if self.enabled and not self.ended:
             self.ended = True
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-            self.ls.work_done_progress.tokens.pop(self.token, None)
+            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.server.work_done_progress.tokens.pop(self.token, None)
 
 
-async def _offer(ls: GlassServer, path: Path, done: str) -> None:
+async def _offer(server: GlassServer, path: Path, done: str) -> None:
     """Ask whether to switch to the new tokenizer; switch when the user says so."""
-    messages = ls.messages
+    messages = server.messages
     use, keep = messages("train.use"), messages("train.keep")
     try:
-        answer = await ls.window_show_message_request_async(
+        answer = await server.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Info,
-                message=messages("train.offer", done=done, current=ls.tokenizer_label()),
+                message=messages("train.offer", done=done, current=server.tokenizer_label()),
                 actions=[types.MessageActionItem(title=use), types.MessageActionItem(title=keep)],
             )
         )
@@ -113,21 +118,21 @@ async def _offer(ls: GlassServer, path: Path, done: str) -> None:
         return
     if answer is None or answer.title != use:
         return
-    if ls.use_tokenizer(str(path)):
-        ls.switched_tokenizer = (ls.settings.tokenizer, str(path))
-        ls.refresh_views()
-        ls.window_show_message(
+    if server.use_tokenizer(str(path)):
+        server.switched_tokenizer = (server.settings.tokenizer, str(path))
+        server.refresh_views()
+        server.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Info, message=messages("train.switched", path=path))
         )
 
 
-async def _may_replace(ls: GlassServer, path: Path) -> bool:
+async def _may_replace(server: GlassServer, path: Path) -> bool:
     """Ask whether to replace ``path``, a file that is not a tokenizer: ``True`` on yes.
     Raises :class:`RequestFailed` when the client cannot ask (it answers with an error)."""
-    messages = ls.messages
+    messages = server.messages
     replace = messages("train.replace_yes")
     try:
-        answer = await ls.window_show_message_request_async(
+        answer = await server.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Warning,
                 message=messages("train.replace", path=path),
@@ -143,56 +148,36 @@ async def _may_replace(ls: GlassServer, path: Path) -> bool:
     return answer is not None and answer.title == replace
 
 
-async def _run(
-    text: str | None,
-    source: Path | None,
-    vocab_size: int,
-    output: Path,
-    progress: _Progress,
-    cancelled: Callable[[], bool],
-    replace: bool,
-) -> dict[str, Any]:
+class _Job(NamedTuple):
+    """One training run: what to train on, how large, where to write."""
+
+    text: str | None  # an open document's text, or None to read ``source``
+    source: Path | None
+    vocab_size: int
+    output: Path
+    replace: bool  # the user said yes to replacing a file that is not a tokenizer
+
+
+async def _run(job: _Job, progress: _Progress, cancelled: Callable[[], bool]) -> dict[str, Any]:
     """Train in a child process (see :func:`glassllm_server.training.main`) and relay its
     progress; returns its last message. SIGTERM asks it to stop when ``cancelled()``."""
-    messages = progress.ls.messages
-    arguments = [str(vocab_size), str(output)] + ([] if source is None else [str(source)])
-    if replace:
-        arguments.append("--replace")
+    messages = progress.server.messages
+    arguments = [str(job.vocab_size), str(job.output), "--locale", messages.locale]
+    arguments += ([] if job.source is None else [str(job.source)]) + (["--replace"] if job.replace else [])
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "glassllm_server.training",
         *arguments,
-        stdin=asyncio.subprocess.PIPE if text is not None else asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.PIPE if job.text is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    stopping = False
-    last: dict[str, Any] = {}
     try:
-        if text is not None:
-            try:
-                child.stdin.write(text.encode("utf-8"))
-                await child.stdin.drain()
-                child.stdin.close()
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the child stopped early; its last line says why
-        while True:
-            if cancelled() and not stopping:
-                stopping = True
-                child.terminate()
-            try:
-                line = await asyncio.wait_for(child.stdout.readline(), _POLL_SECONDS)
-            except TimeoutError:
-                continue
-            if not line:
-                break
-            last = json.loads(line)
-            if "progress" in last:
-                done, total = last["progress"]
-                text_done = messages("train.progress", done=messages.integer(done), total=messages.integer(total))
-                progress.report(100 if total <= 0 else done * 100 // total, text_done)
-        errors = (await child.stderr.read()).decode("utf-8", "replace").strip()
+        if job.text is not None and child.stdin is not None:
+            await _feed(child.stdin, job.text)
+        last = await _relay(child, progress, cancelled)
+        errors = (await child.stderr.read()).decode("utf-8", "replace").strip() if child.stderr else ""
         await child.wait()
     except BaseException:
         # The request itself was cancelled (or the server is going): stop the child.
@@ -201,79 +186,116 @@ async def _run(
             await child.wait()
         raise
     if not {"done", "cancelled", "error"} & set(last):
-        return {"error": errors.splitlines()[-1] if errors else f"training stopped (exit status {child.returncode})"}
+        return {"error": errors.splitlines()[-1] if errors else messages("train.stopped", status=child.returncode)}
     return last
 
 
-def register(server: GlassServer) -> None:
-    offers: set[asyncio.Task[None]] = set()
+async def _feed(stdin: asyncio.StreamWriter, text: str) -> None:
+    try:
+        stdin.write(text.encode("utf-8"))
+        await stdin.drain()
+        stdin.close()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the child stopped early; its last line says why
 
-    @server.command(TRAIN_TOKENIZER)
-    async def train(ls: GlassServer, source: str, vocab_size: int, output: str) -> dict[str, Any]:
-        messages = ls.messages
+
+async def _relay(child: Process, progress: _Progress, cancelled: Callable[[], bool]) -> dict[str, Any]:
+    """Read the child's JSON lines to the end, reporting progress; returns the last one."""
+    messages = progress.server.messages
+    stopping = False
+    last: dict[str, Any] = {}
+    if child.stdout is None:
+        return last
+    while True:
+        if cancelled() and not stopping:
+            stopping = True
+            child.terminate()
+        try:
+            line = await asyncio.wait_for(child.stdout.readline(), _POLL_SECONDS)
+        except TimeoutError:
+            continue
+        if not line:
+            return last
+        last = json.loads(line)
+        if "progress" in last:
+            done, total = last["progress"]
+            text_done = messages("train.progress", done=messages.integer(done), total=messages.integer(total))
+            progress.report(100 if total <= 0 else done * 100 // total, text_done)
+
+
+class TrainTokenizer(Feature):
+    def __init__(self, server: GlassServer) -> None:
+        super().__init__(server)
+        self.offers: set[asyncio.Task[None]] = set()  # the event loop keeps only weak references
+
+    @on_command(TRAIN_TOKENIZER)
+    async def train(self, source: str, vocab_size: int, output: str) -> dict[str, Any]:
+        server = self.server
         started = time.perf_counter()
         # pygls answers a $/cancelRequest for a command by cancelling this future of its
         # own without cancelling the handler: training watches the future instead.
-        request = ls.protocol._request_futures.get(ls.protocol.msg_id)
-        document = ls.documents.get(source)
-        try:
-            output_path = _path(ls, output)
-            source_path = None if document is not None else _path(ls, source)
-        except ValueError as error:
-            raise RequestFailed(messages("train.failed", problem=error)) from error
-        check_inside(ls, output_path)
-        if source_path is not None:
-            check_inside(ls, source_path)
-        # Training never destroys a file: anything but a tokenizer is replaced on a yes only.
-        replace = not may_replace(output_path)
-        if replace and not await _may_replace(ls, output_path):
-            return {"cancelled": True, "path": str(output_path)}
-
-        progress = _Progress(ls)
-        await progress.begin(messages("train.reading", source=source))
-
-        def cancelled() -> bool:
-            return progress.cancelled or (request is not None and request.cancelled())
-
+        msg_id = server.protocol.msg_id
+        request = None if msg_id is None else server.protocol._request_futures.get(msg_id)
+        job = await self.job(source, vocab_size, output)
+        if job is None:
+            return {"cancelled": True, "path": str(_path(server, output))}
+        progress = _Progress(server)
+        await progress.begin(server.messages("train.reading", source=source))
         try:
             result = await _run(
-                document.text if document is not None else None,
-                source_path,
-                vocab_size,
-                output_path,
-                progress,
-                cancelled,
-                replace,
+                job, progress, lambda: progress.cancelled or (request is not None and request.cancelled())
             )
         except asyncio.CancelledError:
-            progress.end(messages("train.cancelled", path=output_path))
+            progress.end(server.messages("train.cancelled", path=job.output))
             raise
         if "cancelled" in result:
-            progress.end(messages("train.cancelled", path=output_path))
-            return {"cancelled": True, "path": str(output_path)}
+            progress.end(server.messages("train.cancelled", path=job.output))
+            return {"cancelled": True, "path": str(job.output)}
         if "error" in result:
-            problem = messages("train.failed", problem=result["error"])
+            problem = server.messages("train.failed", problem=result["error"])
             progress.end(problem)
             raise RequestFailed(problem)
-        trained = result["done"]
+        return self.trained(source, job.output, result["done"], time.perf_counter() - started, progress)
+
+    async def job(self, source: str, vocab_size: int, output: str) -> _Job | None:
+        """The run the command asks for, its paths checked; None when the user would not
+        have a file that is not a tokenizer replaced."""
+        server = self.server
+        snapshot = server.find_snapshot(source)  # an open document: its text as the request found it
+        output_path = _path(server, output)
+        source_path = None if snapshot is not None else _path(server, source)
+        check_inside(server, output_path)
+        if source_path is not None:
+            check_inside(server, source_path)
+        # Training never destroys a file: anything but a tokenizer is replaced on a yes only.
+        replace = not may_replace(output_path)
+        if replace and not await _may_replace(server, output_path):
+            return None
+        text = None if snapshot is None else snapshot.document.text
+        return _Job(text, source_path, vocab_size, output_path, replace)
+
+    def trained(
+        self, source: str, output: Path, trained: dict[str, Any], seconds: float, progress: _Progress
+    ) -> dict[str, Any]:
+        """End the progress, offer the new tokenizer, and answer the command."""
+        messages = self.server.messages
         files = trained["files"] or [to_fs_path(source) or source]
-        seconds = time.perf_counter() - started
         done = messages(
             "train.done",
-            path=output_path,
+            path=output,
             size=messages.integer(trained["vocabSize"]),
             merges=messages.integer(trained["merges"]),
             files=messages.integer(len(files)),
             seconds=messages.decimal(seconds),
         )
         progress.end(done)
-        offer = asyncio.ensure_future(_offer(ls, output_path, done))
-        offers.add(offer)
-        offer.add_done_callback(offers.discard)
+        offer = asyncio.ensure_future(_offer(self.server, output, done))
+        self.offers.add(offer)
+        offer.add_done_callback(self.offers.discard)
         return {
             "cancelled": False,
-            "path": str(output_path),
-            "uri": output_path.as_uri(),
+            "path": str(output),
+            "uri": output.as_uri(),
             **trained,
             "files": files,
             "seconds": round(seconds, 3),

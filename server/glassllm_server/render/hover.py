@@ -1,28 +1,16 @@
-"""What the server says about tokens: hover text, the code-lens title, pieces as code spans.
-
-Pure text building over :mod:`document` and :mod:`messages`; no pygls here.
-"""
+"""The hover for one token: its piece and ID, where it is, its index in the document,
+its chunk's pieces, the merges that made it, the tokenizer, and how compared ones split it."""
 
 from __future__ import annotations
 
 from glassllm.places import columns
 from glassllm.tokenizer import UNK_ID
 from glassllm.visible import visible
-from glassllm_server.document import DocumentToken, Stats
+from glassllm_server.document import DocumentToken
 from glassllm_server.messages import Messages
+from glassllm_server.render.markdown import code
 
-__all__ = ["code", "derivation_line", "hover_markdown", "lens_title"]
-
-
-def code(text: str) -> str:
-    """A Markdown code span showing ``text`` literally (backticks inside included), its
-    invisible characters written out by glassllm's one rule (:func:`glassllm.visible.visible`)."""
-    text = visible(text)
-    fence = "`"
-    while fence in text:
-        fence += "`"
-    padding = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{padding}{text}{padding}{fence}"
+__all__ = ["derivation_line", "hover_markdown"]
 
 
 def derivation_line(steps: list[tuple[str, str, str]]) -> str:
@@ -64,16 +52,3 @@ def hover_markdown(
     lines.extend(compared or ())
     lines.append(f"*{messages('hover.explain')}*")
     return "\n\n".join(lines)
-
-
-def lens_title(stats: Stats, messages: Messages) -> str:
-    """``1,234 tokens · 3.9 chars/token`` (``1.234 tokens · 3,9 caracteres/token`` in pt)."""
-    if stats.tokens == 0:
-        return messages("lens.empty")
-    word = messages("word.token" if stats.tokens == 1 else "word.tokens")
-    return messages(
-        "lens.count",
-        tokens=messages.integer(stats.tokens),
-        token_word=word,
-        ratio=messages.decimal(stats.characters / stats.tokens),
-    )

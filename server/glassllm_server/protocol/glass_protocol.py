@@ -1,0 +1,147 @@
+"""The server's protocol: pygls' with the fixes glassllm needs at the JSON-RPC edge.
+
+- a request whose params do not deserialize gets a -32602 answer (pygls sends none);
+- a result may be JSON already written (:class:`RawJSON`), spliced in as it is;
+- every request sees the documents as they were when it arrived (:mod:`.arrival`);
+- document lifecycle: ``didOpen``, ``didChange`` and ``didClose`` go only to the server's
+  own open documents, never to pygls' workspace, which rebuilds the whole text on every
+  keystroke;
+- routine error answers (a closed document, a cancelled request) and cancels of requests
+  already answered are not logged as problems.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.protocol import lsp_method
+
+from glassllm_server.document import Document
+from glassllm_server.protocol.arrival import SnapshotsAtArrival
+from glassllm_server.protocol.errors import describe_invalid
+
+if TYPE_CHECKING:
+    from glassllm_server.server import GlassServer
+
+__all__ = ["GlassProtocol", "RawJSON"]
+
+logger = logging.getLogger(__name__)
+# pygls logs every outgoing message at INFO: a 7 MB document would be logged whole.
+logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
+
+
+class RawJSON:
+    """A result already serialized: JSON text, spliced into the response as it is.
+
+    For answers with thousands of items built from per-line caches (inlay hints), where
+    even ``json.dumps`` of plain dicts would cost more than everything else.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _Answered:
+    """Stands for a message already answered while it was being read."""
+
+
+class GlassProtocol(SnapshotsAtArrival):
+    """pygls' protocol with our documents and with answers for malformed requests."""
+
+    _server: GlassServer
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        self._writes: set[asyncio.Future[Any]] = set()
+
+    def take_snapshots(self) -> dict[str, Document]:
+        return self._server.open_documents.snapshots()
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        missing = "jsonrpc" in data and "method" in data and "params" not in data
+        if missing:
+            # Custom methods cannot even be read without the member; null is the same.
+            data = {**data, "params": None}
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            method = data.get("method", "?")
+            messages = self._server.messages
+            if missing or data.get("params") is None:
+                detail = messages("error.missing_params", method=method)
+            else:
+                detail = messages("error.invalid_params", method=method, detail=describe_invalid(error.__cause__))
+            if "id" in data and "method" in data:
+                self._send_response(
+                    data["id"], error=types.ResponseError(code=JsonRpcInvalidParams.CODE, message=detail)
+                )
+            else:
+                logger.warning("%s", detail)
+            return _Answered()
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Answered):
+            return
+        super().handle_message(message)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if error is None and isinstance(result, RawJSON):
+            self._result_types.pop(msg_id, None)
+            self._send_body(f'{{"jsonrpc": "{self.VERSION}", "id": {json.dumps(msg_id)}, "result": {result.text}}}')
+            return
+        super()._send_response(msg_id, result, error)
+
+    def _send_body(self, body: str) -> None:
+        """Frame and write a JSON body, as pygls' ``_send_data`` does after ``json.dumps``."""
+        if self.writer is None:
+            logger.error("Unable to send data, no available transport!")
+            return
+        data = body.encode(self.CHARSET)
+        header = f"Content-Length: {len(data)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        written = self.writer.write(header.encode(self.CHARSET) + data)
+        if inspect.isawaitable(written):
+            # The event loop keeps only a weak reference to a task.
+            task = asyncio.ensure_future(written)
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        # pygls logs a traceback for every error answer; one the handler raised on purpose
+        # (a closed document, a cancelled wait) is routine work, not a problem.
+        if not future.cancelled() and isinstance(error := future.exception(), JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            logger.info("request %s answered with error %s: %s", msg_id, error.code, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # Clients cancel requests already answered all the time (VS Code its code actions).
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:
+            logger.debug("cancel for request %s, already answered", msg_id)
+        elif future.cancel():
+            logger.debug("request %s cancelled", msg_id)
+
+    # Document lifecycle: the registered handler only (pygls' own would fill its workspace).
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_OPEN)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
+            yield handler, (params,), None

@@ -1,0 +1,92 @@
+"""The "Explain BPE merges" page: each chunk the selection touches, its characters, every
+merge step with its rank and evidence, and the tokens, in the user's language."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from glassllm.places import columns, place
+from glassllm.places import span as shown_span
+from glassllm.tokenizer import SPACE, UNK_ID
+from glassllm_server.explanation import ExplainedChunk, Explanation
+from glassllm_server.messages import Say
+from glassllm_server.render.markdown import code as shown
+
+__all__ = ["render_markdown", "shown", "token_text"]
+
+
+def token_text(piece: str, token_id: int) -> str:
+    """A piece and its ID; an unknown piece says it became ``<unk>``."""
+    return f"{shown(piece)} ({token_id}{', `<unk>`' if token_id == UNK_ID else ''})"
+
+
+def render_markdown(
+    explanation: Explanation,
+    say: Say,
+    number: Callable[[int], str],
+    tokenizer: str,
+    document: str,
+) -> str:
+    """The explanation as a Markdown page in the user's language.
+
+    ``say`` looks up the catalogue, ``number`` formats a count the way the language
+    does, ``tokenizer`` names the tokenizer and ``document`` the file.
+    """
+    lines = [f"# {say('explain.title')}", "", _header(explanation, say, tokenizer, document)]
+    lines += ["", say("explain.positions"), ""]
+    if not explanation.chunks:
+        lines.append(say("explain.empty"))
+        return "\n".join(lines) + "\n"
+    token_count = sum(len(item.explanation.ids) for item in explanation.chunks)
+    lines.append(
+        say("explain.summary", chunks=number(explanation.total), tokens=number(token_count))
+        if not explanation.truncated
+        else say("explain.truncated", shown=number(len(explanation.chunks)), chunks=number(explanation.total))
+    )
+    if explanation.cut:
+        lines += ["", f"> {say('explain.cut')}"]
+    for position, item in enumerate(explanation.chunks, 1):
+        lines += _chunk_section(position, item, say, number)
+    return "\n".join(lines) + "\n"
+
+
+def _header(explanation: Explanation, say: Say, tokenizer: str, document: str) -> str:
+    """Which document, which selection (or cursor), which tokenizer."""
+    if explanation.last is None:
+        return say("explain.header_at", document=document, tokenizer=tokenizer, at=place(*explanation.start))
+    span = shown_span(explanation.start, explanation.last)
+    return say("explain.header", document=document, tokenizer=tokenizer, span=span)
+
+
+def _chunk_section(position: int, item: ExplainedChunk, say: Say, number: Callable[[int], str]) -> list[str]:
+    """One chunk: where it is, what part the selection cut, its characters, each merge
+    step with the pieces after it, and the tokens."""
+    chunk = item.explanation
+    lines = [
+        "",
+        f"## {say('explain.chunk', number=position, chunk=shown(chunk.chunk))}",
+        "",
+        say("explain.where", span=columns(item.line, item.start, item.end)),
+    ]
+    if item.cut:
+        alone = " ".join(token_text(piece, token_id) for piece, token_id in item.alone)
+        lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
+    lines += ["", f"{say('explain.characters')}: " + " ".join(shown(c) for c in chunk.characters), ""]
+    if not chunk.steps:
+        lines.append(say("explain.no_merges"))
+    for step_number, step in enumerate(chunk.steps, 1):
+        evidence = (
+            say("explain.unknown_count") if step.count is None else say("explain.count", count=number(step.count))
+        )
+        pieces = " ".join(shown(piece) for piece in step.pieces)
+        step_text = say(
+            "explain.step",
+            rank=number(step.rank),
+            left=shown(step.pair[0]),
+            right=shown(step.pair[1]),
+            result=shown(step.result),
+            evidence=evidence,
+        )
+        lines.append(f"{step_number}. {step_text} {pieces}")
+    tokens = " · ".join(token_text(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids, strict=False))
+    return [*lines, "", f"{say('explain.tokens')}: {tokens}"]

@@ -1,0 +1,182 @@
+"""The open documents: their text and versions, background tokenizing, and the event
+features subscribe to when a document opens, changes or closes.
+
+The client's notifications edit the live documents here; requests read snapshots of them
+(see :mod:`glassllm_server.protocol.arrival`). Tokenizing runs in the background a short
+slice at a time, giving the event loop back in between, and whoever needs a document's
+tokens waits for it with :meth:`OpenDocuments.tokenized`. No pygls here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+from collections.abc import Callable, Sequence
+
+from lsprotocol import types
+
+from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.positions import Encoding
+
+__all__ = ["DocumentEvent", "OpenDocuments"]
+
+# Background tokenizing gives the event loop back after this long, so requests that
+# arrive meanwhile wait at most about that much.
+SLICE_SECONDS = 0.002
+# A message takes a few turns of the event loop (the pipe's callback, the reader, the
+# handler's task): all pass between two slices, so a request waits for one slice.
+_TURNS = 4
+
+
+class DocumentEvent:
+    """Something happened to one document: it opened, changed, closed or was tokenized
+    afresh (another tokenizer), or its views must be recomputed (the settings changed).
+
+    Subscribers are called with the document's URI, in the order they subscribed.
+    """
+
+    def __init__(self) -> None:
+        self._subscribers: list[Callable[[str], None]] = []
+
+    def subscribe(self, subscriber: Callable[[str], None]) -> None:
+        self._subscribers.append(subscriber)
+
+    def emit(self, uri: str) -> None:
+        for subscriber in self._subscribers:
+            subscriber(uri)
+
+
+class OpenDocuments:
+    """The documents the client has open, as its notifications left them."""
+
+    def __init__(self) -> None:
+        self.live: dict[str, Document] = {}
+        self.changed = DocumentEvent()
+        self._tokenizing: dict[str, asyncio.Task[None]] = {}
+        # Per document, resolved after each slice of background tokenizing.
+        self._progress: dict[str, asyncio.Future[None]] = {}
+        self._tokenizing_now = 0  # background tokenizing tasks running
+
+    def get(self, uri: str) -> Document | None:
+        """The live document ``uri``, None when it is not open."""
+        return self.live.get(uri)
+
+    def __contains__(self, uri: str) -> bool:
+        return uri in self.live
+
+    def uris(self) -> list[str]:
+        return list(self.live)
+
+    def snapshots(self) -> dict[str, Document]:
+        """Every open document as it is now (what a request arriving now sees)."""
+        return {uri: document.snapshot() for uri, document in self.live.items()}
+
+    # The client's notifications
+
+    def open(self, uri: str, text: str, version: int | None, tokenizer: LineTokenizer) -> Document:
+        document = Document(uri, text, version, tokenizer)
+        self.live[uri] = document
+        self._schedule(document)
+        self.changed.emit(uri)
+        return document
+
+    def apply_changes(
+        self,
+        uri: str,
+        version: int | None,
+        changes: Sequence[types.TextDocumentContentChangeEvent],
+        encoding: Encoding,
+    ) -> None:
+        """Apply a ``didChange``'s edits in order; a document never opened is left alone."""
+        document = self.live.get(uri)
+        if document is None:
+            return
+        for change in changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                start = document.index.clamp(change.range.start.line, change.range.start.character, encoding)
+                end = document.index.clamp(change.range.end.line, change.range.end.character, encoding)
+                document.apply_change(start, end, change.text)
+                document.focus_line = start.line
+            else:
+                document.replace_text(change.text)
+        document.version = version
+        self._schedule(document)
+        self.changed.emit(uri)
+
+    def close(self, uri: str) -> None:
+        self.live.pop(uri, None)
+        task = self._tokenizing.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        progress = self._progress.pop(uri, None)
+        if progress is not None and not progress.done():
+            progress.set_result(None)
+        self.changed.emit(uri)
+
+    def set_tokenizer(self, tokenizer: LineTokenizer) -> None:
+        """Tokenize every open document afresh with ``tokenizer``."""
+        for document in self.live.values():
+            document.set_tokenizer(tokenizer)
+            self._schedule(document)
+            self.changed.emit(document.uri)
+
+    def announce_all(self) -> None:
+        """Tell the subscribers that every open document's views must be recomputed."""
+        for uri in list(self.live):
+            self.changed.emit(uri)
+
+    # Background tokenizing
+
+    def _schedule(self, document: Document) -> None:
+        """Tokenize the rest of ``document`` in the background, a slice at a time."""
+        task = self._tokenizing.get(document.uri)
+        if task is not None and not task.done():
+            return
+        # Without a running event loop (unit tests drive the server directly): lazily later.
+        with contextlib.suppress(RuntimeError):
+            self._tokenizing[document.uri] = asyncio.ensure_future(self._tokenize(document))
+
+    async def _tokenize(self, document: Document) -> None:
+        """The one task that tokenizes ``document``: short slices, then the event loop
+        serves whatever arrived meanwhile, and whoever waits is told of the progress."""
+        # Tokenizing a large document allocates millions of objects that all survive:
+        # with the cyclic garbage collector on, its passes over the growing heap cost
+        # more than the tokenizing. None of these objects form cycles.
+        self._tokenizing_now += 1
+        gc.disable()
+        try:
+            while not document.complete:
+                document.tokenize_for(SLICE_SECONDS)
+                progress = self._progress.pop(document.uri, None)
+                if progress is not None and not progress.done():
+                    progress.set_result(None)
+                for _ in range(_TURNS):
+                    await asyncio.sleep(0)
+        finally:
+            self._tokenizing_now -= 1
+            if not self._tokenizing_now:
+                gc.enable()
+                # Later passes skip everything alive now (the tokens above all);
+                # reference counting still frees them when a document closes.
+                gc.freeze()
+
+    async def tokenized(self, document: Document, through_line: int | None = None) -> None:
+        """Wait until lines ``0..through_line`` (all, when None) have their tokens.
+
+        The background task does the work; a ``$/cancelRequest`` cancels only the wait.
+        A snapshot of a document that changed (or closed) since is tokenized here, a
+        slice at a time; lines it shares with the new text are then cached for it.
+        """
+        last = len(document.lines) - 1 if through_line is None else min(through_line, len(document.lines) - 1)
+        while not document.tokenized_through(last):
+            live = self.live.get(document.uri)
+            if live is None or not live.same_text(document):
+                document.tokenize_for(SLICE_SECONDS)
+                await asyncio.sleep(0)
+                continue
+            self._schedule(live)
+            progress = self._progress.get(document.uri)
+            if progress is None:
+                progress = self._progress[document.uri] = asyncio.get_running_loop().create_future()
+            await asyncio.shield(progress)

@@ -1,0 +1,67 @@
+"""The pygls internals the protocol layer relies on, pinned: these fail loudly when pygls
+changes them. Above all the one override that matters, ``_handle_request`` (in
+``glassllm_server.protocol.arrival``): every request sees its snapshot.
+
+The pipelining and robustness tests check the same behaviour end to end; these say *why*
+it broke.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+from lsprotocol import types
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
+
+from glassllm_server.protocol.arrival import SnapshotsAtArrival, documents_at_arrival
+from glassllm_server.server import GlassServer
+
+
+def test_pygls_still_has_the_private_method_with_the_signature_we_override():
+    method = LanguageServerProtocol._handle_request
+    assert list(inspect.signature(method).parameters) == ["self", "msg_id", "method_name", "params"]
+    assert list(inspect.signature(SnapshotsAtArrival._handle_request).parameters) == list(
+        inspect.signature(method).parameters
+    )
+    # pygls must still run it inside a copy of the context made for each message, and
+    # create the handler's task there: that is what carries the snapshots to the handler.
+    source = inspect.getsource(JsonRPCProtocol.handle_message)
+    assert "copy_context()" in source
+    assert "ctx.run(self._handle_request" in source
+
+
+def test_the_other_private_names_the_protocol_uses_still_exist():
+    # Overridden (a quiet answer to routine errors, raw JSON results, cancels) or read.
+    for name in ("_send_response", "_send_data", "_send_handler_result", "_handle_cancel_notification"):
+        assert callable(getattr(JsonRPCProtocol, name, None)), name
+    server = GlassServer()
+    for name in ("_request_futures", "_result_types", "msg_id", "writer"):
+        assert hasattr(server.protocol, name), name
+    assert list(inspect.signature(JsonRPCProtocol._send_handler_result).parameters) == ["self", "future", "msg_id"]
+
+
+async def test_a_request_sees_its_snapshot_whatever_changes_before_it_runs():
+    server = GlassServer()
+    protocol = server.protocol
+    answers: list[tuple[object, object, object]] = []
+    protocol._send_response = lambda msg_id, result=None, error=None: answers.append((msg_id, result, error))  # type: ignore[method-assign]
+    uri = "file:///arrival.txt"
+    server.open_documents.open(uri, "before", 1, server.tokenizer)
+
+    @server.feature("glassllm/testText")
+    async def text(ls: GlassServer, params: object) -> str:
+        assert documents_at_arrival() is not None
+        return ls.snapshot(uri).document.text
+
+    request = {"jsonrpc": "2.0", "id": 1, "method": "glassllm/testText", "params": {}}
+    protocol.handle_message(protocol.structure_message(request))
+    # Read after the request, applied before its handler runs.
+    change = types.TextDocumentContentChangeWholeDocument(text="after")
+    server.open_documents.apply_changes(uri, 2, [change], "utf-16")
+    while not answers:
+        await asyncio.sleep(0)
+    assert answers == [(1, "before", None)]
+    live = server.open_documents.get(uri)
+    assert live is not None and live.text == "after"
+    assert documents_at_arrival() is None  # outside a request: the live documents
