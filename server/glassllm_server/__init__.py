@@ -5,4 +5,6 @@ the text of each feature — never import pygls; :mod:`server` and ``features/``
 thin protocol glue over them.
 """
 
-__version__ = "0.1.0"
+from glassllm import __version__
+
+__all__ = ["__version__"]
