@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 import argcomplete
+from argcomplete.shell_integration import shellcode
 
 from glassllm import __version__, cli_compare, html_page
 from glassllm.chunks import count_files
@@ -157,7 +158,7 @@ _SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
 
 
 def _completion(args: argparse.Namespace, out: TextIO) -> None:
-    out.write(argcomplete.shellcode(["glassllm"], shell=args.shell))
+    out.write(shellcode(["glassllm"], shell=args.shell))
 
 
 def _write_html(args: argparse.Namespace, out: TextIO) -> None:

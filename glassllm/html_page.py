@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Mapping
 from html import escape
 from string import Template
 
 from glassllm import __version__
-from glassllm.compare import Comparison, TokenizerTotals, compare
+from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
 from glassllm.tokenizer import UNK_ID, ChunkExplanation, Tokenizer, TokenSpan
 
 __all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page", "locale_language"]
@@ -269,13 +270,21 @@ def _differing(comparison: Comparison, words: _Words) -> str:
     head = f'<th scope="col">{escape(words("chunk"))}</th>' + "".join(
         f'<th scope="col">{escape(name)}</th>' for name in comparison.names
     )
+    # A chunk that recurs is split the same way each time: one row, with how often it occurs.
+    occurrences = Counter(chunk.chunk for chunk in differing)
+    first: dict[str, ComparedChunk] = {}
+    for chunk in differing:
+        first.setdefault(chunk.chunk, chunk)
+    distinct = list(first.values())
     rows = []
-    for chunk in differing[:_DIFFERING_SHOWN]:
+    for chunk in distinct[:_DIFFERING_SHOWN]:
         cells = "".join(
             f"<td>{_pieces(pieces)} <span class='count'>{len(pieces)}</span></td>" for pieces in chunk.pieces
         )
-        rows.append(f"<tr><th scope='row'><code>{escape(visible(chunk.chunk))}</code></th>{cells}</tr>")
-    more = len(differing) - _DIFFERING_SHOWN
+        times = occurrences[chunk.chunk]
+        often = f" <span class='count'>×{words.integer(times)}</span>" if times > 1 else ""
+        rows.append(f"<tr><th scope='row'><code>{escape(visible(chunk.chunk))}</code>{often}</th>{cells}</tr>")
+    more = len(distinct) - _DIFFERING_SHOWN
     note = f'<p class="note">{escape(words("more", count=words.integer(more)))}</p>' if more > 0 else ""
     return (
         f'<section aria-labelledby="differing"><h2 id="differing">{escape(words("differing"))}</h2>'

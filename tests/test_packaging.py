@@ -9,6 +9,7 @@ hatchling installed here (`--no-isolation`), so nothing is downloaded for them.
 
 from __future__ import annotations
 
+import email.message
 import email.parser
 import json
 import os
@@ -147,6 +148,7 @@ def test_pipx_install_gives_both_commands_in_a_fresh_environment(tmp_path):
     assert str(home) in os.path.realpath(bin_dir / "glassllm")
 
     server = subprocess.Popen([bin_dir / "glassllm-lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert server.stdin is not None and server.stdout is not None
     try:
         stream = (server.stdin, server.stdout)
         request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
