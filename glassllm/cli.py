@@ -24,7 +24,7 @@ import argcomplete
 from argcomplete.shell_integration import shellcode
 
 from glassllm import __version__, cli_compare, html_page
-from glassllm.chunks import count_files
+from glassllm.counting import count_files
 from glassllm.files import may_replace
 from glassllm.packaged import load_problem, load_tokenizer
 from glassllm.places import LineIndex
