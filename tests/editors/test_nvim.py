@@ -449,3 +449,18 @@ def test_help_tags_are_accepted_and_help_opens_the_compare_section(enabled):
     assert (doc / "tags").is_file()
     assert shown["file"] == str(doc / "glassllm.txt") and shown["filetype"] == "help"
     assert "*glassllm-compare*" in shown["line"]
+
+
+def test_the_command_explains_the_lines_it_is_given(nvim):
+    shown = nvim.lua(PAGE)
+    previous = shown["name"] if shown else None
+    # Back to the text, then `:1GlassLLM explain`: the first line's chunks, all of them.
+    nvim.keys("<Esc><C-w>p:1GlassLLM explain<CR>")
+    page = nvim.wait_for(
+        PAGE,
+        lambda found: found is not None and found["name"] != previous and "/compare-" not in found["name"],
+        "the explanation of line 1",
+    )
+    text = "\n".join(page["lines"])
+    for chunk in packaged("pt").explain(TEXT.splitlines()[0]):
+        assert f"`{chunk.chunk}`" in text, f"{chunk.chunk} is missing from:\n{text}"
