@@ -10,7 +10,7 @@
 # and the language server's serverInfo all read it.
 __version__ = "0.1.0"
 
-from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
+from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
 from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
 
@@ -25,6 +25,7 @@ __all__ = [
     "Tokenizer",
     "TokenizerTotals",
     "__version__",
+    "by_difference",
     "compare",
     "load_tokenizer",
     "packaged",

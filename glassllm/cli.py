@@ -26,11 +26,18 @@ from argcomplete.shell_integration import shellcode
 from glassllm import __version__, cli_compare, html_page
 from glassllm.counting import count_files
 from glassllm.files import may_replace
-from glassllm.packaged import load_problem, load_tokenizer
-from glassllm.places import LineIndex
+from glassllm.packaged import load_tokenizer
+from glassllm.places import TextPlaces
+from glassllm.problems import Problem, describe, environment_locale, problem
 from glassllm.tokenizer import UNK_ID, Tokenizer
+from glassllm.visible import visible
 
 __all__ = ["main"]
+
+
+def _say(code: str, **fields: object) -> str:
+    """A message of the command line's own, in the language of its environment."""
+    return Problem(code, fields).text(environment_locale())
 
 
 def _read_text(args: argparse.Namespace) -> str:
@@ -53,25 +60,26 @@ def _decode(args: argparse.Namespace, out: TextIO) -> None:
     try:
         ids = [int(value.strip("[],")) for value in raw]
     except ValueError as error:
-        raise SystemExit(f"glassllm decode: token IDs must be integers ({error})") from None
+        raise SystemExit(f"glassllm decode: {_say('cli.ids', reason=error)}") from None
     try:
         out.write(tok.decode(ids) + "\n")
     except IndexError:
         bad = [i for i in ids if not -tok.vocab_size <= i < tok.vocab_size]
-        raise SystemExit(f"glassllm decode: IDs out of range for {tok.vocab_size} entries: {bad}") from None
+        raise SystemExit(f"glassllm decode: {_say('cli.range', size=tok.vocab_size, bad=bad)}") from None
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
     for item in tok.explain(_read_text(args)):
-        out.write(f"chunk {item.index}: {item.chunk!r}\n")
-        out.write(f"  start    {' '.join(item.characters)}\n")
+        out.write(f"chunk {item.index}: '{visible(item.chunk)}'\n")
+        out.write(f"  start    {' '.join(map(visible, item.characters))}\n")
         for step in item.steps:
             seen = "" if step.count is None else f"  (seen {step.count:,} times in training)"
-            out.write(f"  rank {step.rank:>4} {step.pair[0]} + {step.pair[1]} → {step.result}{seen}\n")
-            out.write(f"           {' '.join(step.pieces)}\n")
+            pair = f"{visible(step.pair[0])} + {visible(step.pair[1])} → {visible(step.result)}"
+            out.write(f"  rank {step.rank:>4} {pair}{seen}\n")
+            out.write(f"           {' '.join(map(visible, step.pieces))}\n")
         ids = ", ".join(str(i) for i in item.ids)
-        out.write(f"  pieces   {' | '.join(item.pieces)}   ids [{ids}]\n")
+        out.write(f"  pieces   {' | '.join(map(visible, item.pieces))}   ids [{ids}]\n")
 
 
 class _ProgressBar:
@@ -98,8 +106,8 @@ class _ProgressBar:
 def _refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> None:
     """Stop unless writing a tokenizer to ``path`` loses nothing, or ``--force`` says so."""
     if not force and not may_replace(path, hugging_face=hugging_face):
-        kind = "a Hugging Face tokenizer file" if hugging_face else "a glassllm tokenizer file"
-        raise ValueError(f"{path} exists and is not {kind}; not replacing it (--force replaces it)")
+        kind, kind_pt = ("Hugging Face", "do Hugging Face") if hugging_face else ("glassllm", "do glassllm")
+        raise problem(ValueError, "cli.replace", path=path, kind=kind, kind_pt=kind_pt)
 
 
 def _train(args: argparse.Namespace, out: TextIO) -> None:
@@ -134,15 +142,17 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     color = out.isatty() and not os.environ.get("NO_COLOR")
     bands = []
     for index, span in enumerate(shown):
-        surface = text[span.start : span.end].replace(" ", "▁").replace("\n", "⏎\n")
+        # The text as given, spaces as ▁; a line break as ⏎ and a break, so lines stay lines.
+        surface = "⏎\n".join(map(visible, text[span.start : span.end].replace(" ", "▁").split("\n")))
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
-    lines = LineIndex(text)
+    lines = TextPlaces(text)
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
         at = lines.span(span.start, span.end)
-        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  {span.piece!r}{note}\n")
+        piece = visible(span.piece)
+        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  '{piece}'{note}\n")
     if len(shown) < len(spans):
         out.write(f"… the first {len(shown):,} of {len(spans):,} tokens (--limit 0 shows them all)\n")
     chunks = spans[-1].chunk + 1 if spans else 0
@@ -265,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run(args, sys.stdout)
     except (OSError, ValueError, KeyError) as error:
-        sys.stderr.write(f"glassllm {args.command}: {load_problem(error)}\n")
+        sys.stderr.write(f"glassllm {args.command}: {describe(error, environment_locale())}\n")
         return 1
     return 0
 

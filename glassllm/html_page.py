@@ -14,7 +14,6 @@ steps) and :func:`compare` (the aligned chunks and totals).
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 from html import escape
@@ -23,6 +22,7 @@ from string import Template
 from glassllm import __version__
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
 from glassllm.tokenizer import UNK_ID, ChunkExplanation, Tokenizer, TokenSpan
+from glassllm.visible import visible
 
 __all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page", "locale_language"]
 
@@ -97,7 +97,6 @@ _MESSAGES: dict[str, dict[str, str]] = {
 
 # Chunks listed in the comparison's table of differences; the panels show every token.
 _DIFFERING_SHOWN = 50
-_SHOWN = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
 
 
 def locale_language(environ: Mapping[str, str]) -> str:
@@ -131,19 +130,6 @@ class _Words:
         return text.replace(".", ",") if self.language == "pt" else text
 
 
-def visible(text: str) -> str:
-    """Line breaks, tabs and other invisible characters written so the eye sees them."""
-    out = []
-    for character in text:
-        if character in _SHOWN:
-            out.append(_SHOWN[character])
-        elif character != " " and unicodedata.category(character) in ("Cc", "Cf", "Zl", "Zp", "Zs"):
-            out.append(f"\\u{ord(character):04x}")
-        else:
-            out.append(character)
-    return "".join(out)
-
-
 def merge_chain(tokenizer: Tokenizer, piece: str) -> str:
     """``▁vez ← ▁ve + z ← ▁v + e``: the merges that built ``piece``, the last one first;
     empty for a single character."""
@@ -155,8 +141,8 @@ def merge_chain(tokenizer: Tokenizer, piece: str) -> str:
 
 
 def _surface(text: str) -> str:
-    """A token's characters as the text flows: line breaks stay breaks, with a mark."""
-    return "".join(_SHOWN[c] + "\n" if c == "\n" else _SHOWN.get(c, c) for c in text if c != "\r")
+    """A token's characters as the text flows: a line break stays a break, after a mark."""
+    return "⏎\n".join(map(visible, text.split("\n")))
 
 
 def _tokens(text: str, spans: list[TokenSpan], tokenizer: Tokenizer, name: str, words: _Words) -> str:
