@@ -173,7 +173,7 @@ def _completion(args: argparse.Namespace, out: TextIO) -> None:
 
 def _write_html(args: argparse.Namespace, out: TextIO) -> None:
     text = _read_text(args)
-    language = args.lang or html_page.locale_language(os.environ)
+    language = args.lang or environment_locale()
     if args.command == "compare":
         names = cli_compare.tokenizer_names(args)
         page = html_page.compare_page(text, {name: load_tokenizer(name) for name in names}, language)

@@ -24,7 +24,7 @@ from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
 from glassllm.tokenizer import UNK_ID, ChunkExplanation, Tokenizer, TokenSpan
 from glassllm.visible import visible
 
-__all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page", "locale_language"]
+__all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page"]
 
 LANGUAGES = ("en", "pt")
 
@@ -97,16 +97,6 @@ _MESSAGES: dict[str, dict[str, str]] = {
 
 # Chunks listed in the comparison's table of differences; the panels show every token.
 _DIFFERING_SHOWN = 50
-
-
-def locale_language(environ: Mapping[str, str]) -> str:
-    """``pt`` when the locale (``LC_ALL``, then ``LC_MESSAGES``, then ``LANG``) is
-    Portuguese, else ``en``: the first of them that is set decides, as for gettext."""
-    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = environ.get(variable, "")
-        if value:
-            return "pt" if value.lower().startswith("pt") else "en"
-    return "en"
 
 
 class _Words:
