@@ -119,6 +119,20 @@ WHAT names the page while waiting for it."
   (glassllm-test--wait (lambda () (and (eglot-current-server) eglot--managed-mode)) "eglot to connect")
   (push (cons "mode" (symbol-name major-mode)) report)
   (push (cons "markdown_mode" (and (fboundp 'gfm-view-mode) t)) report)
+  ;; What glassllm.el declared, as this Emacs read it: the default command, the modes,
+  ;; the program eglot starts for each of them, and the settings eglot answers
+  ;; workspace/configuration with (json-encode writes plists as objects, as eglot does).
+  (push (cons "default_command" (vconcat (eval (car (get 'glassllm-server-command 'standard-value)) t))) report)
+  (push (cons "modes" (vconcat (mapcar #'symbol-name glassllm-modes))) report)
+  (push (cons "programs"
+              (mapcar (lambda (mode)
+                        (let ((entry (seq-find (lambda (entry)
+                                                 (memq mode (ensure-list (car entry))))
+                                               eglot-server-programs)))
+                          (cons (symbol-name mode) (vconcat (funcall (cdr entry))))))
+                      glassllm-modes))
+        report)
+  (push (cons "workspace_configuration" (default-value 'eglot-workspace-configuration)) report)
   (push (cons "encoding" (plist-get (eglot--capabilities (eglot-current-server)) :positionEncoding)) report)
   (push (cons "diagnostics" (glassllm-test--diagnostics)) report)
   (glassllm-test--wait (lambda () (not (string-empty-p (glassllm-test--count)))) "the token count")

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emacs_setup import init_file, install_package, require_emacs
+from emacs_setup import init_file, install_package, require_emacs, server_command
 
 from glassllm import packaged
 from glassllm.places import TextPlaces, span
 from glassllm.tokenizer import UNK_ID, TokenSpan
+from glassllm_server.settings import parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = Path(__file__).with_name("emacs_session.el")
@@ -96,6 +97,15 @@ def test_the_readme_setup_runs_in_emacs_30_with_eglot_in_utf_32(emacs):
     assert emacs["encoding"] == "utf-32"
     assert emacs["key"] == "glassllm-explain"
     assert emacs["markdown_mode"] is True
+
+
+def test_glassllm_el_starts_the_server_for_text_and_markdown_with_settings_it_accepts(emacs):
+    assert emacs["default_command"] == ["glassllm-lsp"]
+    assert {"text-mode", "markdown-mode"} <= set(emacs["modes"])
+    # eglot finds glassllm's entry first for each of its modes (the README set the command).
+    assert emacs["programs"] == {mode: server_command() for mode in emacs["modes"]}
+    settings, problems = parse_settings(emacs["workspace_configuration"]["glassllm"])
+    assert problems == [] and settings.tokenizer == "pt"
 
 
 def test_the_hover_is_the_library_token_under_the_cursor_rendered_in_portuguese(emacs):
