@@ -2,8 +2,12 @@
 from a terminal.
 
 Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
-the command line, or from standard input when it is ``-`` or absent.
+the command line, or from standard input when it is ``-`` or absent. ``inspect``,
+``compare`` and ``explain`` also write a self-contained HTML page (``--html PAGE``);
+``glassllm completion SHELL`` prints the shell's tab-completion script.
 """
+
+# PYTHON_ARGCOMPLETE_OK
 
 from __future__ import annotations
 
@@ -15,7 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from glassllm import cli_compare, cli_train
+import argcomplete
+from argcomplete.shell_integration import shellcode
+
+from glassllm import __version__, cli_compare, cli_train, html_page
 from glassllm.cli_train import refuse_to_replace
 from glassllm.packaged import load_tokenizer
 from glassllm.places import TextPlaces
@@ -114,8 +121,37 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     )
 
 
+_SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
+
+
+def _completion(args: argparse.Namespace, out: TextIO) -> None:
+    out.write(shellcode(["glassllm"], shell=args.shell))
+
+
+def _write_html(args: argparse.Namespace, out: TextIO) -> None:
+    text = _read_text(args)
+    language = args.lang or environment_locale()
+    if args.command == "compare":
+        names = cli_compare.tokenizer_names(args)
+        page = html_page.compare_page(text, {name: load_tokenizer(name) for name in names}, language)
+    else:
+        page = html_page.PAGES[args.command](text, args.tokenizer, load_tokenizer(args.tokenizer), language)
+    Path(args.html).write_text(page, encoding="utf-8")
+    out.write(f"{args.html}: {args.command} page ({language}), open it in a browser\n")
+
+
+def _html_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--html", metavar="PAGE", help="write a self-contained HTML page here instead of printing")
+    sub.add_argument(
+        "--lang",
+        choices=html_page.LANGUAGES,
+        help="the page's language (default: from LC_ALL, LC_MESSAGES or LANG; English unless Portuguese)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glassllm", description="See how text becomes BPE token IDs.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, help_text: str, uses_tokenizer: bool = True) -> argparse.ArgumentParser:
@@ -137,6 +173,8 @@ def _parser() -> argparse.ArgumentParser:
 
     explain = command("explain", "show every merge step that turns a text into pieces")
     explain.add_argument("text", nargs="?", help="the text (default: standard input)")
+    explain.add_argument("--file", "-f", help="read the text from this file")
+    _html_options(explain)
     explain.set_defaults(run=_explain)
 
     cli_train.add_parsers(command)
@@ -161,17 +199,30 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--limit", type=int, default=500, help="show at most this many tokens piece by piece (0: all; default 500)"
     )
+    _html_options(inspect)
     inspect.set_defaults(run=_inspect)
 
-    cli_compare.add_parser(command, _read_text)
+    _html_options(cli_compare.add_parser(command, _read_text))
+
+    completion = commands.add_parser(
+        "completion",
+        help="print the tab-completion script for a shell",
+        description='print the tab-completion script for a shell; e.g. eval "$(glassllm completion bash)" in ~/.bashrc',
+    )
+    completion.add_argument("shell", choices=_SHELLS)
+    completion.set_defaults(run=_completion)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    # Answers the shell's completion request and exits; a no-op in a normal run.
+    argcomplete.autocomplete(parser)
+    args = parser.parse_args(argv)
+    run = _write_html if getattr(args, "html", None) else args.run
     try:
-        args.run(args, sys.stdout)
+        run(args, sys.stdout)
     except (OSError, ValueError, KeyError) as error:
         sys.stderr.write(f"glassllm {args.command}: {describe(error, environment_locale())}\n")
         return 1

@@ -528,3 +528,8 @@ def test_the_package_holds_the_bundle_and_the_server(vsix):
         assert any(name.startswith(libs + module) for name in names), module
     assert not [name for name in names if "node_modules/" in name or "/src/" in name or name.endswith((".ts", ".pyc"))]
     assert "extension/images/icon.png" in names and "extension/changelog.md" in names
+    # No repository to point at: the README's images stay relative and travel in the package.
+    with zipfile.ZipFile(vsix) as package:
+        readme = package.read("extension/readme.md").decode("utf-8")
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
+    assert images and all(f"extension/{image}" in names for image in images), images
