@@ -14,6 +14,7 @@ byte fallback.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate, chain, islice, repeat
@@ -149,9 +150,13 @@ class Tokenizer:
         """Learn a tokenizer of at most ``vocab_size`` entries from ``text``.
 
         Raises ``ValueError`` when ``vocab_size`` cannot hold the specials and the
-        alphabet. ``progress(done, total)`` is called after each merge.
+        alphabet, or when ``text`` holds a lone surrogate (it is not Unicode text, and no
+        tokenizer file could store it). ``progress(done, total)`` is called after each merge.
         """
         _require_text(text)
+        surrogate = _SURROGATE.search(text)
+        if surrogate is not None:
+            raise ValueError(f"the text holds {_surrogate_at(text, surrogate.start())}")
         return cls.train_from_counts(count_chunks(text), vocab_size, progress=progress)
 
     @classmethod
@@ -166,6 +171,9 @@ class Tokenizer:
         for chunk, count in counts.items():
             if not isinstance(chunk, str) or not chunk:
                 raise ValueError(f"chunk counts: every chunk must be a non-empty str, found {chunk!r}")
+            surrogate = _SURROGATE.search(chunk)
+            if surrogate is not None:
+                raise ValueError(f"chunk counts: the chunk {chunk!r} holds {_surrogate_at(chunk, surrogate.start())}")
             if not isinstance(count, int) or isinstance(count, bool) or count < 1:
                 raise ValueError(f"chunk counts: {chunk!r} has count {count!r}, expected a positive integer")
         alphabet = sorted({character for chunk in counts for character in chunk})
@@ -307,6 +315,18 @@ class Tokenizer:
         """Read a tokenizer written by :meth:`save` (with or without merge counts)."""
         contents = read_tokenizer_file(path)
         return cls(contents.alphabet, contents.merges, contents.merge_counts)
+
+
+# Surrogates are UTF-16's halves of a code point: a Python str can hold one alone (from a
+# JSON escape, or bytes decoded with surrogateescape), but no UTF-8 text can.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_at(text: str, offset: int) -> str:
+    return (
+        f"a lone surrogate (U+{ord(text[offset]):04X}) at offset {offset}, which is not a character: "
+        f"Unicode text has none, and a tokenizer file could not store it"
+    )
 
 
 def _require_text(text: object) -> None:
