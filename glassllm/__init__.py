@@ -8,7 +8,7 @@
 
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
-from glassllm.tokenizer import ChunkExplanation, MergeStep, Tokenizer, TokenSpan
+from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
 
 __all__ = [
     "PACKAGED",
@@ -16,6 +16,7 @@ __all__ = [
     "ComparedChunk",
     "Comparison",
     "MergeStep",
+    "Span",
     "TokenSpan",
     "Tokenizer",
     "TokenizerTotals",

@@ -24,20 +24,27 @@ rule, which makes the split lossless: ``"".join(pre_tokenize(t)) == nfc(t).repla
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
-import signal
-import threading
 import unicodedata
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Iterator
+from functools import cached_property
 
-from glassllm.normalize import nfc
+from glassllm.normalize import nfc, normalize_with_offsets
 
-__all__ = ["CHUNK_PATTERN", "SPACE", "chunk_matches", "count_chunks", "count_files", "mark_spaces", "pre_tokenize"]
+__all__ = [
+    "BLANK_CLASS",
+    "CHUNK_PATTERN",
+    "DIGIT_CLASS",
+    "INK_CLASS",
+    "LETTER_CLASS",
+    "MARK_CLASS",
+    "SPACE",
+    "SYMBOL_CLASS",
+    "ChunkedText",
+    "chunk_text",
+    "mark_spaces",
+    "pre_tokenize",
+]
 
 SPACE = "\u2581"
 
@@ -60,21 +67,26 @@ def _mark_class() -> str:
     return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
 
 
-_LETTER = r"[^\W\d_]"
-_MARKS = f"[{_mark_class()}]"
+# The character classes of the rule, in Python's ``re`` syntax (the Hugging Face export
+# spells each of them out for Oniguruma, see :mod:`glassllm.hf`).
+LETTER_CLASS = r"[^\W\d_]"
+MARK_CLASS = f"[{_mark_class()}]"
+DIGIT_CLASS = r"\d"
 # Neither letter, digit, whitespace nor marker; ``_`` (a \w character) joins these runs too.
-# The runs are unrolled (``x+(?:y+x*)*`` rather than ``(?:x|y)+``) because that halves the
-# time of chunking a large corpus.
-_SYMBOL = f"[^\\w\\s{SPACE}]"
+SYMBOL_CLASS = f"[^\\w\\s{SPACE}]"
+BLANK_CLASS = r"[^\S\r\n]"  # whitespace but line breaks
+INK_CLASS = rf"[^\s{SPACE}]"  # anything but whitespace and markers
+# The runs of rule 4 are unrolled (``x+(?:y+x*)*`` rather than ``(?:x|y)+``) because that
+# halves the time of chunking a large corpus.
 CHUNK_PATTERN = re.compile(
     rf"""
-      {SPACE}?{_LETTER}+(?:{_MARKS}+{_LETTER}*)*  # 2. a word (tried first: the commonest chunk)
-    | [\r\n]                                    # 1. a line break, alone
-    | {SPACE}?\d+                                # 3. a number
-    | {SPACE}?(?:{_SYMBOL}+(?:_+{_SYMBOL}*)*      # 4. punctuation and symbols
-               |_+(?:{_SYMBOL}+_*)*)
-    | {SPACE}+(?![^\s{SPACE}])                   # 5. surplus markers
-    | [^\S\r\n]+                                # 6. other whitespace
+      {SPACE}?{LETTER_CLASS}+(?:{MARK_CLASS}+{LETTER_CLASS}*)*  # 2. a word (tried first: the commonest chunk)
+    | [\r\n]                                         # 1. a line break, alone
+    | {SPACE}?{DIGIT_CLASS}+                          # 3. a number
+    | {SPACE}?(?:{SYMBOL_CLASS}+(?:_+{SYMBOL_CLASS}*)*  # 4. punctuation and symbols
+               |_+(?:{SYMBOL_CLASS}+_*)*)
+    | {SPACE}+(?!{INK_CLASS})                         # 5. surplus markers
+    | {BLANK_CLASS}+                                  # 6. other whitespace
     """,
     re.VERBOSE,
 )
@@ -87,246 +99,42 @@ def mark_spaces(normalized: str) -> str:
 
 def pre_tokenize(text: str) -> list[str]:
     """Normalize ``text`` to NFC, mark spaces with ``▁`` and split it into chunks."""
-    return CHUNK_PATTERN.findall(mark_spaces(nfc(text)))
+    return chunk_text(text).chunks
 
 
-def chunk_matches(marked: str) -> Iterator[re.Match[str]]:
-    """The chunks of already normalized, marked text, with their positions."""
-    return CHUNK_PATTERN.finditer(marked)
+def chunk_text(text: str) -> ChunkedText:
+    """``text`` through stages 1 and 2: NFC, ``▁`` for spaces, the chunk rule; with the
+    way back from each chunk to where it lies in ``text``."""
+    return ChunkedText(text)
 
 
-# Text is normalized, marked and chunked this many characters at a time (cut at a line
-# break), so counting never holds more than a few copies of one block, whatever the corpus.
-_BLOCK = 1 << 20
-# Files are counted in parts cut after a line break, about four per process (so that one
-# large file spreads over several processes too, and a process that falls behind delays
-# little), each at most this many bytes.
-_PART_BYTES = 1 << 26
-# Below this many characters, starting worker processes costs more than it saves.
-_PARALLEL_FROM = 1 << 20
+class ChunkedText:
+    """A text cut into chunks, and where each chunk lies in the text as given.
 
-
-def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Counter[str]:
-    """How often each chunk occurs: ``Counter(pre_tokenize(text))`` for one text, and the
-    sum of that over the texts for several.
-
-    Texts are counted one by one, so no chunk spans two of them and NFC never composes
-    across the seam: counting ``[a, b]`` equals counting ``a + b`` whenever ``a`` ends
-    with a line break (chunks never cross one). Counts of parts can be summed anywhere
-    (``Counter.update``, ``+``) and passed to :meth:`Tokenizer.train_from_counts`.
-
-    ``jobs`` is the number of processes to count in; ``None`` means one per core (at
-    most 8) for a list of texts, or a text, of a megabyte or more (other iterables are
-    counted in place as they come). Worker processes are forked, which is only
-    safe while this process has a single thread; otherwise, or without ``fork``, it
-    counts in place.
-    """
-    if isinstance(texts, str):
-        texts = [texts]
-    elif jobs is not None and jobs > 1:
-        texts = list(texts)
-    # Texts that come one by one (a generator) are counted as they come, in place,
-    # unless ``jobs`` asks for processes.
-    size = sum(map(len, texts)) if isinstance(texts, (list, tuple)) else 0
-    workers = _workers(jobs, size)
-    if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
-        tally = _Tally()
-        for text in texts:
-            _count_into(tally, text)
-        return tally.chunks()
-    texts = list(texts)
-    # Forked workers see ``texts`` without a copy through the pipe: they get offsets.
-    global _SHARED
-    _SHARED = texts
-    try:
-        parts = [(index, start, end) for index, text in enumerate(texts) for start, end in _line_parts(text, workers)]
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_default_signals) as pool:
-            return _sum(pool.imap_unordered(_count_shared, parts))
-    finally:
-        _SHARED = []
-
-
-def count_files(paths: Iterable[str | Path], *, jobs: int | None = 1) -> Counter[str]:
-    """Count the chunks of UTF-8 text files, each file a text of its own (see
-    :func:`count_chunks`), in ``jobs`` processes (``None``: one per core, at most 8).
-
-    Files are read in parts cut after a line break, a block at a time, so memory stays
-    small however large the corpus. Raises ``OSError`` for a file that cannot be read and
-    ``ValueError`` for one that is not UTF-8 text.
-    """
-    paths = [Path(path) for path in paths]
-    size = sum(map(_file_size, paths))
-    workers = _workers(jobs, size)
-    part_bytes = min(_PART_BYTES, max(_BLOCK, size // (4 * workers)))
-    parts = [part for path in paths for part in _file_parts(path, part_bytes)]
-    workers = min(workers, len(parts))
-    if workers < 2:
-        return _sum(map(_count_file_part, parts))
-    start_method = (
-        "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    )
-    with multiprocessing.get_context(start_method).Pool(workers, initializer=_default_signals) as pool:
-        return _sum(pool.imap_unordered(_count_file_part, parts))
-
-
-def _default_signals() -> None:
-    """In a worker: let SIGTERM end it. A forked worker inherits the parent's handlers, and
-    one that only sets a flag (the server's training process has one) would keep the
-    worker alive when the pool terminates it, and the pool waiting forever."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _workers(jobs: int | None, size: int) -> int:
-    if jobs is not None:
-        if jobs < 1:
-            raise ValueError(f"jobs must be at least 1, got {jobs}")
-        return jobs
-    return min(os.cpu_count() or 1, 8) if size >= _PARALLEL_FROM else 1
-
-
-def _sum(counters: Iterable[Counter[str]]) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for counter in counters:
-        total.update(counter)
-    return total
-
-
-class _Tally:
-    """Counts the chunks of marked texts, with a fifth less work than ``Counter(findall(text))``.
-
-    Prose repeats its words, so each text is cut at every marker (``str.split``, in C),
-    the pieces are counted, and only distinct pieces go through the regex, at the end.
-    That is exact because the regex never looks behind, and a marker followed by a
-    letter, digit or symbol always starts a chunk (no rule takes a marker after anything
-    but a marker), while one followed by whitespace or the end is a chunk of its own:
-    so ``▁`` + each piece is chunked alone as within the whole text. Only runs of two
-    or more markers (rule 5) span pieces; they are found apart and corrected from
-    single markers to one run.
+    ``chunks`` tile the normalized text with its spaces marked: ``"".join(chunks) ==
+    mark_spaces(nfc(text))``. ``origin`` is NFC's boundary map from normalized offsets
+    back to ``text`` (see :func:`~glassllm.normalize.normalize_with_offsets`), ``None``
+    when NFC changed nothing; it is computed only when asked, as encoding needs the
+    chunks alone.
     """
 
-    def __init__(self) -> None:
-        self.pieces: Counter[str] = Counter()  # pieces that follow a marker
-        self.direct: Counter[str] = Counter()  # chunks counted as such
-        self.surplus = 0  # single markers among the pieces' chunks that belong to runs
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.normalized = nfc(text)
+        self.chunks: list[str] = CHUNK_PATTERN.findall(mark_spaces(self.normalized))
 
-    def add(self, marked: str) -> None:
-        pieces = marked.split(SPACE)
-        self.pieces.update(pieces)
-        first = pieces[0]  # the one piece no marker precedes
-        self.pieces[first] -= 1
-        direct = self.direct
-        direct.update(CHUNK_PATTERN.findall(first))
-        if SPACE + SPACE in marked:
-            for run in _RUNS.finditer(marked):
-                length = run.end() - run.start()
-                following = marked[run.end() : run.end() + 1]
-                if following and not following.isspace():
-                    length -= 1  # the last marker starts the chunk that follows
-                if length > 1:
-                    self.surplus += length
-                    direct[SPACE * length] += 1
+    @cached_property
+    def origin(self) -> list[int] | None:
+        """``origin[k]``: the offset in ``text`` of the boundary before normalized code point ``k``."""
+        return None if self.normalized == self.text else normalize_with_offsets(self.text)[1]
 
-    def chunks(self) -> Counter[str]:
-        total = self.direct
-        findall = CHUNK_PATTERN.findall
-        for piece, count in self.pieces.items():
-            if count:
-                for chunk in findall(SPACE + piece):
-                    total[chunk] += count
-        if self.surplus:
-            total[SPACE] -= self.surplus
-            if not total[SPACE]:
-                del total[SPACE]
-        return total
+    def spans(self) -> Iterator[tuple[str, int, int]]:
+        """Each chunk with its code-point offsets ``[start, end)`` in the text as given.
 
-
-_RUNS = re.compile(f"{SPACE}{SPACE}+")
-
-
-def _count_into(tally: _Tally, text: str, start: int = 0, end: int | None = None) -> None:
-    """Count the chunks of ``text[start:end]`` into ``tally``, a block (cut after a line
-    break) at a time, so that only one block is ever copied."""
-    end = len(text) if end is None else end
-    for first, last in _line_parts(text, max(1, (end - start) // _BLOCK), start, end):
-        tally.add(mark_spaces(nfc(text[first:last])))
-
-
-def _line_parts(text: str, parts: int, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Cut ``text[start:end]`` into about ``parts`` spans, each ending after a line break
-    (but the last)."""
-    end = len(text) if end is None else end
-    spans: list[tuple[int, int]] = []
-    size = end - start
-    for part in range(1, parts):
-        cut = text.find("\n", max(start, end - size + size * part // parts), end)
-        if cut < 0:
-            break
-        spans.append((start, cut + 1))
-        start = cut + 1
-    spans.append((start, end))
-    return spans
-
-
-_SHARED: list[str] = []
-
-
-def _count_shared(part: tuple[int, int, int]) -> Counter[str]:
-    index, start, end = part
-    tally = _Tally()
-    _count_into(tally, _SHARED[index], start, end)
-    return tally.chunks()
-
-
-@contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """Name the corpus file in an ``OSError`` raised while reading it."""
-    try:
-        yield
-    except OSError as error:
-        raise type(error)(error.errno, f"cannot read corpus file: {error.strerror}", str(path)) from error
-
-
-def _file_size(path: Path) -> int:
-    with _reading(path):
-        return path.stat().st_size
-
-
-def _file_parts(path: Path, part_bytes: int) -> list[tuple[str, int, int]]:
-    """Byte ranges of ``path`` of about ``part_bytes``, each ending after a ``\\n`` byte
-    (never inside a UTF-8 sequence, whose bytes are all ≥ 0x80)."""
-    size = _file_size(path)
-    parts: list[tuple[str, int, int]] = []
-    with _reading(path), open(path, "rb") as handle:
+        Where NFC merged code points into one, the chunk holding it covers all of them."""
+        origin = self.origin
         start = 0
-        while size - start > part_bytes:
-            handle.seek(start + part_bytes)
-            rest = handle.read(part_bytes)
-            newline = rest.find(b"\n")
-            if newline < 0:
-                break
-            end = start + part_bytes + newline + 1
-            parts.append((str(path), start, end))
+        for chunk in self.chunks:
+            end = start + len(chunk)
+            yield (chunk, start, end) if origin is None else (chunk, origin[start], origin[end])
             start = end
-    parts.append((str(path), start, size))
-    return parts
-
-
-def _count_file_part(part: tuple[str, int, int]) -> Counter[str]:
-    path, start, end = part
-    tally = _Tally()
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        while start < end:
-            raw = handle.read(min(_BLOCK, end - start))
-            if start + len(raw) < end:
-                # Finish the block at a line break (a block may not end with a whole line).
-                raw += handle.readline()[: end - start - len(raw)]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {start + error.start})") from None
-            if not raw:
-                break
-            tally.add(mark_spaces(nfc(text)))
-            start += len(raw)
-    return tally.chunks()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from glassllm import cli_compare
-from glassllm.chunks import count_files
+from glassllm.counting import count_files
 from glassllm.files import may_replace
 from glassllm.packaged import load_problem, load_tokenizer
 from glassllm.places import LineIndex

@@ -27,13 +27,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from glassllm.chunks import _LETTER, _MARKS, _SYMBOL, SPACE
+from glassllm.bpe import Pair
+from glassllm.chunks import (
+    BLANK_CLASS,
+    DIGIT_CLASS,
+    INK_CLASS,
+    LETTER_CLASS,
+    MARK_CLASS,
+    SPACE,
+    SYMBOL_CLASS,
+)
 from glassllm.files import atomic_write_text
-from glassllm.tokenizer import UNK_TEXT, Tokenizer
+from glassllm.specials import UNK_TEXT
 
 __all__ = ["chunk_regex", "hf_tokenizer_json", "save_hf"]
 
@@ -60,12 +70,12 @@ def _onig_class(python_class: str) -> str:
 @cache
 def chunk_regex() -> str:
     """:data:`~glassllm.chunks.CHUNK_PATTERN` in Oniguruma syntax, rule for rule."""
-    letter = _onig_class(_LETTER)
-    marks = _onig_class(_MARKS)
-    digit = _onig_class(r"\d")
-    symbol = _onig_class(_SYMBOL)
-    blank = _onig_class(r"[^\S\r\n]")
-    not_space = _onig_class(rf"[^\s{SPACE}]")
+    letter = _onig_class(LETTER_CLASS)
+    marks = _onig_class(MARK_CLASS)
+    digit = _onig_class(DIGIT_CLASS)
+    symbol = _onig_class(SYMBOL_CLASS)
+    blank = _onig_class(BLANK_CLASS)
+    ink = _onig_class(INK_CLASS)
     space = f"\\x{{{ord(SPACE):X}}}"
     return "|".join(
         [
@@ -73,25 +83,26 @@ def chunk_regex() -> str:
             "[\\r\\n]",  # 1. a line break, alone
             f"{space}?{digit}+",  # 3. a number
             f"{space}?(?:{symbol}+(?:_+{symbol}*)*|_+(?:{symbol}+_*)*)",  # 4. punctuation and symbols
-            f"{space}+(?!{not_space})",  # 5. surplus markers
+            f"{space}+(?!{ink})",  # 5. surplus markers
             f"{blank}+",  # 6. other whitespace
         ]
     )
 
 
-def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
-    """The Hugging Face ``tokenizers`` serialization of ``tok`` (what ``tokenizer.json`` holds)."""
-    vocab: dict[str, int] = {}
-    for index, piece in enumerate(tok.vocab):
+def hf_tokenizer_json(vocab: Sequence[str], merges: Sequence[Pair]) -> dict[str, Any]:
+    """The Hugging Face ``tokenizers`` serialization of a tokenizer's vocabulary (specials
+    first) and merges in rank order: what ``tokenizer.json`` holds."""
+    ids: dict[str, int] = {}
+    for index, piece in enumerate(vocab):
         # A piece learned twice (``a+bc`` and ``ab+c``) keeps its first ID, as in glassllm.
-        vocab.setdefault(piece, index)
+        ids.setdefault(piece, index)
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": [
             {
-                "id": vocab[special],
+                "id": ids[special],
                 "content": special,
                 "single_word": False,
                 "lstrip": False,
@@ -132,13 +143,14 @@ def hf_tokenizer_json(tok: Tokenizer) -> dict[str, Any]:
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": False,
-            "vocab": vocab,
-            "merges": [list(pair) for pair in tok.merges],
+            "vocab": ids,
+            "merges": [list(pair) for pair in merges],
         },
     }
 
 
-def save_hf(tok: Tokenizer, path: str | Path) -> None:
-    """Write ``tok`` as a Hugging Face ``tokenizer.json`` (atomically; the destination is
-    overwritten, parent folders must exist)."""
-    atomic_write_text(path, json.dumps(hf_tokenizer_json(tok), ensure_ascii=False, indent=1) + "\n", "tokenizer file")
+def save_hf(path: str | Path, vocab: Sequence[str], merges: Sequence[Pair]) -> None:
+    """Write a Hugging Face ``tokenizer.json`` of ``vocab`` and ``merges`` (atomically;
+    the destination is overwritten, parent folders must exist)."""
+    contents = json.dumps(hf_tokenizer_json(vocab, merges), ensure_ascii=False, indent=1)
+    atomic_write_text(path, contents + "\n", "tokenizer file")

@@ -20,27 +20,27 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from glassllm.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
-from glassllm.chunks import CHUNK_PATTERN, SPACE, chunk_matches, count_chunks, mark_spaces, pre_tokenize
+from glassllm.chunks import SPACE, chunk_text, pre_tokenize
+from glassllm.counting import count_chunks
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
-from glassllm.normalize import nfc, normalize_with_offsets
+from glassllm.hf import save_hf
+from glassllm.specials import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, UNK_TEXT
 
 __all__ = [
     "SPACE",
     "SPECIALS",
+    "UNK_ID",
     "UNK_TEXT",
     "ChunkExplanation",
     "MergeStep",
+    "Span",
     "TokenSpan",
     "Tokenizer",
     "pre_tokenize",
 ]
-
-SPECIALS = ["<pad>", "<unk>", "<bos>", "<eos>"]
-UNK_TEXT = "\u2047"
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = range(len(SPECIALS))
 
 _T = TypeVar("_T")
 
@@ -74,6 +74,25 @@ class TokenSpan(NamedTuple):
     start: int
     end: int
     chunk: int
+
+
+class Span(Protocol):
+    """A token placed in a text, as code that shows tokens reads it: its ID and piece,
+    its code-point offsets ``[start, end)`` and the index of its chunk.
+
+    :class:`TokenSpan` is one; so is any record with these fields, such as the language
+    server's spans of one line (offsets within the line)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def piece(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def chunk(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -191,7 +210,7 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         """Token IDs of ``text``: no BOS, EOS or padding, no length limit."""
         _require_text(text)
-        chunks = CHUNK_PATTERN.findall(mark_spaces(nfc(text)))
+        chunks = chunk_text(text).chunks
         return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
 
     def encode_spans(self, text: str) -> list[TokenSpan]:
@@ -201,13 +220,14 @@ class Tokenizer:
         several code points into one, the token holding it covers all of them.
         """
         _require_text(text)
-        normalized, origin = normalize_with_offsets(text)
-        entries = self._cached(CHUNK_PATTERN.findall(mark_spaces(normalized)), self._cache)
+        chunked = chunk_text(text)
+        entries = self._cached(chunked.chunks, self._cache)
         # Chunks tile the normalized text, so token boundaries are running sums of piece
         # lengths, and a token's chunk index is a running sum of "first token of its
         # chunk" flags. Building the records column by column keeps per-token work in C.
         pieces = list(chain.from_iterable(map(_PIECES, entries)))
         bounds = list(accumulate(map(len, pieces), initial=0))
+        origin = chunked.origin
         if origin is not None:
             bounds = [origin[bound] for bound in bounds]
         chunk_of = accumulate(chain.from_iterable(map(_FIRSTS, entries)), initial=-1)
@@ -234,11 +254,7 @@ class Tokenizer:
         """Every chunk of ``text`` with each merge step: rank, pair, result, training count."""
         _require_text(text)
         explanations = []
-        normalized, origin = normalize_with_offsets(text)
-        for index, match in enumerate(chunk_matches(mark_spaces(normalized))):
-            chunk, (start, end) = match.group(), match.span()
-            if origin is not None:
-                start, end = origin[start], origin[end]
+        for index, (chunk, start, end) in enumerate(chunk_text(text).spans()):
             pieces, applied = apply_merges(chunk, self.ranks)
             state = list(chunk)
             steps = []
@@ -306,9 +322,7 @@ class Tokenizer:
         """Write the tokenizer as a Hugging Face ``tokenizers`` file (``tokenizer.json``),
         atomically; ``tokenizers.Tokenizer.from_file`` then encodes and decodes as this
         tokenizer does (:mod:`glassllm.hf` says where it cannot)."""
-        from glassllm.hf import save_hf
-
-        save_hf(self, path)
+        save_hf(path, self.vocab, self.merges)
 
     @classmethod
     def load(cls, path: str | Path) -> Tokenizer:

@@ -17,8 +17,9 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassllm import Tokenizer, chunks, packaged
-from glassllm.chunks import count_chunks, count_files, pre_tokenize
+from glassllm import Tokenizer, counting, packaged
+from glassllm.chunks import pre_tokenize
+from glassllm.counting import count_chunks, count_files
 
 
 def glassllm(*args: str) -> subprocess.CompletedProcess[str]:
@@ -78,9 +79,9 @@ def test_count_files_in_parts_and_processes_equals_counting_the_text(tmp_path, m
         paths[-1].write_text(text, encoding="utf-8", newline="")
     expected = count_chunks(texts)
     # Small parts and blocks: each file is cut many times, at line breaks only.
-    monkeypatch.setattr(chunks, "_PART_BYTES", 10_000)
-    monkeypatch.setattr(chunks, "_BLOCK", 3_000)
-    assert len(chunks._file_parts(paths[0], 10_000)) > 10
+    monkeypatch.setattr(counting, "_PART_BYTES", 10_000)
+    monkeypatch.setattr(counting, "_BLOCK", 3_000)
+    assert len(counting._file_parts(paths[0], 10_000)) > 10
     assert count_files(paths, jobs=1) == expected
     assert count_files(paths, jobs=2) == expected
 

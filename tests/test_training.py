@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from glassllm import Tokenizer
 from glassllm.bpe import get_stats, learn_merges, merge
-from glassllm.chunks import count_chunks
+from glassllm.counting import count_chunks
 from glassllm.tokenizer import SPECIALS, pre_tokenize
 
 

@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 
-from glassllm import TokenSpan
+from glassllm import Span
 from glassllm_server.document import LineTokens
 from glassllm_server.positions import Encoding, columns_to_units, content_length
 
@@ -33,7 +33,7 @@ BAND_LIMIT = 200_000
 Band = tuple[int, int, int]  # start and length in code units, token type (0 or 1)
 
 
-def line_bands(text: str, spans: Sequence[TokenSpan], encoding: Encoding) -> list[Band]:
+def line_bands(text: str, spans: Sequence[Span], encoding: Encoding) -> list[Band]:
     """The bands of a line (its text with its ending), types alternating from 0."""
     if text.isascii() or encoding == "utf-32":
         content = content_length(text)
@@ -56,7 +56,7 @@ def window_bands(text: str, tokens: LineTokens, low: int, high: int, encoding: E
     return _unit_bands(text, spans, number, encoding)
 
 
-def _unit_bands(text: str, spans: Sequence[TokenSpan], number: int, encoding: Encoding) -> list[Band]:
+def _unit_bands(text: str, spans: Sequence[Span], number: int, encoding: Encoding) -> list[Band]:
     """The bands of ``spans`` (contiguous, a line's from its token ``number`` on) in
     ``encoding``'s code units, measured from the first span's column."""
     content = content_length(text)

@@ -22,8 +22,7 @@ from typing import Any
 
 from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
 from glassllm.bpe import apply_merges
-from glassllm.chunks import CHUNK_PATTERN, mark_spaces
-from glassllm.normalize import nfc
+from glassllm.chunks import pre_tokenize
 from glassllm.packaged import load_problem
 from glassllm.places import columns, place
 from glassllm.places import span as shown_span
@@ -122,7 +121,7 @@ class ComparedTokenizer:
             return count
         if len(line) > LONG_LINE and len(bounds := segment_bounds(line)) > 2:
             return sum(self.count_line(line[start:stop]) for start, stop in itertools.pairwise(bounds))
-        count = sum(map(self._count_chunk, CHUNK_PATTERN.findall(mark_spaces(nfc(line)))))
+        count = sum(map(self._count_chunk, pre_tokenize(line)))
         if len(self._lines) >= _LINE_CACHE_LIMIT:
             self._lines.clear()
         self._lines[line] = count

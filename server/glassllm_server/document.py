@@ -23,8 +23,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
 from glassllm import Tokenizer
-from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
-from glassllm.normalize import normalize_with_offsets
+from glassllm.chunks import SPACE, chunk_text
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.positions import LineIndex, Point, split_lines
 
@@ -289,13 +288,13 @@ class LineTokenizer:
         return entry
 
     def _tokenize(self, text: str) -> LineTokens:
-        normalized, origin = normalize_with_offsets(text)
-        chunks = CHUNK_PATTERN.findall(mark_spaces(normalized))
+        chunked = chunk_text(text)
+        chunks = chunked.chunks
         found = list(map(self._chunks.get, chunks))
         if None in found:
             chunk = self.chunk
             found = [entry or chunk(text) for entry, text in zip(found, chunks, strict=False)]
-        return LineTokens(tuple(found), origin)  # type: ignore[arg-type]
+        return LineTokens(tuple(found), chunked.origin)  # type: ignore[arg-type]
 
     def prepare(self, text: str, deadline: float) -> bool:
         """Tokenize the segments of the long line ``text`` until ``deadline``

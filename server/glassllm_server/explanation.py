@@ -16,12 +16,13 @@ import sys
 import tempfile
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from glassllm import ChunkExplanation, Tokenizer, TokenSpan
+from glassllm import ChunkExplanation, Tokenizer
+from glassllm.chunks import chunk_text
 from glassllm.places import columns, place
 from glassllm.places import span as shown_span
 from glassllm.tokenizer import SPACE, UNK_ID
@@ -110,7 +111,7 @@ def explain_selection(
         if len(chunks) >= limit and chunk_count is not None and first == 0 and last >= len(text):
             total += chunk_count(line)
             continue
-        every = _chunk_bounds(tok.encode_spans(text))
+        every = [(chunk_start, chunk_end) for _, chunk_start, chunk_end in chunk_text(text).spans()]
         touched = [index for index, (s, e) in enumerate(every) if s < last and first < e]
         if not touched:
             continue
@@ -170,19 +171,6 @@ def _token_at(tok: Tokenizer, text: str, position: tuple[int, int]) -> tuple[tup
     if before is not None:
         return (line, before.start), (line, before.end)
     return position, position
-
-
-def _chunk_bounds(spans: Sequence[TokenSpan]) -> list[tuple[int, int]]:
-    """Original (start, end) of each chunk of a text, from its token spans."""
-    bounds: list[tuple[int, int]] = []
-    current = -1
-    for span in spans:
-        if span.chunk != current:
-            bounds.append((span.start, span.end))
-            current = span.chunk
-        else:
-            bounds[-1] = (bounds[-1][0], span.end)
-    return bounds
 
 
 def _explain_chunks(tok: Tokenizer, text: str, bounds: list[tuple[int, int]], index: int) -> list[ChunkExplanation]:

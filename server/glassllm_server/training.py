@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glassllm import Tokenizer
-from glassllm.chunks import count_chunks, count_files
+from glassllm.counting import count_chunks, count_files
 from glassllm.files import may_replace
 
 __all__ = [

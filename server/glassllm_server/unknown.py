@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from glassllm import TokenSpan
+from glassllm import Span
 from glassllm.tokenizer import UNK_ID, UNK_TEXT
 
 __all__ = ["UnknownRun", "describe_characters", "unknown_message", "unknown_runs"]
@@ -28,7 +28,7 @@ class UnknownRun(NamedTuple):
     tokens: int  # how many <unk> tokens the run becomes
 
 
-def unknown_runs(spans: Iterable[TokenSpan], content_end: int) -> tuple[list[UnknownRun], int]:
+def unknown_runs(spans: Iterable[Span], content_end: int) -> tuple[list[UnknownRun], int]:
     """Runs of unknown characters in a line's spans, and how many unknown line-ending
     characters follow ``content_end`` (the column where the line ending starts)."""
     runs: list[UnknownRun] = []

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from glassllm import Tokenizer
-from glassllm.chunks import count_chunks
+from glassllm.counting import count_chunks
 from glassllm_server.training import NotATokenizerFile, Percent, TrainingCancelled, gather_files, train_tokenizer
 
 
