@@ -6,7 +6,7 @@
 [11, 7, 11]
 """
 
-from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
+from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
 from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
 
@@ -20,6 +20,7 @@ __all__ = [
     "TokenSpan",
     "Tokenizer",
     "TokenizerTotals",
+    "by_difference",
     "compare",
     "load_tokenizer",
     "packaged",

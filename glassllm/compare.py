@@ -15,15 +15,15 @@ by their chunk index.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
 
 from glassllm.chunks import pre_tokenize
-from glassllm.tokenizer import UNK_ID, Tokenizer, TokenSpan
+from glassllm.tokenizer import UNK_ID, ChunkExplanation, MergeStep, Tokenizer, TokenSpan
 
-__all__ = ["ComparedChunk", "Comparison", "TokenizerTotals", "compare"]
+__all__ = ["ComparedChunk", "Comparison", "TokenizerTotals", "by_difference", "compare"]
 
 _CHUNK = attrgetter("chunk")
 
@@ -38,6 +38,23 @@ class ComparedChunk:
     end: int
     pieces: tuple[tuple[str, ...], ...]  # per tokenizer
     ids: tuple[tuple[int, ...], ...]  # per tokenizer
+    steps: tuple[tuple[MergeStep, ...], ...] = ()  # per tokenizer, when made from explanations
+
+    @classmethod
+    def from_explanations(
+        cls, index: int, start: int, end: int, explanations: Sequence[ChunkExplanation]
+    ) -> ComparedChunk:
+        """The chunk as each tokenizer explains it (:meth:`Tokenizer.explain`; the same
+        chunk, the tokenizers in order), with every tokenizer's merge steps."""
+        return cls(
+            index=index,
+            chunk=explanations[0].chunk,
+            start=start,
+            end=end,
+            pieces=tuple(tuple(item.pieces) for item in explanations),
+            ids=tuple(tuple(item.ids) for item in explanations),
+            steps=tuple(tuple(item.steps) for item in explanations),
+        )
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -80,11 +97,16 @@ class Comparison:
     totals: list[TokenizerTotals]
 
     def most_different(self, limit: int | None = None) -> list[ComparedChunk]:
-        """Chunks the tokenizers split differently, the largest gap in token counts first
-        (then those with equal counts but other pieces; ties in text order)."""
-        differing = [chunk for chunk in self.chunks if not chunk.same]
-        differing.sort(key=lambda chunk: (-chunk.spread, chunk.index))
+        """The chunks the tokenizers split differently, in :func:`by_difference` order."""
+        differing = [chunk for chunk in by_difference(self.chunks) if not chunk.same]
         return differing if limit is None else differing[:limit]
+
+
+def by_difference(chunks: Sequence[ComparedChunk]) -> list[ComparedChunk]:
+    """``chunks``, those the tokenizers split most differently first: the largest gap in
+    token counts, then other pieces with equal counts, then the same pieces; ties in
+    order of ``index``."""
+    return sorted(chunks, key=lambda chunk: (-chunk.spread, chunk.same, chunk.index))
 
 
 def _by_chunk(spans: list[TokenSpan]) -> list[list[TokenSpan]]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassllm import PACKAGED, ChunkExplanation, Tokenizer, load_tokenizer
+from glassllm import PACKAGED, ComparedChunk, MergeStep, Tokenizer, by_difference, load_tokenizer
 from glassllm.bpe import apply_merges
 from glassllm.chunks import pre_tokenize
 from glassllm.packaged import load_problem
@@ -33,10 +33,10 @@ from glassllm_server.explanation import Explanation, Say, shown, token_text
 __all__ = [
     "COMPARE_TOKENIZERS",
     "CompareSet",
-    "ComparedChunk",
     "ComparedCounts",
     "ComparedTokenizer",
     "DocumentCounts",
+    "PlacedChunk",
     "compare_data",
     "compare_explanation",
     "default_compare_with",
@@ -309,48 +309,33 @@ def hover_lines(
 
 
 @dataclass(frozen=True)
-class ComparedChunk:
-    """A chunk the selection touches, explained by every tokenizer (the one in use first)."""
+class PlacedChunk:
+    """A chunk the selection touches, compared, and where it is in the document.
+
+    ``compared`` is the library's :class:`~glassllm.ComparedChunk` (the tokenizer in use
+    first): its ``start`` and ``end`` are columns of ``line``, its ``index`` the chunk's
+    place in the selection, so the library's :func:`~glassllm.by_difference` orders the
+    page as ``glassllm compare`` orders its chunks."""
 
     line: int
-    start: int  # code-point columns of the chunk in its line (original text)
-    end: int
     text: str  # the chunk's original text
-    explanations: tuple[ChunkExplanation, ...]
-
-    @property
-    def counts(self) -> tuple[int, ...]:
-        return tuple(len(item.pieces) for item in self.explanations)
-
-    @property
-    def spread(self) -> int:
-        """Most tokens minus fewest tokens over the tokenizers."""
-        return max(self.counts) - min(self.counts)
-
-    @property
-    def same(self) -> bool:
-        return all(item.pieces == self.explanations[0].pieces for item in self.explanations)
+    compared: ComparedChunk
 
 
-def compare_explanation(explanation: Explanation, compared: Sequence[ComparedTokenizer]) -> list[ComparedChunk]:
+def compare_explanation(explanation: Explanation, compared: Sequence[ComparedTokenizer]) -> list[PlacedChunk]:
     """The chunks of a merge explanation (by the tokenizer in use), each explained by
     every compared tokenizer too. A chunk is a chunk for every tokenizer, so each
     compared tokenizer explains the chunk's text alone."""
     chunks = []
-    for item in explanation.chunks:
-        others = tuple(tok.tokenizer.explain(item.explanation.chunk)[0] for tok in compared)
-        chunks.append(ComparedChunk(item.line, item.start, item.end, item.text, (item.explanation, *others)))
+    for index, item in enumerate(explanation.chunks):
+        others = [tok.tokenizer.explain(item.explanation.chunk)[0] for tok in compared]
+        explained = ComparedChunk.from_explanations(index, item.start, item.end, [item.explanation, *others])
+        chunks.append(PlacedChunk(item.line, item.text, explained))
     return chunks
 
 
-def by_difference(chunks: Sequence[ComparedChunk]) -> list[int]:
-    """Indices of ``chunks``, those the tokenizers split most differently first: the
-    largest gap in token counts, then other pieces with equal counts, then the same."""
-    return sorted(range(len(chunks)), key=lambda i: (-chunks[i].spread, chunks[i].same, i))
-
-
 def compare_data(
-    chunks: Sequence[ComparedChunk],
+    chunks: Sequence[PlacedChunk],
     totals: Sequence[ComparedCounts],
     position: Callable[[int, int], dict[str, int]],
 ) -> dict[str, Any]:
@@ -363,27 +348,73 @@ def compare_data(
         ],
         "chunks": [
             {
-                "chunk": chunk.explanations[0].chunk,
-                "text": chunk.text,
-                "range": {"start": position(chunk.line, chunk.start), "end": position(chunk.line, chunk.end)},
+                "chunk": chunk.chunk,
+                "text": placed.text,
+                "range": {"start": position(placed.line, chunk.start), "end": position(placed.line, chunk.end)},
                 "spread": chunk.spread,
                 "tokenizers": [
                     {
                         "tokenizer": total.tokenizer,
-                        "pieces": item.pieces,
-                        "ids": item.ids,
+                        "pieces": list(pieces),
+                        "ids": list(ids),
                         "steps": [
-                            {"rank": s.rank, "pair": list(s.pair), "result": s.result, "count": s.count}
-                            for s in item.steps
+                            {"rank": s.rank, "pair": list(s.pair), "result": s.result, "count": s.count} for s in steps
                         ],
                     }
-                    for total, item in zip(totals, chunk.explanations, strict=False)
+                    for total, pieces, ids, steps in zip(totals, chunk.pieces, chunk.ids, chunk.steps, strict=False)
                 ],
             }
-            for chunk in chunks
+            for placed in chunks
+            for chunk in [placed.compared]
         ],
-        "mostDifferent": by_difference(chunks),
+        "mostDifferent": [chunk.index for chunk in by_difference([placed.compared for placed in chunks])],
     }
+
+
+def _chunk_section(
+    order: int, chunk: ComparedChunk, line: int, labels: Sequence[str], say: Say, number: Callable[[int], str]
+) -> list[str]:
+    """One chunk of the page: where it is, how far apart the tokenizers are, and each
+    tokenizer's tokens and merge steps side by side."""
+    return [
+        "",
+        f"## {say('explain.chunk', number=order, chunk=shown(chunk.chunk))}",
+        "",
+        say("explain.where", span=columns(line, chunk.start, chunk.end))
+        + " "
+        + (say("compare.same") if chunk.same else say("compare.spread", spread=number(chunk.spread))),
+        "",
+        "| | " + " | ".join(_cell(name) for name in labels) + " |",
+        "|---|" + "---|" * len(labels),
+        f"| {say('explain.tokens')} | "
+        + " | ".join(
+            _cell(" ".join(map(token_text, pieces, ids)) + f" — {len(ids)}")
+            for pieces, ids in zip(chunk.pieces, chunk.ids, strict=False)
+        )
+        + " |",
+        *_step_rows(chunk.steps, say, number),
+    ]
+
+
+def _step_rows(steps: Sequence[Sequence[MergeStep]], say: Say, number: Callable[[int], str]) -> list[str]:
+    """The merge steps of one chunk as table rows, step by step, a column per tokenizer."""
+    rows = []
+    for step in range(max(map(len, steps))):
+        cells = []
+        for merges in steps:
+            if step >= len(merges):
+                cells.append("")
+                continue
+            merge = merges[step]
+            seen = "" if merge.count is None else " · " + say("compare.seen", count=number(merge.count))
+            cells.append(
+                _cell(
+                    say("compare.step", rank=number(merge.rank))
+                    + f": {shown(merge.pair[0])} + {shown(merge.pair[1])} → {shown(merge.result)}{seen}"
+                )
+            )
+        rows.append(f"| {step + 1} | " + " | ".join(cells) + " |")
+    return rows
 
 
 def _cell(text: str) -> str:
@@ -393,7 +424,7 @@ def _cell(text: str) -> str:
 
 def render_compare_markdown(
     explanation: Explanation,
-    chunks: Sequence[ComparedChunk],
+    chunks: Sequence[PlacedChunk],
     totals: Sequence[ComparedCounts],
     characters: int,
     label: Callable[[str], str],
@@ -433,40 +464,9 @@ def render_compare_markdown(
         return "\n".join(lines) + "\n"
     if explanation.truncated:
         lines += [say("explain.truncated", shown=number(len(chunks)), chunks=number(explanation.total)), ""]
-    differing = sum(not chunk.same for chunk in chunks)
+    compared = [placed.compared for placed in chunks]
+    differing = sum(not chunk.same for chunk in compared)
     lines.append(say("compare.order", differing=number(differing), chunks=number(len(chunks))))
-    for order, index in enumerate(by_difference(chunks), 1):
-        chunk = chunks[index]
-        lines += [
-            "",
-            f"## {say('explain.chunk', number=order, chunk=shown(chunk.explanations[0].chunk))}",
-            "",
-            say("explain.where", span=columns(chunk.line, chunk.start, chunk.end))
-            + " "
-            + (say("compare.same") if chunk.same else say("compare.spread", spread=number(chunk.spread))),
-            "",
-            "| | " + " | ".join(_cell(name) for name in labels) + " |",
-            "|---|" + "---|" * len(labels),
-            f"| {say('explain.tokens')} | "
-            + " | ".join(
-                _cell(" ".join(map(token_text, item.pieces, item.ids)) + f" — {len(item.ids)}")
-                for item in chunk.explanations
-            )
-            + " |",
-        ]
-        for step in range(max(len(item.steps) for item in chunk.explanations)):
-            cells = []
-            for item in chunk.explanations:
-                if step >= len(item.steps):
-                    cells.append("")
-                    continue
-                merge = item.steps[step]
-                seen = "" if merge.count is None else " · " + say("compare.seen", count=number(merge.count))
-                cells.append(
-                    _cell(
-                        say("compare.step", rank=number(merge.rank))
-                        + f": {shown(merge.pair[0])} + {shown(merge.pair[1])} → {shown(merge.result)}{seen}"
-                    )
-                )
-            lines.append(f"| {step + 1} | " + " | ".join(cells) + " |")
+    for order, chunk in enumerate(by_difference(compared), 1):
+        lines += _chunk_section(order, chunk, chunks[chunk.index].line, labels, say, number)
     return "\n".join(lines) + "\n"

@@ -7,13 +7,13 @@ import weakref
 
 from conftest import TEXTS, TRICKY, line_spans, lsp_lines
 
-from glassllm import Tokenizer, packaged
+from glassllm import Tokenizer, by_difference, compare, packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.compare import (
     ComparedCounts,
     ComparedTokenizer,
     CompareSet,
-    by_difference,
+    compare_data,
     compare_explanation,
     default_compare_with,
     hover_lines,
@@ -101,11 +101,11 @@ def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
     explanation = explain_selection(PT, [text].__getitem__, (0, 0), (0, len(text) - 1))
     compared = [ComparedTokenizer(EN, "en")]
     chunks = compare_explanation(explanation, compared)
-    assert [chunk.explanations[1].pieces for chunk in chunks] == [
-        EN.explain(c.explanations[0].chunk)[0].pieces for c in chunks
+    assert [chunk.compared.pieces[1] for chunk in chunks] == [
+        tuple(EN.explain(c.compared.chunk)[0].pieces) for c in chunks
     ]
-    order = by_difference(chunks)
-    assert [chunks[i].spread for i in order] == sorted((c.spread for c in chunks), reverse=True)
+    order = by_difference([chunk.compared for chunk in chunks])
+    assert [chunk.spread for chunk in order] == sorted((c.compared.spread for c in chunks), reverse=True)
     totals = [ComparedCounts("pt", 6, 5, 1), ComparedCounts("en", 9, 5, 1)]
     labels = {"pt": "Portuguese (pt)", "en": "English (en)"}
     page = render_compare_markdown(
@@ -113,12 +113,24 @@ def test_the_page_orders_chunks_by_difference_and_escapes_table_cells():
     )
     assert "| Portuguese (pt) | 6 | 5 | 1 | 2.8 |" in page
     assert "`\\|` (1, `<unk>`)" in page  # a "|" would end the table cell
-    first = chunks[order[0]].explanations[0].chunk
+    first = order[0].chunk
     assert f"## Chunk 1: `{first}`" in page
     assert "Every tokenizer splits it the same way." in page
     # Positions as everywhere a person reads them: line:column from 1, ends included.
     assert "a.txt, selection 1:1–1:17" in page
     assert "At 1:4–1:10." in page  # ▁menina
+
+
+def test_the_page_and_glassllm_compare_agree_on_the_most_different_chunks():
+    text = "A menina comeu maçãs, três vezes, com 🧪 e café.\n"
+    explanation = explain_selection(PT, [text].__getitem__, (0, 0), (0, len(text) - 1))
+    chunks = compare_explanation(explanation, [ComparedTokenizer(EN, "en")])
+    data = compare_data(chunks, [ComparedCounts("pt", 0, 0, 0), ComparedCounts("en", 0, 0, 0)], lambda *p: {})
+    library = compare(text, {"pt": PT, "en": EN})
+    differing = [chunk.index for chunk in library.most_different()]
+    assert len(differing) > 3
+    assert data["mostDifferent"][: len(differing)] == differing
+    assert sorted(data["mostDifferent"]) == list(range(len(chunks)))  # the page lists every chunk
 
 
 def test_document_counts_follow_edits_and_count_only_what_changed():
