@@ -283,8 +283,10 @@ def is_hf_tokenizer_file(path: str | Path) -> bool:
     """Whether ``path`` holds a Hugging Face ``tokenizers`` file (a JSON object with a
     ``version`` and a ``model`` object)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        # Through the bounded reader too: the file is whatever sits at ``-o``. A Hugging
+        # Face file spells each piece twice (vocabulary and merges), hence the larger bound.
+        data = _parse(read_bounded(path, "Hugging Face tokenizer file", 4 * MAX_FILE_BYTES), path)
+    except (OSError, ValueError):
         return False
     return isinstance(data, dict) and "version" in data and isinstance(data.get("model"), dict)
 

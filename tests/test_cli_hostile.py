@@ -221,3 +221,13 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     assert result.stdout.startswith("[E][ra][▁uma]")
     assert result.stderr == ""
     assert result.returncode == 141  # as a Unix tool that SIGPIPE ends
+
+
+@pytest.mark.parametrize("command", [["export", "pt"], ["train", "corpus.txt"]])
+def test_an_output_nested_too_deeply_is_not_replaced(tmp_path, deep, command):
+    (tmp_path / "corpus.txt").write_text("banana banana\n", encoding="utf-8")
+    before = deep.read_bytes()
+    run = glassllm(*command, "-o", "deep.json", cwd=tmp_path)
+    assert run.status == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "deep.json exists and is not a" in run.stderr and len(run.stderr.splitlines()) == 1
+    assert deep.read_bytes() == before
