@@ -23,9 +23,11 @@ from typing import TextIO
 from glassllm import cli_compare
 from glassllm.counting import count_files
 from glassllm.files import may_replace
-from glassllm.packaged import load_problem, load_tokenizer
-from glassllm.places import LineIndex
+from glassllm.packaged import load_tokenizer
+from glassllm.places import TextPlaces
+from glassllm.problems import describe, environment_locale, problem
 from glassllm.tokenizer import SPACE, UNK_ID, Tokenizer, TokenSpan, pre_tokenize
+from glassllm.visible import visible
 
 __all__ = ["main"]
 
@@ -34,24 +36,24 @@ def _read_text(args: argparse.Namespace) -> str:
     """The text to work on: ``--file``, the argument, or standard input; UTF-8 only."""
     if getattr(args, "file", None):
         # Line endings become \n, as a file read in text mode always gave them.
-        text = _utf8(Path(args.file).read_bytes(), f"{args.file}:")
+        text = _utf8(Path(args.file).read_bytes(), "cli.file_utf8", path=args.file)
         return text.replace("\r\n", "\n").replace("\r", "\n")
     if args.text is None or args.text == "-":
         return _read_stdin()
     # Python decodes arguments with surrogateescape: bytes that are not UTF-8 arrive
     # as U+DC80…U+DCFF, and encoding them back gives the bytes the user typed.
-    return _utf8(os.fsencode(args.text), "the text argument is")
+    return _utf8(os.fsencode(args.text), "cli.argument_utf8")
 
 
 def _read_stdin() -> str:
-    return _utf8(sys.stdin.buffer.read(), "standard input is")
+    return _utf8(sys.stdin.buffer.read(), "cli.stdin_utf8")
 
 
-def _utf8(raw: bytes, source: str) -> str:
+def _utf8(raw: bytes, code: str, **fields: object) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{source} not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})") from None
+        raise problem(ValueError, code, byte=raw[error.start], offset=error.start, **fields) from None
 
 
 def _encode(args: argparse.Namespace, out: TextIO) -> None:
@@ -66,26 +68,27 @@ def _decode(args: argparse.Namespace, out: TextIO) -> None:
     try:
         ids = [int(value.strip("[],")) for value in raw]
     except ValueError as error:
-        raise ValueError(f"token IDs must be integers ({error})") from None
+        raise problem(ValueError, "cli.ids", reason=error) from None
     # The library indexes like a list (-1 is the last entry); IDs from outside are
     # checked here, so a negative one is out of range like any other.
     bad = [i for i in ids if not 0 <= i < tok.vocab_size]
     if bad:
-        raise ValueError(f"IDs out of range for {tok.vocab_size} entries (0 to {tok.vocab_size - 1}): {bad}")
+        raise problem(ValueError, "cli.range", size=tok.vocab_size, last=tok.vocab_size - 1, bad=bad)
     out.write(tok.decode(ids) + "\n")
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
     for item in tok.explain(_read_text(args)):
-        out.write(f"chunk {item.index}: {item.chunk!r}\n")
-        out.write(f"  start    {' '.join(item.characters)}\n")
+        out.write(f"chunk {item.index}: '{visible(item.chunk)}'\n")
+        out.write(f"  start    {' '.join(map(visible, item.characters))}\n")
         for step in item.steps:
             seen = "" if step.count is None else f"  (seen {step.count:,} times in training)"
-            out.write(f"  rank {step.rank:>4} {step.pair[0]} + {step.pair[1]} → {step.result}{seen}\n")
-            out.write(f"           {' '.join(step.pieces)}\n")
+            pair = f"{visible(step.pair[0])} + {visible(step.pair[1])} → {visible(step.result)}"
+            out.write(f"  rank {step.rank:>4} {pair}{seen}\n")
+            out.write(f"           {' '.join(map(visible, step.pieces))}\n")
         ids = ", ".join(str(i) for i in item.ids)
-        out.write(f"  pieces   {' | '.join(item.pieces)}   ids [{ids}]\n")
+        out.write(f"  pieces   {' | '.join(map(visible, item.pieces))}   ids [{ids}]\n")
 
 
 class _ProgressBar:
@@ -112,8 +115,8 @@ class _ProgressBar:
 def _refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> None:
     """Stop unless writing a tokenizer to ``path`` loses nothing, or ``--force`` says so."""
     if not force and not may_replace(path, hugging_face=hugging_face):
-        kind = "a Hugging Face tokenizer file" if hugging_face else "a glassllm tokenizer file"
-        raise ValueError(f"{path} exists and is not {kind}; not replacing it (--force replaces it)")
+        kind, kind_pt = ("Hugging Face", "do Hugging Face") if hugging_face else ("glassllm", "do glassllm")
+        raise problem(ValueError, "cli.replace", path=path, kind=kind, kind_pt=kind_pt)
 
 
 def _train(args: argparse.Namespace, out: TextIO) -> None:
@@ -121,7 +124,7 @@ def _train(args: argparse.Namespace, out: TextIO) -> None:
     started = time.perf_counter()
     counts = count_files(args.corpus, jobs=args.jobs)
     if not counts:
-        raise ValueError(f"{', '.join(args.corpus)}: no text to learn from; {args.output} is left as it was")
+        raise problem(ValueError, "cli.empty_corpus", corpus=", ".join(args.corpus), output=args.output)
     tok = Tokenizer.train_from_counts(counts, args.vocab_size, progress=_ProgressBar(sys.stderr, "merges"))
     tok.save(args.output)
     seconds = time.perf_counter() - started
@@ -169,15 +172,17 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     color = out.isatty() and not os.environ.get("NO_COLOR")
     bands = []
     for index, span in enumerate(shown):
-        surface = text[span.start : span.end].replace(" ", "▁").replace("\n", "⏎\n")
+        # The text as given, spaces as ▁; a line break as ⏎ and a break, so lines stay lines.
+        surface = "⏎\n".join(map(visible, text[span.start : span.end].replace(" ", "▁").split("\n")))
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
-    lines = LineIndex(text[: shown[-1].end] if shown else "")
+    lines = TextPlaces(text[: shown[-1].end] if shown else "")
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
         at = lines.span(span.start, span.end)
-        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  {span.piece!r}{note}\n")
+        piece = visible(span.piece)
+        out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  '{piece}'{note}\n")
     if len(shown) < tokens:
         out.write(f"… the first {len(shown):,} of {tokens:,} tokens (--limit 0 shows them all)\n")
     ratio = f" · {len(text) / tokens:.2f} chars/token" if tokens else ""
@@ -284,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
     except (OSError, ValueError, KeyError) as error:
-        sys.stderr.write(f"glassllm {args.command}: {load_problem(error)}\n")
+        sys.stderr.write(f"glassllm {args.command}: {describe(error, environment_locale())}\n")
         return 1
     return 0
 

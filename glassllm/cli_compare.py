@@ -21,25 +21,13 @@ from typing import Any, TextIO
 
 from glassllm.compare import ComparedChunk, Comparison, compare
 from glassllm.packaged import PACKAGED, load_tokenizer
+from glassllm.problems import problem
+from glassllm.visible import visible
 
 __all__ = ["add_parser"]
 
 _COLORS = ("\x1b[30;46m", "\x1b[30;43m")  # the bands of ``glassllm inspect``
 _RESET = "\x1b[0m"
-_SHOWN = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
-
-
-def _visible(text: str) -> str:
-    """Line breaks, tabs and other invisible characters written so a column shows them."""
-    out = []
-    for character in text:
-        if character in _SHOWN:
-            out.append(_SHOWN[character])
-        elif unicodedata.category(character) in ("Cc", "Cf", "Zl", "Zp", "Zs") and character != " ":
-            out.append(f"\\u{ord(character):04x}")
-        else:
-            out.append(character)
-    return "".join(out)
 
 
 def _width(text: str) -> int:
@@ -53,17 +41,17 @@ def _pad(text: str, shown: str, width: int) -> str:
 
 def _pieces(pieces: tuple[str, ...], color: bool) -> tuple[str, str]:
     """The pieces as plain text (for widths) and as shown: bands, or joined with ``·``."""
-    plain = "·".join(map(_visible, pieces))
+    plain = "·".join(map(visible, pieces))
     if not color:
         return plain, plain
-    plain = "".join(map(_visible, pieces))
-    return plain, "".join(f"{_COLORS[i % 2]}{_visible(p)}{_RESET}" for i, p in enumerate(pieces))
+    plain = "".join(map(visible, pieces))
+    return plain, "".join(f"{_COLORS[i % 2]}{visible(p)}{_RESET}" for i, p in enumerate(pieces))
 
 
 def _write_chunks(chunks: list[ComparedChunk], names: tuple[str, ...], color: bool, out: TextIO) -> None:
     rows = []
     for chunk in chunks:
-        cells = [(_visible(chunk.chunk), _visible(chunk.chunk))]
+        cells = [(visible(chunk.chunk), visible(chunk.chunk))]
         for pieces in chunk.pieces:
             cells.append(_pieces(pieces, color))
             count = str(len(pieces))
@@ -134,7 +122,7 @@ def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
     names = [args.tokenizer, *(args.compare_with or _others(args.tokenizer))]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise ValueError(f"{', '.join(repeated)} is given twice: each tokenizer is compared once")
+        raise problem(ValueError, "cli.twice", names=", ".join(repeated))
     comparison = compare(text, {name: load_tokenizer(name) for name in names})
     if args.json:
         out.write(json.dumps(_as_json(comparison), ensure_ascii=False) + "\n")

@@ -34,6 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from glassllm.problems import Problem, number_pt, os_problem, problem, what_pt, with_problem
+
 __all__ = [
     "FORMAT_VERSION",
     "MAX_ENTRIES",
@@ -82,25 +84,22 @@ def read_bounded(path: str | Path, what: str, limit: int = MAX_FILE_BYTES) -> st
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
-        raise type(error)(error.errno, f"cannot read {what}: {error.strerror}", str(path)) from error
+        raise os_problem(error, "file.unreadable", what, str(path)) from error
     try:
         status = os.fstat(descriptor)
-        mode = status.st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, f"cannot read {what}: {os.strerror(errno.EISDIR)}", str(path))
-        if stat.S_ISREG(mode):
+        if stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if stat.S_ISREG(status.st_mode):
             if status.st_size > limit:
                 raise _too_large(path, limit, what)
             os.set_blocking(descriptor, True)
             raw = _read_file(descriptor, limit)
-        elif stat.S_ISFIFO(mode):
+        elif stat.S_ISFIFO(status.st_mode):
             raw = _read_pipe(descriptor, limit, path, what)
         else:
-            raise ValueError(f"{path}: not a regular file")
+            raise problem(ValueError, "file.not_regular", path=path)
     except OSError as error:
-        if error.filename is not None:
-            raise
-        raise type(error)(error.errno, f"cannot read {what}: {error.strerror}", str(path)) from error
+        raise os_problem(error, "file.unreadable", what, str(path)) from error
     finally:
         os.close(descriptor)
     if len(raw) > limit:  # a file that grew while it was read
@@ -108,11 +107,11 @@ def read_bounded(path: str | Path, what: str, limit: int = MAX_FILE_BYTES) -> st
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
+        raise problem(ValueError, "file.not_utf8", path=path, reason=error.reason, byte=error.start) from error
 
 
 def _too_large(path: str | Path, limit: int, what: str) -> ValueError:
-    return ValueError(f"{path}: larger than the {limit >> 20} MB a {what} may have")
+    return problem(ValueError, "file.too_large", path=path, megabytes=limit >> 20, what=what, what_pt=what_pt(what))
 
 
 def _read_file(descriptor: int, limit: int) -> bytes:
@@ -140,7 +139,7 @@ def _read_pipe(descriptor: int, limit: int, path: str | Path, what: str) -> byte
             block = os.read(descriptor, 1 << 16)
         except BlockingIOError:
             if not waiting.poll(PIPE_IDLE_SECONDS * 1000):
-                raise ValueError(f"{path}: a pipe that sent nothing for {PIPE_IDLE_SECONDS:g} s") from None
+                raise problem(ValueError, "file.silent_pipe", path=path, seconds=PIPE_IDLE_SECONDS) from None
             continue
         if not block:
             break
@@ -149,7 +148,7 @@ def _read_pipe(descriptor: int, limit: int, path: str | Path, what: str) -> byte
         if size > limit:
             raise _too_large(path, limit, what)
     if not blocks:
-        raise ValueError(f"{path}: not a regular file (a pipe with nothing written to it)")
+        raise problem(ValueError, "file.empty_pipe", path=path)
     return b"".join(blocks)
 
 
@@ -158,71 +157,82 @@ def _parse(text: str, path: str | Path) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise json.JSONDecodeError(f"{path}: not valid JSON: {error.msg}", error.doc, error.pos) from error
+        found = Problem(
+            "file.not_json", {"path": path, "reason": error.msg, "line": error.lineno, "column": error.colno}
+        )
+        raise with_problem(json.JSONDecodeError(found.text(), error.doc, error.pos), found) from error
     except RecursionError:
-        raise _json_error(f"{path}: not valid JSON (nested too deeply)", text) from None
+        raise _json_error(Problem("file.nested", {"path": path}), text) from None
     except ValueError:
         # Python refuses to convert an integer of more digits than this.
         digits = sys.get_int_max_str_digits()
-        raise _json_error(f"{path}: not valid JSON (a number of more than {digits:,} digits)", text) from None
+        raise _json_error(
+            Problem("file.long_number", {"path": path, "digits": digits, "digits_pt": number_pt(digits)}), text
+        ) from None
 
 
-def _json_error(message: str, text: str) -> json.JSONDecodeError:
+def _json_error(found: Problem, text: str) -> json.JSONDecodeError:
     """A ``JSONDecodeError`` whose message has no line and column: the reader does not
     say where it stopped, and a made-up place would mislead."""
-    error = json.JSONDecodeError(message, text, 0)
-    error.args = (message,)
-    return error
+    error = json.JSONDecodeError(found.text(), text, 0)
+    error.args = (found.text(),)
+    return with_problem(error, found)
 
 
 def _validate(data: object, path: str | Path) -> TokenizerFile:
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
+        raise problem(ValueError, "file.not_object", path=path, found=type(data).__name__)
     for key in ("version", "alphabet", "merges"):
         if key not in data:
-            raise KeyError(f"{path}: missing key {key!r}")
+            raise problem(KeyError, "file.missing_key", path=path, key=key)
     version = data["version"]
     if version != FORMAT_VERSION or isinstance(version, bool):
-        raise ValueError(f"{path}: unknown version {version!r} (this glassllm reads version {FORMAT_VERSION})")
+        raise problem(ValueError, "file.version", path=path, version=version, expected=FORMAT_VERSION)
 
     alphabet = data["alphabet"]
     if not isinstance(alphabet, list):
-        raise ValueError(f"{path}: 'alphabet' must be a list, found {type(alphabet).__name__}")
+        raise problem(ValueError, "file.not_list", path=path, key="alphabet", found=type(alphabet).__name__)
     merges = data["merges"]
     if not isinstance(merges, list):
-        raise ValueError(f"{path}: 'merges' must be a list, found {type(merges).__name__}")
+        raise problem(ValueError, "file.not_list", path=path, key="merges", found=type(merges).__name__)
     entries = 4 + len(alphabet) + len(merges)  # the specials, the alphabet, one per merge
     if entries > MAX_ENTRIES:
-        raise ValueError(f"{path}: {entries:,} vocabulary entries, more than the {MAX_ENTRIES:,} a tokenizer may have")
+        raise problem(
+            ValueError,
+            "file.entries",
+            path=path,
+            entries=entries,
+            limit=MAX_ENTRIES,
+            entries_pt=number_pt(entries),
+            limit_pt=number_pt(MAX_ENTRIES),
+        )
     seen: set[str] = set()
     for position, symbol in enumerate(alphabet):
         if not isinstance(symbol, str) or len(symbol) != 1:
-            raise ValueError(f"{path}: alphabet[{position}] must be one character, found {symbol!r}")
+            raise problem(ValueError, "file.symbol", path=path, position=position, found=symbol)
         if "\ud800" <= symbol <= "\udfff":
-            raise ValueError(f"{path}: alphabet[{position}] is a lone surrogate (U+{ord(symbol):04X}), not a character")
+            raise problem(ValueError, "file.surrogate", path=path, position=position, code=ord(symbol))
         if symbol in seen:
-            raise ValueError(f"{path}: alphabet[{position}] {symbol!r} is a duplicate")
+            raise problem(ValueError, "file.duplicate", path=path, position=position, symbol=symbol)
         seen.add(symbol)
 
     pairs: list[tuple[str, str]] = []
     for rank, pair in enumerate(merges):
         if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(part, str) and part for part in pair):
-            raise ValueError(f"{path}: merges[{rank}] must be a pair of non-empty strings, found {pair!r}")
+            raise problem(ValueError, "file.pair", path=path, rank=rank, found=pair)
         for part in pair:
             if part not in seen:
-                raise ValueError(
-                    f"{path}: merges[{rank}] {pair!r} uses {part!r}, which is not in the vocabulary before that merge"
-                )
+                raise problem(ValueError, "file.pair_unknown", path=path, rank=rank, pair=pair, part=part)
         seen.add(pair[0] + pair[1])
         pairs.append((pair[0], pair[1]))
 
     merge_counts = data.get("merge_counts")
     if merge_counts is not None:
         if not isinstance(merge_counts, list) or len(merge_counts) != len(pairs):
-            raise ValueError(f"{path}: 'merge_counts' must be a list with one count per merge ({len(pairs)})")
+            raise problem(ValueError, "file.counts", path=path, merges=len(pairs))
         for rank, count in enumerate(merge_counts):
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise ValueError(f"{path}: merge_counts[{rank}] must be a non-negative integer, found {count!r}")
+                raise problem(ValueError, "file.count", path=path, rank=rank, found=count)
     return TokenizerFile(list(alphabet), pairs, merge_counts)
 
 
@@ -251,7 +261,9 @@ def atomic_write_text(path: str | Path, text: str, what: str) -> None:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise ValueError(f"{path}: cannot write {what}: {error.reason} (U+{ord(text[error.start]):04X})") from None
+        code = ord(text[error.start])
+        found = Problem("file.unencodable", {"path": path, "what": what, "what_pt": what_pt(what), "code": code})
+        raise with_problem(ValueError(found.text()), found) from None
     temporary: str | None = None
     try:
         descriptor, temporary = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.", suffix=".tmp")
@@ -262,7 +274,7 @@ def atomic_write_text(path: str | Path, text: str, what: str) -> None:
         os.replace(temporary, destination)
         temporary = None
     except OSError as error:
-        raise type(error)(error.errno, f"cannot write {what}: {error.strerror}", str(path)) from error
+        raise os_problem(error, "file.unwritable", what, str(path)) from error
     finally:
         if temporary is not None:
             with contextlib.suppress(OSError):

@@ -1,7 +1,7 @@
 """The tokenizers that ship inside the package, trained with ``glassllm train``.
 
-``pt`` learned from Portuguese prose and ``en`` from English prose (see the README for
-the corpora and the exact commands); 1,024 entries each. Load one with
+``pt`` learned from Portuguese prose and ``en`` from English prose (see docs/tokenizer.md
+for the corpora and the exact commands); 1,024 entries each. Load one with
 ``glassllm.packaged("pt")``.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib.resources import as_file, files
 from pathlib import Path
 
+from glassllm.problems import Locale, describe, problem
 from glassllm.tokenizer import Tokenizer
 
 __all__ = ["PACKAGED", "load_problem", "load_tokenizer", "packaged", "packaged_path"]
@@ -20,7 +21,7 @@ PACKAGED: dict[str, str] = {"pt": "Portuguese", "en": "English"}
 def packaged_path(name: str) -> Path:
     """Path of the packaged tokenizer file ``name`` (``"pt"`` or ``"en"``)."""
     if name not in PACKAGED:
-        raise ValueError(f"no packaged tokenizer {name!r}; the packaged ones are {', '.join(PACKAGED)}")
+        raise problem(ValueError, "packaged.unknown", name=name, names=", ".join(PACKAGED))
     with as_file(files("glassllm") / "data" / f"{name}.json") as path:
         return Path(path)
 
@@ -35,7 +36,7 @@ def load_tokenizer(spec: str | Path) -> Tokenizer:
     return packaged(spec) if spec in PACKAGED else Tokenizer.load(spec)
 
 
-def load_problem(error: Exception) -> str:
-    """What went wrong in :func:`load_tokenizer`, for a person: the message itself (a
-    ``KeyError``'s ``str()`` would wrap it in quotes)."""
-    return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+def load_problem(error: Exception, locale: Locale = "en") -> str:
+    """What went wrong in :func:`load_tokenizer`, for a person, in ``locale`` ("pt" or
+    "en"): see :func:`glassllm.problems.describe`."""
+    return describe(error, locale)

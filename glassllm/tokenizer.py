@@ -27,6 +27,7 @@ from glassllm.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.counting import count_chunks
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
 from glassllm.hf import save_hf
+from glassllm.problems import problem
 from glassllm.specials import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, UNK_TEXT
 
 __all__ = [
@@ -175,7 +176,8 @@ class Tokenizer:
         _require_text(text)
         surrogate = _SURROGATE.search(text)
         if surrogate is not None:
-            raise ValueError(f"the text holds {_surrogate_at(text, surrogate.start())}")
+            offset = surrogate.start()
+            raise problem(ValueError, "train.surrogate", code=ord(text[offset]), offset=offset)
         return cls.train_from_counts(count_chunks(text), vocab_size, progress=progress)
 
     @classmethod
@@ -189,18 +191,23 @@ class Tokenizer:
         """
         for chunk, count in counts.items():
             if not isinstance(chunk, str) or not chunk:
-                raise ValueError(f"chunk counts: every chunk must be a non-empty str, found {chunk!r}")
+                raise problem(ValueError, "train.chunk", chunk=chunk)
             surrogate = _SURROGATE.search(chunk)
             if surrogate is not None:
-                raise ValueError(f"chunk counts: the chunk {chunk!r} holds {_surrogate_at(chunk, surrogate.start())}")
+                offset = surrogate.start()
+                raise problem(ValueError, "train.chunk_surrogate", chunk=chunk, code=ord(chunk[offset]), offset=offset)
             if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-                raise ValueError(f"chunk counts: {chunk!r} has count {count!r}, expected a positive integer")
+                raise problem(ValueError, "train.count", chunk=chunk, count=count)
         alphabet = sorted({character for chunk in counts for character in chunk})
         base = len(SPECIALS) + len(alphabet)
         if vocab_size < base:
-            raise ValueError(
-                f"vocab_size {vocab_size} cannot hold the {len(SPECIALS)} special tokens and the "
-                f"{len(alphabet)}-character alphabet of this text: at least {base} is needed"
+            raise problem(
+                ValueError,
+                "train.vocab_size",
+                vocab_size=vocab_size,
+                specials=len(SPECIALS),
+                alphabet=len(alphabet),
+                needed=base,
             )
         merges, merge_counts = learn_merges(counts, vocab_size - base, progress)
         return cls(alphabet, merges, merge_counts)
@@ -334,13 +341,6 @@ class Tokenizer:
 # Surrogates are UTF-16's halves of a code point: a Python str can hold one alone (from a
 # JSON escape, or bytes decoded with surrogateescape), but no UTF-8 text can.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _surrogate_at(text: str, offset: int) -> str:
-    return (
-        f"a lone surrogate (U+{ord(text[offset]):04X}) at offset {offset}, which is not a character: "
-        f"Unicode text has none, and a tokenizer file could not store it"
-    )
 
 
 def _require_text(text: object) -> None:

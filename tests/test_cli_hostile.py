@@ -33,12 +33,26 @@ class Run:
     peak_bytes: int  # the child's maximum resident set size
 
 
-def glassllm(*args: str | bytes, stdin: bytes = b"", cwd: Path | None = None, pass_fds: tuple[int, ...] = ()) -> Run:
+def glassllm(
+    *args: str | bytes,
+    stdin: bytes = b"",
+    cwd: Path | None = None,
+    pass_fds: tuple[int, ...] = (),
+    locale: str = "C.UTF-8",
+) -> Run:
     """Run the command, wait for it with ``os.wait4`` to learn its peak memory."""
     with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         given.write(stdin)
         given.seek(0)
-        process = subprocess.Popen([*CLI, *args], stdin=given, stdout=out, stderr=err, cwd=cwd, pass_fds=pass_fds)
+        process = subprocess.Popen(
+            [*CLI, *args],
+            stdin=given,
+            stdout=out,
+            stderr=err,
+            cwd=cwd,
+            pass_fds=pass_fds,
+            env={**os.environ, "LC_ALL": locale},
+        )
         timer = threading.Timer(HANG, process.kill)
         timer.start()
         try:
@@ -231,3 +245,15 @@ def test_an_output_nested_too_deeply_is_not_replaced(tmp_path, deep, command):
     assert run.status == 1 and "Traceback" not in run.stderr, run.stderr
     assert "deep.json exists and is not a" in run.stderr and len(run.stderr.splitlines()) == 1
     assert deep.read_bytes() == before
+
+
+def test_the_new_refusals_read_in_portuguese(tmp_path, deep):
+    pt = "pt_BR.UTF-8"
+    run = glassllm("encode", "--tokenizer", "deep.json", "x", cwd=tmp_path, locale=pt)
+    one_clear_line(run, "glassllm encode: deep.json: não é JSON válido (aninhado fundo demais)")
+    run = glassllm("encode", stdin=b"ab\xff", locale=pt)
+    one_clear_line(run, "glassllm encode: a entrada padrão não é texto UTF-8 (byte 0xff na posição 2)")
+    run = glassllm("decode", "-1", locale=pt)
+    one_clear_line(run, "glassllm decode: IDs fora do intervalo para 1024 entradas (0 a 1023): [-1]")
+    run = glassllm("encode", "--tokenizer", "/dev/zero", "x", locale=pt)
+    one_clear_line(run, "glassllm encode: /dev/zero: não é um arquivo comum")

@@ -1,41 +1,22 @@
-"""What the server says about tokens: hover text, the code-lens title, visible pieces.
+"""What the server says about tokens: hover text, the code-lens title, pieces as code spans.
 
 Pure text building over :mod:`document` and :mod:`messages`; no pygls here.
 """
 
 from __future__ import annotations
 
-import unicodedata
-
 from glassllm.places import columns
 from glassllm.tokenizer import UNK_ID
+from glassllm.visible import visible
 from glassllm_server.document import DocumentToken, Stats
 from glassllm_server.messages import Messages
 
-__all__ = ["code", "derivation_line", "hover_markdown", "lens_title", "visible"]
-
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def visible(piece: str) -> str:
-    """``piece`` with invisible characters written out (``\\n``, ``\\u2028``, ``\\u200d``).
-
-    ASCII spaces stay: pieces never hold one (spaces become ``▁``), and the text around
-    pieces needs them.
-    """
-    out = []
-    for character in piece:
-        if character in _ESCAPES:
-            out.append(_ESCAPES[character])
-        elif character != " " and unicodedata.category(character) in ("Cc", "Cf", "Zl", "Zp", "Zs"):
-            out.append(f"\\u{ord(character):04x}")
-        else:
-            out.append(character)
-    return "".join(out)
+__all__ = ["code", "derivation_line", "hover_markdown", "lens_title"]
 
 
 def code(text: str) -> str:
-    """A Markdown code span showing ``text`` literally (backticks inside included)."""
+    """A Markdown code span showing ``text`` literally (backticks inside included), its
+    invisible characters written out by glassllm's one rule (:func:`glassllm.visible.visible`)."""
     text = visible(text)
     fence = "`"
     while fence in text:

@@ -15,7 +15,6 @@ import re
 import sys
 import tempfile
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from glassllm.chunks import chunk_text
 from glassllm.places import columns, place
 from glassllm.places import span as shown_span
 from glassllm.tokenizer import SPACE, UNK_ID
+from glassllm_server.describe import code as shown
 from glassllm_server.positions import content_length
 
 __all__ = [
@@ -237,32 +237,6 @@ def explanation_data(
             for item in explanation.chunks
         ],
     }
-
-
-def shown(piece: str) -> str:
-    """``piece`` as a Markdown code span, with invisible characters spelled out.
-
-    Line breaks, tabs and other whitespace or format characters would vanish or break the
-    page; they appear as ``\\n``, ``\\t`` or ``U+2028``. ``▁`` stays: it is the piece.
-    """
-    visible = "".join(_visible(character) for character in piece)
-    fence = "`"
-    while fence in visible:
-        fence += "`"
-    padding = " " if visible.startswith("`") or visible.endswith("`") else ""
-    return f"{fence}{padding}{visible}{padding}{fence}"
-
-
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
-
-
-def _visible(character: str) -> str:
-    if character in _ESCAPES:
-        return _ESCAPES[character]
-    category = unicodedata.category(character)
-    if (category[0] in "CZ" and character != " ") or category[0] == "M":
-        return f"U+{ord(character):04X}"
-    return character
 
 
 def token_text(piece: str, token_id: int) -> str:

@@ -10,12 +10,12 @@ characters of a line in LSP terms: an unknown ``\\r`` (a tokenizer trained on te
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from glassllm import Span
 from glassllm.tokenizer import UNK_ID, UNK_TEXT
+from glassllm.visible import visible
 
 __all__ = ["UnknownRun", "describe_characters", "unknown_message", "unknown_runs"]
 
@@ -46,15 +46,9 @@ def unknown_runs(spans: Iterable[Span], content_end: int) -> tuple[list[UnknownR
 
 
 def describe_characters(text: str) -> str:
-    """``text`` quoted for a message; invisible or combining characters as U+XXXX."""
-    if all(_printable(character) for character in text):
-        return f"'{text}'"
-    return " ".join(f"U+{ord(character):04X}" for character in text)
-
-
-def _printable(character: str) -> bool:
-    category = unicodedata.category(character)
-    return category[0] not in "CZM"
+    """``text`` quoted for a message, its invisible characters written out by glassllm's
+    one rule (:func:`glassllm.visible.visible`): ``'⟨U+200D ZERO WIDTH JOINER⟩'``."""
+    return f"'{visible(text)}'"
 
 
 def unknown_message(

@@ -4,7 +4,7 @@
 
 Both train a 1,024-entry BPE tokenizer on ../shared/corpora/pt/train.txt (NFC, a visible
 ▁ for spaces, the same four specials), then encode ../shared/corpora/pt/heldout.txt. The
-script prints each figure and the ratios the README quotes. Each timing is the best of
+script prints each figure and the ratios docs/benchmarks.md quotes. Each timing is the best of
 ``--repeat`` runs (five times as many for encoding), glassllm and HF taking turns.
 
 Training at scale: both languages' corpora (train and held-out), four times over, make a

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from glassllm import packaged
-from glassllm.places import LineIndex, span
+from glassllm.places import TextPlaces, span
 from glassllm.tokenizer import UNK_ID, TokenSpan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ def test_the_hover_is_the_library_token_under_the_cursor_rendered_in_portuguese(
     hover = emacs["hover"]
     assert hover["range"] == [token.start, token.end]
     assert "\u0301" in TEXT[token.start : token.end]
-    where = LineIndex(TEXT).span(token.start, token.end)
+    where = TextPlaces(TEXT).span(token.start, token.end)
     assert hover["raw"].startswith(f"**`{token.piece}`** · ID {token.id} · em {where} · índice ")
     # markdown-mode renders it: no ** or backticks left in what eldoc shows.
     assert hover["eldoc"].startswith(f"{token.piece} · ID {token.id} · em {where} · ")
@@ -197,7 +197,7 @@ def _region_chunks() -> tuple[int, dict[int, list[TokenSpan]]]:
 def test_c_c_g_e_on_a_region_opens_the_explanation_of_every_chunk_it_touches(emacs):
     page = emacs["page"]
     assert emacs["page_shown"] is True
-    lines = LineIndex(TEXT)
+    lines = TextPlaces(TEXT)
     first, last = lines.point(REGION[0]), lines.point(REGION[1] - 1)
     assert page.startswith(
         f"# Explicar fusões BPE\n\nconto.txt, seleção {span(first, last)} · tokenizador: português (pt)\n"
@@ -219,7 +219,7 @@ def test_c_c_g_e_on_a_region_opens_the_explanation_of_every_chunk_it_touches(ema
 def test_c_c_g_c_on_a_region_compares_the_tokenizers_chunk_by_chunk(emacs):
     assert emacs["compare_key"] == "glassllm-compare"
     page = emacs["compare_page"]
-    lines = LineIndex(TEXT)
+    lines = TextPlaces(TEXT)
     first, last = lines.point(REGION[0]), lines.point(REGION[1] - 1)
     assert page.startswith(f"# Comparar tokenizadores\n\nconto.txt, seleção {span(first, last)}\n")
     assert "| português (pt) | inglês (en) |" in page

@@ -13,7 +13,7 @@ own answers.
 
 `editors/setup.sh` installs code-server, its Node 24 and Chromium. Under CI=true a missing
 tool fails the tests; elsewhere they are skipped. With GLASSLLM_CAPTURE=1 the tests also
-write the screenshots that the READMEs show.
+write the screenshots that the READMEs and docs/editors.md show.
 """
 
 from __future__ import annotations

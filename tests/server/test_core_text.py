@@ -8,7 +8,7 @@ import pytest
 from conftest import TRICKY
 
 from glassllm import packaged
-from glassllm_server.describe import code, derivation_line, hover_markdown, lens_title, visible
+from glassllm_server.describe import code, derivation_line, hover_markdown, lens_title
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.hints import HintCache, hint_window, hints_json, inlay_hints
 from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
@@ -115,8 +115,8 @@ def test_lens_title_in_both_languages():
 # Hover text
 
 
-def test_visible_and_code_spans():
-    assert visible("a\tb\n\r\u2028\x0c\u200d▁") == "a\\tb\\n\\r\\u2028\\u000c\\u200d▁"
+def test_code_spans_show_invisible_characters_by_the_librarys_rule():
+    assert code("a\tb\n\u2028▁") == "`a\\tb\\n⟨U+2028 LINE SEPARATOR⟩▁`"
     assert code("▁vez") == "`▁vez`"
     assert code("a`b") == "``a`b``"
     assert code("`") == "`` ` ``"

@@ -91,7 +91,7 @@ async def test_the_message_names_the_character_the_tokenizer_and_what_decoding_s
     messages = [d.message for d in await diagnostics(client, uri)]
     assert messages == [
         "'🧪' is not in the Portuguese tokenizer's alphabet: it becomes <unk> (id 1) and decoding shows ⁇",
-        "U+732B U+732B U+200D are not in the Portuguese tokenizer's alphabet: they become 3 × <unk> (id 1) "
+        "'猫猫⟨U+200D ZERO WIDTH JOINER⟩' are not in the Portuguese tokenizer's alphabet: they become 3 × <unk> (id 1) "
         "and decoding shows ⁇⁇⁇",
     ]
 

@@ -43,10 +43,11 @@ def test_known_text_has_no_runs(tok):
     assert runs(tok, "Era uma vez\n") == ([], 0)
 
 
-def test_invisible_characters_are_described_by_code_point():
+def test_invisible_characters_are_described_by_the_librarys_one_rule():
     assert describe_characters("🧪") == "'🧪'"
-    assert describe_characters("\u200d") == "U+200D"
-    assert describe_characters("a\u0301") == "U+0061 U+0301"
+    assert describe_characters("\u200d") == "'⟨U+200D ZERO WIDTH JOINER⟩'"
+    assert describe_characters("a\u0301") == "'a\u0301'"  # the accent on its letter
+    assert describe_characters("\u0301") == "'◌\u0301'"  # a lone accent on a dotted circle
 
 
 def test_the_message_fields():
@@ -66,4 +67,4 @@ def test_the_message_fields():
     assert seen[-1][0] == "unknown.line_ending"
     unknown_message(say, "\r", 1, "Portuguese", line_endings=7)
     assert seen[-1][0] == "unknown.line_endings" and seen[-1][1]["count"] == "7"
-    assert seen[-1][1]["characters"] == "U+000D"
+    assert seen[-1][1]["characters"] == "'\\r'"

@@ -180,9 +180,10 @@ def test_markdown_lists_every_step_with_rank_pair_result_and_count(tok):
         ("\t\t", "`\\t\\t`"),
         ("a`b", "``a`b``"),
         ("`", "`` ` ``"),
-        ("\u2028", "`U+2028`"),
-        ("\u00a0x", "`U+00A0x`"),
-        ("\u200d", "`U+200D`"),
+        ("\u2028", "`⟨U+2028 LINE SEPARATOR⟩`"),
+        ("\u00a0x", "`⟨U+00A0 NO-BREAK SPACE⟩x`"),
+        ("\u200d", "`⟨U+200D ZERO WIDTH JOINER⟩`"),
+        ("\u0301", "`◌\u0301`"),
     ],
 )
 def test_pieces_are_shown_as_code_with_invisible_characters_spelled_out(piece, expected):

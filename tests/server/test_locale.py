@@ -56,7 +56,7 @@ async def test_a_portuguese_client_reads_portuguese(client_pt: LanguageClient):
     assert await action_title(client_pt, uri) == "Explicar fusões BPE"
     assert await diagnostic_messages(client_pt, uri) == [
         "'🧪' não está no alfabeto do tokenizador português: vira <unk> (id 1) e a decodificação mostra ⁇",
-        "O caractere de fim de linha U+000D não está no alfabeto do tokenizador português: vira <unk> (id 1) "
+        "O caractere de fim de linha '\\r' não está no alfabeto do tokenizador português: vira <unk> (id 1) "
         "e a decodificação mostra ⁇",
     ]
     page = await explain_page(client_pt, uri, 9)
