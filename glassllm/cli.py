@@ -1,4 +1,4 @@
-"""The ``glassllm`` command: encode, decode, explain, train, export, inspect and compare
+"""The ``glassllm`` command: encode, decode, explain, count, train, export, inspect and compare
 from a terminal.
 
 Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
@@ -15,18 +15,16 @@ import os
 import re
 import signal
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from glassllm import cli_compare
-from glassllm.counting import count_files
-from glassllm.files import may_replace
+from glassllm import cli_compare, cli_train
+from glassllm.cli_train import refuse_to_replace
 from glassllm.packaged import load_tokenizer
 from glassllm.places import TextPlaces
 from glassllm.problems import describe, environment_locale, problem
-from glassllm.tokenizer import SPACE, UNK_ID, Tokenizer, TokenSpan, pre_tokenize
+from glassllm.tokenizer import SPACE, UNK_ID, TokenSpan, pre_tokenize
 from glassllm.visible import visible
 
 __all__ = ["main"]
@@ -91,52 +89,9 @@ def _explain(args: argparse.Namespace, out: TextIO) -> None:
         out.write(f"  pieces   {' | '.join(map(visible, item.pieces))}   ids [{ids}]\n")
 
 
-class _ProgressBar:
-    """A one-line progress bar on a terminal; silent elsewhere (logs, pipes)."""
-
-    def __init__(self, stream: TextIO, label: str) -> None:
-        self.stream, self.label = stream, label
-        self.enabled = stream.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (done < total and now - self.last < 0.1):
-            return
-        self.last = now
-        width = 30
-        filled = width * done // max(total, 1)
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def _refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> None:
-    """Stop unless writing a tokenizer to ``path`` loses nothing, or ``--force`` says so."""
-    if not force and not may_replace(path, hugging_face=hugging_face):
-        kind, kind_pt = ("Hugging Face", "do Hugging Face") if hugging_face else ("glassllm", "do glassllm")
-        raise problem(ValueError, "cli.replace", path=path, kind=kind, kind_pt=kind_pt)
-
-
-def _train(args: argparse.Namespace, out: TextIO) -> None:
-    _refuse_to_replace(args.output, args.force)
-    started = time.perf_counter()
-    counts = count_files(args.corpus, jobs=args.jobs)
-    if not counts:
-        raise problem(ValueError, "cli.empty_corpus", corpus=", ".join(args.corpus), output=args.output)
-    tok = Tokenizer.train_from_counts(counts, args.vocab_size, progress=_ProgressBar(sys.stderr, "merges"))
-    tok.save(args.output)
-    seconds = time.perf_counter() - started
-    out.write(
-        f"{args.output}: {tok.vocab_size} entries ({len(tok.alphabet)} characters, "
-        f"{len(tok.merges)} merges) in {seconds:.1f} s\n"
-    )
-
-
 def _export(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
-    _refuse_to_replace(args.output, args.force, hugging_face=True)
+    refuse_to_replace(args.output, args.force, hugging_face=True)
     tok.save_hf(args.output)
     out.write(f"{args.output}: Hugging Face tokenizer, {tok.vocab_size} entries ({len(tok.merges)} merges)\n")
 
@@ -241,15 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("text", nargs="?", help="the text (default: standard input)")
     explain.set_defaults(run=_explain)
 
-    train = command("train", "learn a tokenizer from corpus files and save it as JSON", uses_tokenizer=False)
-    train.add_argument("corpus", nargs="+", help="UTF-8 text files, each counted as a text of its own")
-    train.add_argument("--vocab-size", type=int, default=1024, help="upper bound on entries (default: 1024)")
-    train.add_argument("--output", "-o", required=True, help="where to write the tokenizer JSON")
-    train.add_argument(
-        "--jobs", "-j", type=int, default=None, help="count chunks in this many processes (default: one per core)"
-    )
-    train.add_argument("--force", action="store_true", help="replace --output even if it is not a tokenizer file")
-    train.set_defaults(run=_train)
+    cli_train.add_parsers(command)
 
     export = commands.add_parser(
         "export",

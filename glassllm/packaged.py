@@ -33,7 +33,7 @@ def packaged(name: str) -> Tokenizer:
 
 def load_tokenizer(spec: str | Path) -> Tokenizer:
     """A packaged tokenizer by name (``"pt"``, ``"en"``) or a tokenizer file by path."""
-    return packaged(spec) if spec in PACKAGED else Tokenizer.load(spec)
+    return packaged(spec) if isinstance(spec, str) and spec in PACKAGED else Tokenizer.load(spec)
 
 
 def load_problem(error: Exception, locale: Locale = "en") -> str:

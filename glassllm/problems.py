@@ -198,6 +198,7 @@ _WHAT_PT = {
     "tokenizer file": "arquivo de tokenizador",
     "corpus file": "arquivo do corpus",
     "Hugging Face tokenizer file": "arquivo de tokenizador da Hugging Face",
+    "counts file": "arquivo de contagens",
 }
 # The operating system's words for the failures a user meets, in Portuguese (as the GNU
 # C library's pt_BR translation words them); others keep the system's English words.

@@ -141,7 +141,7 @@ class Tokenizer:
         merge_counts: list[int] | None = None,
     ) -> None:
         self.alphabet = list(alphabet)
-        self.merges = [tuple(pair) for pair in merges]
+        self.merges: list[Pair] = [(left, right) for left, right in merges]
         self.merge_counts = None if merge_counts is None else list(merge_counts)
         self.ranks: dict[Pair, int] = {}
         for rank, pair in enumerate(self.merges):
@@ -184,8 +184,8 @@ class Tokenizer:
     def train_from_counts(
         cls, counts: Mapping[str, int], vocab_size: int, *, progress: Progress | None = None
     ) -> Tokenizer:
-        """Learn a tokenizer from chunk counts, as :func:`glassllm.chunks.count_chunks`
-        (or :func:`~glassllm.chunks.count_files`) returns them, possibly summed over parts
+        """Learn a tokenizer from chunk counts, as :func:`glassllm.counting.count_chunks`
+        (or :func:`~glassllm.counting.count_files`) returns them, possibly summed over parts
         of a corpus counted elsewhere. ``train(text, n)`` is ``train_from_counts(
         count_chunks(text), n)``; chunks must not be empty and counts must be positive.
         """

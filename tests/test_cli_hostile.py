@@ -188,7 +188,7 @@ def test_training_on_an_empty_corpus_leaves_the_output_alone(tmp_path):
     packaged("en").save(tmp_path / "good.json")
     before = (tmp_path / "good.json").read_bytes()
     (tmp_path / "empty.txt").write_bytes(b"")
-    run = glassllm("train", "empty.txt", "-o", "good.json", cwd=tmp_path)
+    run = glassllm("train", "--quiet", "empty.txt", "-o", "good.json", cwd=tmp_path)
     one_clear_line(run, "glassllm train: empty.txt: no text to learn from; good.json is left as it was")
     assert (tmp_path / "good.json").read_bytes() == before
 

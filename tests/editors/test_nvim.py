@@ -37,7 +37,8 @@ WAIT = 15.0  # seconds: the server's first start imports the tokenizer
 class Neovim:
     """A headless Neovim listening on a socket, and the few ways a test talks to it."""
 
-    def __init__(self, home: Path, file: Path) -> None:
+    def __init__(self, executable: str, home: Path, file: Path) -> None:
+        self.executable = executable
         self.home = home
         self.socket = home / "nvim.sock"
         self.probes = 0
@@ -48,7 +49,7 @@ class Neovim:
         env["LANG"] = env["LC_ALL"] = "C.UTF-8"
         self.log = (home / "nvim.log").open("w")
         self.process = subprocess.Popen(
-            [NVIM, "--headless", "--listen", str(self.socket), str(file)],
+            [executable, "--headless", "--listen", str(self.socket), str(file)],
             cwd=file.parent,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -63,7 +64,7 @@ class Neovim:
 
     def _remote(self, *arguments: str) -> str:
         result = subprocess.run(
-            [NVIM, "--server", str(self.socket), *arguments], capture_output=True, text=True, timeout=WAIT
+            [self.executable, "--server", str(self.socket), *arguments], capture_output=True, text=True, timeout=WAIT
         )
         if result.returncode != 0 or result.stderr.strip():
             raise AssertionError(f"nvim {' '.join(arguments)} failed: {result.stderr.strip()}")
@@ -132,7 +133,7 @@ def nvim(tmp_path_factory):
     work.mkdir()
     sample = work / "sample.txt"
     sample.write_text(TEXT, encoding="utf-8")
-    editor = Neovim(home, sample)
+    editor = Neovim(NVIM, home, sample)
     try:
         editor.wait_for(
             "return #vim.lsp.get_clients({ bufnr = 0, name = 'glassllm' })",

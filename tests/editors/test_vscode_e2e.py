@@ -179,9 +179,10 @@ class VSCode:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
                 break
-            except OSError:
+            except OSError as error:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"code-server did not start:\n{(root / 'code-server.log').read_text()}")
+                    log = (root / "code-server.log").read_text()
+                    raise AssertionError(f"code-server did not start:\n{log}") from error
                 time.sleep(0.2)
         self.playwright = sync_playwright().start()
         self.browser = self.playwright.chromium.launch(executable_path=shutil.which("chromium"))
