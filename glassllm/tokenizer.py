@@ -103,6 +103,7 @@ class MergeStep:
     result: str
     count: int | None  # how often training saw the pair when it chose it, if recorded
     pieces: list[str]  # the chunk's pieces after this step
+    score: float | None = None  # a SentencePiece model's score of ``result`` (it orders the merges)
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,10 @@ class Tokenizer:
     unk_id = UNK_ID
     bos_id = BOS_ID
     eos_id = EOS_ID
+    kind = "glassllm BPE"
+    # encode never adds BOS or EOS, and nothing in a text is read as a special token.
+    around: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+    match_specials = False
 
     def __init__(
         self,
@@ -139,7 +144,7 @@ class Tokenizer:
         merge_counts: list[int] | None = None,
     ) -> None:
         self.alphabet = list(alphabet)
-        self.merges = [tuple(pair) for pair in merges]
+        self.merges: list[Pair] = [(left, right) for left, right in merges]
         self.merge_counts = None if merge_counts is None else list(merge_counts)
         self.ranks: dict[Pair, int] = {}
         for rank, pair in enumerate(self.merges):
@@ -258,6 +263,15 @@ class Tokenizer:
             ids = [self._ids.get(piece, UNK_ID) for piece in pieces]
             explanations.append(ChunkExplanation(index, chunk, start, end, list(chunk), steps, pieces, ids))
         return explanations
+
+    def chunk_spans(self, text: str) -> list[tuple[str, int, int]]:
+        """Each chunk of ``text`` (after NFC, spaces as ``▁``) with its ``[start, end)`` in ``text``."""
+        _require_text(text)
+        return list(chunk_text(text).spans())
+
+    def readable(self, piece: str) -> str:
+        """``piece`` as a person reads it: glassllm's pieces are text already (``▁`` for spaces)."""
+        return piece
 
     def derivation(self, piece: str) -> list[tuple[str, str, str]]:
         """How ``piece`` is built: ``(result, left, right)`` merges, the last one first."""
