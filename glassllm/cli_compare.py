@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from glassllm.compare import ComparedChunk, Comparison, compare
 from glassllm.packaged import PACKAGED, load_tokenizer
+from glassllm.protocol import AnyTokenizer
 from glassllm.visible import visible
 
 __all__ = ["add_parser"]
@@ -39,7 +40,8 @@ def _pad(text: str, shown: str, width: int) -> str:
 
 
 def _pieces(pieces: tuple[str, ...], color: bool) -> tuple[str, str]:
-    """The pieces as plain text (for widths) and as shown: bands, or joined with ``·``."""
+    """The pieces (readable already) as plain text (for widths) and as shown: bands, or
+    joined with ``·``."""
     plain = "·".join(map(visible, pieces))
     if not color:
         return plain, plain
@@ -47,12 +49,14 @@ def _pieces(pieces: tuple[str, ...], color: bool) -> tuple[str, str]:
     return plain, "".join(f"{_COLORS[i % 2]}{visible(p)}{_RESET}" for i, p in enumerate(pieces))
 
 
-def _write_chunks(chunks: list[ComparedChunk], names: tuple[str, ...], color: bool, out: TextIO) -> None:
+def _write_chunks(
+    chunks: list[ComparedChunk], names: tuple[str, ...], readers: list[AnyTokenizer], color: bool, out: TextIO
+) -> None:
     rows = []
     for chunk in chunks:
         cells = [(visible(chunk.chunk), visible(chunk.chunk))]
-        for pieces in chunk.pieces:
-            cells.append(_pieces(pieces, color))
+        for pieces, tok in zip(chunk.pieces, readers, strict=True):
+            cells.append(_pieces(tuple(map(tok.readable, pieces)), color))
             count = str(len(pieces))
             cells.append((count, count))
         rows.append(cells)
@@ -122,7 +126,8 @@ def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise ValueError(f"{', '.join(repeated)} is given twice: each tokenizer is compared once")
-    comparison = compare(text, {name: load_tokenizer(name) for name in names})
+    tokenizers = {name: load_tokenizer(name, match_specials=args.match_specials) for name in names}
+    comparison = compare(text, tokenizers)
     if args.json:
         out.write(json.dumps(_as_json(comparison), ensure_ascii=False) + "\n")
         return
@@ -135,7 +140,7 @@ def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
             f"(--limit 0 shows them all):\n\n"
         )
         chunks = shown
-    _write_chunks(chunks, comparison.names, color, out)
+    _write_chunks(chunks, comparison.names, list(tokenizers.values()), color, out)
     out.write("\n")
     _write_totals(comparison, out)
 
@@ -152,7 +157,7 @@ def add_parser(command: Any, read_text: Any) -> None:
         dest="compare_with",
         action="append",
         metavar="TOKENIZER",
-        help="pt, en or a tokenizer JSON path to compare with; repeat for several "
+        help="a tokenizer to compare with, as --tokenizer names one; repeat for several "
         "(default: the other packaged tokenizer)",
     )
     sub.add_argument("--json", action="store_true", help="print everything as JSON, for scripts")
