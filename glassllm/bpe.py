@@ -6,9 +6,12 @@ the chunk occurs. Take the most frequent pair (ties: the alphabetically smallest
 replace its occurrences in every chunk left to right without overlap, and repeat.
 
     while a pair remains and the vocabulary has room:
-        counts = get_stats(chunks)
+        counts = Counter()  # each adjacent pair of each chunk, times the chunk's count
+        for symbols, count in chunks:
+            for pair in pairwise(symbols):
+                counts[pair] += count
         pair = min(counts, key=lambda p: (-counts[p], p))
-        chunks = [merge(symbols, pair) for symbols in chunks]
+        chunks = [(merge(symbols, pair), count) for symbols, count in chunks]
 
 That loop recounts everything for each of ~1,000 merges. :func:`learn_merges` computes
 exactly the same merges incrementally: a pair index says which chunks hold each pair,
@@ -25,22 +28,14 @@ from __future__ import annotations
 import gc
 import heapq
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import pairwise, repeat
 
-__all__ = ["Pair", "apply_merges", "collector_paused", "get_stats", "learn_merges", "merge"]
+__all__ = ["Pair", "apply_merges", "collector_paused", "learn_merges", "merge"]
 
 Pair = tuple[str, str]
-
-
-def get_stats(symbols: list[str], counts: Counter[Pair] | None = None, weight: int = 1) -> Counter[Pair]:
-    """Count adjacent pairs of ``symbols`` (overlapping: ``a a a`` holds ``(a, a)`` twice)."""
-    counts = Counter() if counts is None else counts
-    for pair in pairwise(symbols):
-        counts[pair] += weight
-    return counts
 
 
 def merge(symbols: list[str], pair: Pair) -> list[str]:

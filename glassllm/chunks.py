@@ -20,6 +20,9 @@ So spaces before a word belong to its chunk, and punctuation is kept apart from 
 as in GPT-style pre-tokenizers. Rules 1 and 2 never compete (no line break is a letter),
 so the pattern tries words first, for speed. Every character falls under exactly one
 rule, which makes the split lossless: ``"".join(pre_tokenize(t)) == nfc(t).replace(" ", "▁")``.
+
+:func:`chunk_text` runs stages 1 and 2 and keeps the way back: each chunk with its
+offsets in the text as given (:func:`pre_tokenize` gives the chunks alone).
 """
 
 from __future__ import annotations

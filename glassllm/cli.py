@@ -23,13 +23,19 @@ from typing import TextIO
 from glassllm import cli_compare
 from glassllm.counting import count_files
 from glassllm.files import may_replace
-from glassllm.packaged import load_problem, load_tokenizer
-from glassllm.places import LineIndex
+from glassllm.packaged import load_tokenizer
+from glassllm.places import TextPlaces
+from glassllm.problems import Problem, describe, environment_locale, problem
 from glassllm.protocol import AnyTokenizer
 from glassllm.tokenizer import ChunkExplanation, Tokenizer
 from glassllm.visible import visible
 
 __all__ = ["main"]
+
+
+def _say(code: str, **fields: object) -> str:
+    """A message of the command line's own, in the language of its environment."""
+    return Problem(code, fields).text(environment_locale())
 
 
 def _read_text(args: argparse.Namespace) -> str:
@@ -65,12 +71,12 @@ def _decode(args: argparse.Namespace, out: TextIO) -> None:
     try:
         ids = [int(value.strip("[],")) for value in raw]
     except ValueError as error:
-        raise SystemExit(f"glassllm decode: token IDs must be integers ({error})") from None
+        raise SystemExit(f"glassllm decode: {_say('cli.ids', reason=error)}") from None
     try:
         out.write(tok.decode(ids) + "\n")
     except IndexError:
         bad = [i for i in ids if not -tok.vocab_size <= i < tok.vocab_size]
-        raise SystemExit(f"glassllm decode: IDs out of range for {tok.vocab_size} entries: {bad}") from None
+        raise SystemExit(f"glassllm decode: {_say('cli.range', size=tok.vocab_size, bad=bad)}") from None
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> None:
@@ -139,8 +145,8 @@ class _ProgressBar:
 def _refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> None:
     """Stop unless writing a tokenizer to ``path`` loses nothing, or ``--force`` says so."""
     if not force and not may_replace(path, hugging_face=hugging_face):
-        kind = "a Hugging Face tokenizer file" if hugging_face else "a glassllm tokenizer file"
-        raise ValueError(f"{path} exists and is not {kind}; not replacing it (--force replaces it)")
+        kind, kind_pt = ("Hugging Face", "do Hugging Face") if hugging_face else ("glassllm", "do glassllm")
+        raise problem(ValueError, "cli.replace", path=path, kind=kind, kind_pt=kind_pt)
 
 
 def _train(args: argparse.Namespace, out: TextIO) -> None:
@@ -183,7 +189,7 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
-    lines = LineIndex(text)
+    lines = TextPlaces(text)
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == tok.unk_id else ""
         at = lines.span(span.start, span.end)
@@ -289,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.run(args, sys.stdout)
     except (OSError, ValueError, KeyError) as error:
-        sys.stderr.write(f"glassllm {args.command}: {load_problem(error)}\n")
+        sys.stderr.write(f"glassllm {args.command}: {describe(error, environment_locale())}\n")
         return 1
     return 0
 

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from glassllm.compare import ComparedChunk, Comparison, compare
 from glassllm.packaged import PACKAGED, load_tokenizer
+from glassllm.problems import problem
 from glassllm.protocol import AnyTokenizer
 from glassllm.visible import visible
 
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
     names = [args.tokenizer, *(args.compare_with or _others(args.tokenizer))]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise ValueError(f"{', '.join(repeated)} is given twice: each tokenizer is compared once")
+        raise problem(ValueError, "cli.twice", names=", ".join(repeated))
     tokenizers = {name: load_tokenizer(name, match_specials=args.match_specials) for name in names}
     comparison = compare(text, tokenizers)
     if args.json:

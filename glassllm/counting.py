@@ -21,6 +21,7 @@ from pathlib import Path
 
 from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
 from glassllm.normalize import nfc
+from glassllm.problems import os_problem, problem
 
 __all__ = ["count_chunks", "count_files"]
 
@@ -109,7 +110,7 @@ def _default_signals() -> None:
 def _workers(jobs: int | None, size: int) -> int:
     if jobs is not None:
         if jobs < 1:
-            raise ValueError(f"jobs must be at least 1, got {jobs}")
+            raise problem(ValueError, "count.jobs", jobs=jobs)
         return jobs
     return min(os.cpu_count() or 1, 8) if size >= _PARALLEL_FROM else 1
 
@@ -213,7 +214,7 @@ def _reading(path: Path) -> Iterator[None]:
     try:
         yield
     except OSError as error:
-        raise type(error)(error.errno, f"cannot read corpus file: {error.strerror}", str(path)) from error
+        raise os_problem(error, "file.unreadable", "corpus file", str(path)) from error
 
 
 def _file_size(path: Path) -> int:
@@ -254,7 +255,9 @@ def _count_file_part(part: tuple[str, int, int]) -> Counter[str]:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {start + error.start})") from None
+                raise problem(
+                    ValueError, "file.not_utf8", path=path, reason=error.reason, byte=start + error.start
+                ) from None
             if not raw:
                 break
             tally.add(mark_spaces(nfc(text)))

@@ -22,6 +22,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from glassllm.problems import Problem, os_problem, problem, with_problem
+
 __all__ = [
     "FORMAT_VERSION",
     "TokenizerFile",
@@ -51,59 +53,60 @@ def read_tokenizer_file(path: str | Path) -> TokenizerFile:
         with open(path, encoding="utf-8") as handle:
             raw = handle.read()
     except OSError as error:
-        raise type(error)(error.errno, f"cannot read tokenizer file: {error.strerror}", str(path)) from error
+        raise os_problem(error, "file.unreadable", "tokenizer file", str(path)) from error
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
+        raise problem(ValueError, "file.not_utf8", path=path, reason=error.reason, byte=error.start) from error
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise json.JSONDecodeError(f"{path}: not valid JSON: {error.msg}", error.doc, error.pos) from error
+        found = Problem(
+            "file.not_json", {"path": path, "reason": error.msg, "line": error.lineno, "column": error.colno}
+        )
+        raise with_problem(json.JSONDecodeError(found.text(), error.doc, error.pos), found) from error
     return _validate(data, path)
 
 
 def _validate(data: object, path: str | Path) -> TokenizerFile:
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object, found {type(data).__name__}")
+        raise problem(ValueError, "file.not_object", path=path, found=type(data).__name__)
     for key in ("version", "alphabet", "merges"):
         if key not in data:
-            raise KeyError(f"{path}: missing key {key!r}")
+            raise problem(KeyError, "file.missing_key", path=path, key=key)
     version = data["version"]
     if version != FORMAT_VERSION or isinstance(version, bool):
-        raise ValueError(f"{path}: unknown version {version!r} (this glassllm reads version {FORMAT_VERSION})")
+        raise problem(ValueError, "file.version", path=path, version=version, expected=FORMAT_VERSION)
 
     alphabet = data["alphabet"]
     if not isinstance(alphabet, list):
-        raise ValueError(f"{path}: 'alphabet' must be a list, found {type(alphabet).__name__}")
+        raise problem(ValueError, "file.not_list", path=path, key="alphabet", found=type(alphabet).__name__)
     seen: set[str] = set()
     for position, symbol in enumerate(alphabet):
         if not isinstance(symbol, str) or len(symbol) != 1:
-            raise ValueError(f"{path}: alphabet[{position}] must be one character, found {symbol!r}")
+            raise problem(ValueError, "file.symbol", path=path, position=position, found=symbol)
         if symbol in seen:
-            raise ValueError(f"{path}: alphabet[{position}] {symbol!r} is a duplicate")
+            raise problem(ValueError, "file.duplicate", path=path, position=position, symbol=symbol)
         seen.add(symbol)
 
     merges = data["merges"]
     if not isinstance(merges, list):
-        raise ValueError(f"{path}: 'merges' must be a list, found {type(merges).__name__}")
+        raise problem(ValueError, "file.not_list", path=path, key="merges", found=type(merges).__name__)
     pairs: list[tuple[str, str]] = []
     for rank, pair in enumerate(merges):
         if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(part, str) and part for part in pair):
-            raise ValueError(f"{path}: merges[{rank}] must be a pair of non-empty strings, found {pair!r}")
+            raise problem(ValueError, "file.pair", path=path, rank=rank, found=pair)
         for part in pair:
             if part not in seen:
-                raise ValueError(
-                    f"{path}: merges[{rank}] {pair!r} uses {part!r}, which is not in the vocabulary before that merge"
-                )
+                raise problem(ValueError, "file.pair_unknown", path=path, rank=rank, pair=pair, part=part)
         seen.add(pair[0] + pair[1])
         pairs.append((pair[0], pair[1]))
 
     merge_counts = data.get("merge_counts")
     if merge_counts is not None:
         if not isinstance(merge_counts, list) or len(merge_counts) != len(pairs):
-            raise ValueError(f"{path}: 'merge_counts' must be a list with one count per merge ({len(pairs)})")
+            raise problem(ValueError, "file.counts", path=path, merges=len(pairs))
         for rank, count in enumerate(merge_counts):
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise ValueError(f"{path}: merge_counts[{rank}] must be a non-negative integer, found {count!r}")
+                raise problem(ValueError, "file.count", path=path, rank=rank, found=count)
     return TokenizerFile(list(alphabet), pairs, merge_counts)
 
 
@@ -139,7 +142,7 @@ def atomic_write_text(path: str | Path, text: str, what: str) -> None:
         os.replace(temporary, destination)
         temporary = None
     except OSError as error:
-        raise type(error)(error.errno, f"cannot write {what}: {error.strerror}", str(path)) from error
+        raise os_problem(error, "file.unwritable", what, str(path)) from error
     finally:
         if temporary is not None:
             with contextlib.suppress(OSError):

@@ -11,6 +11,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from glassllm.models import load_model
+from glassllm.problems import Locale, describe, problem
 from glassllm.protocol import AnyTokenizer
 from glassllm.tokenizer import Tokenizer
 
@@ -22,7 +23,7 @@ PACKAGED: dict[str, str] = {"pt": "Portuguese", "en": "English"}
 def packaged_path(name: str) -> Path:
     """Path of the packaged tokenizer file ``name`` (``"pt"`` or ``"en"``)."""
     if name not in PACKAGED:
-        raise ValueError(f"no packaged tokenizer {name!r}; the packaged ones are {', '.join(PACKAGED)}")
+        raise problem(ValueError, "packaged.unknown", name=name, names=", ".join(PACKAGED))
     with as_file(files("glassllm") / "data" / f"{name}.json") as path:
         return Path(path)
 
@@ -46,7 +47,7 @@ def load_tokenizer(spec: str | Path, *, match_specials: bool = False) -> AnyToke
     return load_model(spec, match_specials=match_specials)
 
 
-def load_problem(error: Exception) -> str:
-    """What went wrong in :func:`load_tokenizer`, for a person: the message itself (a
-    ``KeyError``'s ``str()`` would wrap it in quotes)."""
-    return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+def load_problem(error: Exception, locale: Locale = "en") -> str:
+    """What went wrong in :func:`load_tokenizer`, for a person, in ``locale`` ("pt" or
+    "en"): see :func:`glassllm.problems.describe`."""
+    return describe(error, locale)

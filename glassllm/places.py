@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 
-__all__ = ["LineIndex", "columns", "place", "span"]
+__all__ = ["TextPlaces", "columns", "place", "span"]
 
 _LINE_END = re.compile(r"\r\n|\n|\r")
 
@@ -35,9 +35,11 @@ def columns(line: int, start: int, end: int) -> str:
     return span((line, start), (line, max(start, end - 1)))
 
 
-class LineIndex:
-    """Offsets of a text as (line, column), lines ending at ``\\n``, ``\\r\\n`` or ``\\r``
-    as the Language Server Protocol (and so the editors) count them."""
+class TextPlaces:
+    """Where a text's code-point offsets are, as (line, column) and as a person reads
+    them; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` as the Language Server Protocol (and
+    so the editors) count them. The language server's ``positions.LineIndex`` has
+    another job: the LSP positions of an open document, in the negotiated code units."""
 
     def __init__(self, text: str) -> None:
         self.starts = [0] + [match.end() for match in _LINE_END.finditer(text)]

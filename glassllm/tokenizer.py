@@ -26,6 +26,7 @@ from glassllm.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.counting import count_chunks
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
 from glassllm.hf import save_hf
+from glassllm.problems import problem
 from glassllm.specials import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, UNK_TEXT
 
 __all__ = [
@@ -182,22 +183,26 @@ class Tokenizer:
     def train_from_counts(
         cls, counts: Mapping[str, int], vocab_size: int, *, progress: Progress | None = None
     ) -> Tokenizer:
-        """Learn a tokenizer from chunk counts, as :func:`glassllm.chunks.count_chunks`
-        (or :func:`~glassllm.chunks.count_files`) returns them, possibly summed over parts
+        """Learn a tokenizer from chunk counts, as :func:`glassllm.counting.count_chunks`
+        (or :func:`~glassllm.counting.count_files`) returns them, possibly summed over parts
         of a corpus counted elsewhere. ``train(text, n)`` is ``train_from_counts(
         count_chunks(text), n)``; chunks must not be empty and counts must be positive.
         """
         for chunk, count in counts.items():
             if not isinstance(chunk, str) or not chunk:
-                raise ValueError(f"chunk counts: every chunk must be a non-empty str, found {chunk!r}")
+                raise problem(ValueError, "train.chunk", chunk=chunk)
             if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-                raise ValueError(f"chunk counts: {chunk!r} has count {count!r}, expected a positive integer")
+                raise problem(ValueError, "train.count", chunk=chunk, count=count)
         alphabet = sorted({character for chunk in counts for character in chunk})
         base = len(SPECIALS) + len(alphabet)
         if vocab_size < base:
-            raise ValueError(
-                f"vocab_size {vocab_size} cannot hold the {len(SPECIALS)} special tokens and the "
-                f"{len(alphabet)}-character alphabet of this text: at least {base} is needed"
+            raise problem(
+                ValueError,
+                "train.vocab_size",
+                vocab_size=vocab_size,
+                specials=len(SPECIALS),
+                alphabet=len(alphabet),
+                needed=base,
             )
         merges, merge_counts = learn_merges(counts, vocab_size - base, progress)
         return cls(alphabet, merges, merge_counts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glassllm.places import LineIndex, columns, place, span
+from glassllm.places import TextPlaces, columns, place, span
 
 
 def test_place_and_span_count_from_1_and_include_both_ends():
@@ -14,7 +14,7 @@ def test_place_and_span_count_from_1_and_include_both_ends():
 
 def test_line_index_counts_lines_as_editors_do():
     text = "Era\r\numa\rvez\nna chuva"
-    index = LineIndex(text)
+    index = TextPlaces(text)
     assert [index.point(offset) for offset in (0, 3, 4, 5, 9, 13, 16)] == [
         (0, 0),
         (0, 3),

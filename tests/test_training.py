@@ -1,15 +1,22 @@
 """Training: the fast trainer learns exactly what the obvious slow algorithm learns."""
 
 from collections import Counter
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer
-from glassllm.bpe import get_stats, learn_merges, merge
+from glassllm.bpe import Pair, learn_merges, merge
 from glassllm.counting import count_chunks
 from glassllm.tokenizer import SPECIALS, pre_tokenize
+
+
+def get_stats(symbols: list[str], counts: Counter[Pair], weight: int) -> None:
+    """Count adjacent pairs of ``symbols`` (overlapping: ``a a a`` holds ``(a, a)`` twice)."""
+    for pair in pairwise(symbols):
+        counts[pair] += weight
 
 
 def reference_train(text: str, vocab_size: int) -> tuple[list[str], list[tuple[str, str]], list[int]]:

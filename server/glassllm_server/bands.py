@@ -76,19 +76,6 @@ def _unit_bands(text: str, spans: Sequence[Span], number: int, encoding: Encodin
         position += length
         column = span.end
     return bands
-    column = spans[0].start
-    position = columns_to_units(text, column, encoding)
-    for index, span in enumerate(spans, number):
-        if not span.start < span.end <= content:
-            continue
-        gap = text[column : span.start]
-        piece = text[span.start : span.end]
-        position += columns_to_units(gap, len(gap), encoding)
-        length = columns_to_units(piece, len(piece), encoding)
-        bands.append((position, length, index & 1))
-        position += length
-        column = span.end
-    return bands
 
 
 def encode_bands(lines: Iterable[tuple[int, list[Band]]], limit: int = BAND_LIMIT) -> list[int]:

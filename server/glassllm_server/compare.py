@@ -26,6 +26,7 @@ from glassllm.chunks import pre_tokenize
 from glassllm.packaged import load_problem
 from glassllm.places import columns, place
 from glassllm.places import span as shown_span
+from glassllm.problems import Locale
 from glassllm.tokenizer import SPECIALS, UNK_ID
 from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation, Say, shown, token_text
@@ -255,11 +256,14 @@ class CompareSet:
         """Try files that failed to load again (the settings changed: they may be fixed)."""
         self._failed.clear()
 
-    def get(self, names: Sequence[str], current: str) -> tuple[list[ComparedTokenizer], list[tuple[str, str]]]:
+    def get(
+        self, names: Sequence[str], current: str, locale: Locale = "en"
+    ) -> tuple[list[ComparedTokenizer], list[tuple[str, str]]]:
         """The tokenizers ``names`` (resolved: "pt", "en" or absolute paths), without
         ``current`` (the one in use) or repeats; and ``(name, problem)`` for each that
-        fails to load now (one that failed before is left out without a word until
-        :meth:`forget_failures`). Tokenizers no longer named are let go."""
+        fails to load now, the problem worded in ``locale`` (one that failed before is
+        left out without a word until :meth:`forget_failures`). Tokenizers no longer
+        named are let go."""
         wanted = [name for name in dict.fromkeys(names) if name != current]
         compared: list[ComparedTokenizer] = []
         failures: list[tuple[str, str]] = []
@@ -271,7 +275,7 @@ class CompareSet:
                 try:
                     loaded = ComparedTokenizer(load_tokenizer(name), name)
                 except (OSError, KeyError, ValueError) as error:
-                    self._failed[name] = load_problem(error)
+                    self._failed[name] = load_problem(error, locale)
                     failures.append((name, self._failed[name]))
                     continue
                 self._loaded[name] = loaded

@@ -75,9 +75,10 @@ def test_the_compare_set_loads_once_skips_the_current_and_reports_broken_files(t
     broken = tmp_path / "broken.json"
     broken.write_text("{", encoding="utf-8")
     compare_set = CompareSet()
-    compared, failures = compare_set.get(["pt", "en", "en", str(broken)], "pt")
+    compared, failures = compare_set.get(["pt", "en", "en", str(broken)], "pt", locale="pt")
     assert [tok.name for tok in compared] == ["en"]
     assert [name for name, _ in failures] == [str(broken)]
+    assert failures[0][1].startswith(f"{broken}: não é JSON válido")  # the library's error, in Portuguese
     again, _ = compare_set.get(["en"], "pt")
     assert again[0] is compared[0]  # its caches are kept
     Tokenizer.train("banana banana", 12).save(broken)

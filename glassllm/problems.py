@@ -1,0 +1,197 @@
+"""What the library says went wrong, worded for a person in English or Portuguese.
+
+An error the library raises for bad input keeps its documented type and its English
+message (``str(error)``, which the reference documents and scripts may match), and
+carries a :class:`Problem`: a code and the fields of its message. :func:`describe` words
+the error again in the reader's language, so the command line and the language server
+can tell a Portuguese user in Portuguese that their tokenizer file is broken::
+
+    >>> from glassllm import packaged
+    >>> try:
+    ...     packaged("de")
+    ... except ValueError as error:
+    ...     print(describe(error, "pt"))
+    não há tokenizador empacotado 'de'; os empacotados são pt, en
+
+An error without a problem (one the library did not word) is described by its own
+message, in English.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+__all__ = ["MESSAGES", "Locale", "Problem", "describe", "environment_locale", "problem", "with_problem"]
+
+Locale = Literal["en", "pt"]
+
+_E = TypeVar("_E", bound=BaseException)
+
+# code → (English, Portuguese). The English text is the exception's own message.
+MESSAGES: dict[str, tuple[str, str]] = {
+    "packaged.unknown": (
+        "no packaged tokenizer {name!r}; the packaged ones are {names}",
+        "não há tokenizador empacotado {name!r}; os empacotados são {names}",
+    ),
+    "file.unreadable": (
+        "cannot read {what}: {reason}",
+        "não foi possível ler o {what_pt} {path}: {reason_pt}",
+    ),
+    "file.unwritable": (
+        "cannot write {what}: {reason}",
+        "não foi possível gravar o {what_pt} {path}: {reason_pt}",
+    ),
+    "file.not_utf8": (
+        "{path}: not UTF-8 text ({reason} at byte {byte})",
+        "{path}: não é texto UTF-8 ({reason} no byte {byte})",
+    ),
+    "file.not_json": (
+        "{path}: not valid JSON: {reason}",
+        "{path}: não é JSON válido: {reason} (linha {line}, coluna {column})",
+    ),
+    "file.not_object": (
+        "{path}: expected a JSON object, found {found}",
+        "{path}: esperava um objeto JSON, encontrou {found}",
+    ),
+    "file.missing_key": ("{path}: missing key {key!r}", "{path}: falta a chave {key!r}"),
+    "file.version": (
+        "{path}: unknown version {version!r} (this glassllm reads version {expected})",
+        "{path}: versão desconhecida {version!r} (este glassllm lê a versão {expected})",
+    ),
+    "file.not_list": (
+        "{path}: {key!r} must be a list, found {found}",
+        "{path}: {key!r} deve ser uma lista, encontrou {found}",
+    ),
+    "file.symbol": (
+        "{path}: alphabet[{position}] must be one character, found {found!r}",
+        "{path}: alphabet[{position}] deve ser um caractere, encontrou {found!r}",
+    ),
+    "file.duplicate": (
+        "{path}: alphabet[{position}] {symbol!r} is a duplicate",
+        "{path}: alphabet[{position}] {symbol!r} está repetido",
+    ),
+    "file.pair": (
+        "{path}: merges[{rank}] must be a pair of non-empty strings, found {found!r}",
+        "{path}: merges[{rank}] deve ser um par de strings não vazias, encontrou {found!r}",
+    ),
+    "file.pair_unknown": (
+        "{path}: merges[{rank}] {pair!r} uses {part!r}, which is not in the vocabulary before that merge",
+        "{path}: merges[{rank}] {pair!r} usa {part!r}, que não está no vocabulário antes dessa fusão",
+    ),
+    "file.counts": (
+        "{path}: 'merge_counts' must be a list with one count per merge ({merges})",
+        "{path}: 'merge_counts' deve ser uma lista com uma contagem por fusão ({merges})",
+    ),
+    "file.count": (
+        "{path}: merge_counts[{rank}] must be a non-negative integer, found {found!r}",
+        "{path}: merge_counts[{rank}] deve ser um inteiro não negativo, encontrou {found!r}",
+    ),
+    "train.vocab_size": (
+        "vocab_size {vocab_size} cannot hold the {specials} special tokens and the "
+        "{alphabet}-character alphabet of this text: at least {needed} is needed",
+        "vocab_size {vocab_size} não comporta os {specials} tokens especiais e o alfabeto de "
+        "{alphabet} caracteres deste texto: são precisos pelo menos {needed}",
+    ),
+    "train.chunk": (
+        "chunk counts: every chunk must be a non-empty str, found {chunk!r}",
+        "contagens de trechos: todo trecho deve ser uma str não vazia, encontrou {chunk!r}",
+    ),
+    "train.count": (
+        "chunk counts: {chunk!r} has count {count!r}, expected a positive integer",
+        "contagens de trechos: {chunk!r} tem contagem {count!r}, esperava um inteiro positivo",
+    ),
+    "count.jobs": ("jobs must be at least 1, got {jobs}", "jobs deve ser pelo menos 1, veio {jobs}"),
+    # The command line's own refusals.
+    "cli.replace": (
+        "{path} exists and is not a {kind} tokenizer file; not replacing it (--force replaces it)",
+        "{path} existe e não é um arquivo de tokenizador {kind_pt}; não foi substituído (--force o substitui)",
+    ),
+    "cli.twice": (
+        "{names} is given twice: each tokenizer is compared once",
+        "{names} foi dado duas vezes: cada tokenizador é comparado uma vez",
+    ),
+    "cli.ids": (
+        "token IDs must be integers ({reason})",
+        "os IDs de token devem ser inteiros ({reason})",
+    ),
+    "cli.range": (
+        "IDs out of range for {size} entries: {bad}",
+        "IDs fora do intervalo para {size} entradas: {bad}",
+    ),
+}
+
+# What a file is, in each language, for file.unreadable and file.unwritable.
+_WHAT_PT = {
+    "tokenizer file": "arquivo de tokenizador",
+    "corpus file": "arquivo do corpus",
+}
+# The operating system's words for the failures a user meets, in Portuguese (as the GNU
+# C library's pt_BR translation words them); others keep the system's English words.
+_REASON_PT = {
+    errno.ENOENT: "arquivo ou diretório inexistente",
+    errno.EACCES: "permissão negada",
+    errno.EISDIR: "é um diretório",
+    errno.ENOTDIR: "não é um diretório",
+    errno.ENOSPC: "não há espaço disponível no dispositivo",
+    errno.EROFS: "sistema de arquivos somente para leitura",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem's code (a key of :data:`MESSAGES`) and the fields its message names."""
+
+    code: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    def text(self, locale: Locale = "en") -> str:
+        """The message in ``locale``."""
+        english, portuguese = MESSAGES[self.code]
+        return (portuguese if locale == "pt" else english).format(**self.fields)
+
+
+def problem(kind: type[_E], code: str, /, **fields: Any) -> _E:
+    """An exception of type ``kind`` whose message is ``code``'s English text, carrying
+    the problem: ``raise problem(ValueError, "count.jobs", jobs=0)``."""
+    found = Problem(code, fields)
+    return with_problem(kind(found.text()), found)
+
+
+def with_problem(error: _E, found: Problem) -> _E:
+    """``error``, carrying ``found`` (for exceptions built another way, as ``OSError``)."""
+    error.problem = found  # type: ignore[attr-defined]
+    return error
+
+
+def os_problem(error: OSError, code: str, what: str, path: str) -> OSError:
+    """``error`` again, its message saying which file and what failed: same type, same
+    ``errno``, the file as its ``filename``, and a problem to word it in Portuguese."""
+    message = MESSAGES[code][0].format(what=what, reason=error.strerror)
+    reason_pt = _REASON_PT.get(error.errno or 0, error.strerror or "")
+    found = Problem(code, {"what": what, "what_pt": _WHAT_PT.get(what, what), "path": path, "reason_pt": reason_pt})
+    return with_problem(type(error)(error.errno, message, path), found)
+
+
+def describe(error: BaseException, locale: Locale = "en") -> str:
+    """What went wrong, for a person, in ``locale``: the problem's words when the error
+    carries one and a Portuguese reader asks, else the message itself (a ``KeyError``'s
+    ``str()`` would wrap it in quotes)."""
+    found = getattr(error, "problem", None)
+    if locale == "pt" and isinstance(found, Problem):
+        return found.text("pt")
+    return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+
+
+def environment_locale(environment: Mapping[str, str] | None = None) -> Locale:
+    """The language a POSIX program speaks in ``environment`` (this process's by
+    default): the first of ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` that is set and not
+    empty; Portuguese if it names Portuguese (``pt_BR.UTF-8``), else English."""
+    environment = os.environ if environment is None else environment
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if environment.get(name):
+            return "pt" if environment[name].lower().startswith("pt") else "en"
+    return "en"
