@@ -91,6 +91,7 @@ class ModelTokenizer:
             re.compile("|".join(map(re.escape, sorted(matched, key=len, reverse=True)))) if matched else None
         )
         self._cache: dict[str, _Chunk] = {}
+        self._ids_cache: dict[str, tuple[int, ...]] = {}  # the same IDs, for encode's fast path
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.kind}, {self.vocab_size} entries, from {self.source}>"
@@ -110,6 +111,11 @@ class ModelTokenizer:
     def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
         """Where the pre-tokenizer cuts ``normalized``: each chunk's ``[start, end)``."""
         return ((0, len(normalized)),)
+
+    def _chunk_texts(self, normalized: str) -> list[str]:
+        """The chunks of ``normalized`` themselves (a format may find them faster than
+        their bounds)."""
+        return [normalized[start:end] for start, end in self._chunk_bounds(normalized)]
 
     def _symbols(self, chunk: str) -> list[str]:
         """The symbols merging starts from."""
@@ -187,7 +193,9 @@ class ModelTokenizer:
                 entry = self._tokens(chunk, merge_symbols(symbols, self._rank)[0])
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
+                self._ids_cache.clear()
             self._cache[chunk] = entry
+            self._ids_cache[chunk] = entry.ids
         return entry
 
     def encode(self, text: str) -> list[int]:
@@ -199,8 +207,11 @@ class ModelTokenizer:
                 ids.append(segment.special)
                 continue
             normalized, _ = self._normalize(text[segment.start : segment.end], segment.start == 0)
-            encode = self._encode_chunk
-            ids.extend(chain.from_iterable(encode(normalized[a:b]).ids for a, b in self._chunk_bounds(normalized)))
+            chunks = self._chunk_texts(normalized)
+            found = list(map(self._ids_cache.get, chunks))
+            if None in found:
+                found = [entry or self._encode_chunk(chunk).ids for entry, chunk in zip(found, chunks, strict=True)]
+            ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
         return ids
 
     def encode_spans(self, text: str) -> list[TokenSpan]:

@@ -57,6 +57,16 @@ class Split:
         if self.keep_gaps and at < end:
             yield at, end
 
+    def texts(self, text: str) -> list[str]:
+        """The chunks of all of ``text``: ``findall`` when the matches leave no gap (the
+        patterns of real models match every character), else from :meth:`bounds`."""
+        if self.pattern.groups:  # findall would give the groups, not the matches
+            return [text[start:end] for start, end in self.bounds(text, 0, len(text))]
+        found = self.pattern.findall(text)
+        if not self.keep_gaps or sum(map(len, found)) == len(text):
+            return [chunk for chunk in found if chunk] if "" in found else found
+        return [text[start:end] for start, end in self.bounds(text, 0, len(text))]
+
 
 class HFByteLevelBPE(ByteLevelModel):
     """A byte-level BPE ``tokenizer.json`` (see the module's docstring)."""
@@ -103,6 +113,11 @@ class HFByteLevelBPE(ByteLevelModel):
         for split in self._splits:
             bounds = [found for start, end in bounds for found in split.bounds(normalized, start, end)]
         return bounds
+
+    def _chunk_texts(self, normalized: str) -> list[str]:
+        if len(self._splits) == 1:
+            return self._splits[0].texts(normalized)
+        return super()._chunk_texts(normalized)
 
     def _rank(self, left: str, right: str) -> float | None:
         return self._rank_of(f"{left} {right}")

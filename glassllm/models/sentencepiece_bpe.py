@@ -102,6 +102,9 @@ class SentencePieceBPE(ModelTokenizer):
             return ((0, len(normalized)),)
         return (match.span() for match in _CHUNK.finditer(normalized))
 
+    def _chunk_texts(self, normalized: str) -> list[str]:
+        return _CHUNK.findall(normalized) if self._chunked else [normalized]
+
     def _symbols(self, chunk: str) -> list[str]:
         if self._user is None:
             return list(chunk)

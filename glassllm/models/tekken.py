@@ -87,6 +87,9 @@ class Tekken(ByteLevelModel):
     def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
         return self._split.bounds(normalized, 0, len(normalized))
 
+    def _chunk_texts(self, normalized: str) -> list[str]:
+        return self._split.texts(normalized)
+
     def _rank(self, left: str, right: str) -> float | None:
         return self._rank_of(left + right)
 
