@@ -169,3 +169,18 @@ def test_the_command_line_takes_every_format(model):
     assert "the model adds <s> around a text" in shown.stdout
     refused = glassllm("export", sentencepiece, "-o", "out.json")
     assert refused.returncode == 1 and "export writes glassllm's own" in refused.stderr
+
+
+def test_compare_lines_up_tokenizers_that_chunk_differently(model):
+    from glassllm import compare
+
+    text = "Era uma vez, na chuva de 2024!  Olá 👍🏽\r\n\tfim"
+    tokenizers = {"pt": packaged("pt"), "llama3": model("llama3"), "v7": model("mistral-v7"), "tekken": model("tekken")}
+    result = compare(text, tokenizers)
+    assert result.chunks[0].start == 0 and result.chunks[-1].end == len(text)
+    for before, after in zip(result.chunks, result.chunks[1:], strict=False):
+        assert before.end == after.start
+    for column, (name, tok) in enumerate(tokenizers.items()):
+        assert [i for chunk in result.chunks for i in chunk.ids[column]] == tok.encode(text), name
+        assert result.totals[column].tokens == len(tok.encode(text))
+        assert result.totals[column].chunks == len(tok.chunk_spans(text))
