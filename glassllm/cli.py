@@ -165,7 +165,7 @@ def _train(args: argparse.Namespace, out: TextIO) -> None:
 def _export(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
     if not isinstance(tok, Tokenizer):
-        raise ValueError(f"{args.tokenizer} is a {tok.kind} model's tokenizer: export writes glassllm's own")
+        raise problem(ValueError, "cli.export_model", name=args.tokenizer, kind=tok.kind)
     _refuse_to_replace(args.output, args.force, hugging_face=True)
     tok.save_hf(args.output)
     out.write(f"{args.output}: Hugging Face tokenizer, {tok.vocab_size} entries ({len(tok.merges)} merges)\n")

@@ -18,6 +18,7 @@ from glassllm.models.hf_bpe import HFByteLevelBPE, load_hf_bpe
 from glassllm.models.hub import PREFIX, resolve
 from glassllm.models.sentencepiece_bpe import SentencePieceBPE, is_sentencepiece, load_sentencepiece
 from glassllm.models.tekken import Tekken, is_tekken, load_tekken
+from glassllm.problems import problem
 from glassllm.protocol import AnyTokenizer
 from glassllm.tokenizer import Tokenizer
 
@@ -35,6 +36,10 @@ __all__ = [
 EXPECTED = (
     "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (byte-level BPE), a Tekken JSON "
     "or a SentencePiece BPE .model"
+)
+_EXPECTED_PT = (
+    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE em bytes), um JSON "
+    "Tekken ou um .model BPE do SentencePiece"
 )
 # A tokenizer file larger than this is refused before it is read (GPT-4o's is 10 MB).
 MAX_BYTES = 256 << 20
@@ -72,7 +77,7 @@ def read_model_file(path: str | Path) -> bytes:
     except OSError as error:
         raise type(error)(error.errno, f"cannot read tokenizer file: {error.strerror}", str(path)) from error
     if len(data) > MAX_BYTES:
-        raise ValueError(f"{path}: larger than {MAX_BYTES >> 20} MB, too large for a tokenizer file")
+        raise problem(ValueError, "model.too_large", path=path, megabytes=MAX_BYTES >> 20)
     return data
 
 
@@ -98,4 +103,4 @@ def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenize
     if kind == "glassllm" or data.lstrip()[:1] == b"{":
         # glassllm's own reader says what is wrong with any other JSON.
         return Tokenizer.load(path)
-    raise ValueError(f"{path}: not a tokenizer file: expected {EXPECTED}")
+    raise problem(ValueError, "model.unknown_file", path=path, expected=EXPECTED, expected_pt=_EXPECTED_PT)

@@ -31,6 +31,7 @@ from typing import Any
 from glassllm.models.byte_level import ByteLevelModel
 from glassllm.models.patterns import compile_pattern
 from glassllm.normalize import normalize_with_offsets
+from glassllm.problems import problem
 
 __all__ = ["GPT2_PATTERN", "HFByteLevelBPE", "Split", "load_hf_bpe"]
 
@@ -226,7 +227,7 @@ def load_hf_bpe(path: str | Path, data: dict[str, Any], *, match_specials: bool 
     if not isinstance(model, dict):
         raise ValueError(f"{source}: a tokenizer.json needs a 'model' object")
     if model.get("type", "BPE") != "BPE":
-        raise ValueError(f"{source}: not a BPE model (its model is {model.get('type')!r})")
+        raise problem(ValueError, "model.not_bpe", path=source, found=f"Hugging Face {model.get('type')}")
     if model.get("byte_fallback"):
         raise _unsupported(source, "a BPE model with byte_fallback (Metaspace, as Llama 2's)")
     for option in ("continuing_subword_prefix", "end_of_word_suffix"):

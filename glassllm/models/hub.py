@@ -14,6 +14,8 @@ import os
 import re
 from pathlib import Path
 
+from glassllm.problems import problem
+
 __all__ = ["PREFIX", "TOKENIZER_FILES", "hub_cache", "resolve"]
 
 PREFIX = "hf:"
@@ -45,18 +47,16 @@ def resolve(spec: str) -> Path:
     folder = cache / ("models--" + "--".join(part for part in (org, name) if part))
     repo = f"{org}/{name}" if org else name
     if not folder.is_dir():
-        raise FileNotFoundError(
-            f"{spec}: {repo} is not in the local Hugging Face cache ({cache}); glassllm never "
-            f"downloads: fetch it once with `hf download {repo} tokenizer.json` (or point "
-            f"HF_HUB_CACHE at the cache that has it)"
-        )
+        raise problem(FileNotFoundError, "hub.absent", spec=spec, repo=repo, cache=cache)
     revision = revision or "main"
     ref = folder / "refs" / revision
     commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else revision
     snapshot = folder / "snapshots" / commit
     if not snapshot.is_dir():
-        raise FileNotFoundError(f"{spec}: revision {revision!r} of {repo} is not in the local cache ({folder})")
+        raise problem(FileNotFoundError, "hub.revision", spec=spec, revision=revision, repo=repo, folder=folder)
     for file_name in TOKENIZER_FILES:
         if (snapshot / file_name).is_file():
             return snapshot / file_name
-    raise FileNotFoundError(f"{spec}: the cached {repo} ({snapshot}) has none of {', '.join(TOKENIZER_FILES)}")
+    raise problem(
+        FileNotFoundError, "hub.no_file", spec=spec, repo=repo, snapshot=snapshot, files=", ".join(TOKENIZER_FILES)
+    )

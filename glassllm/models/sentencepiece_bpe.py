@@ -32,6 +32,7 @@ from pathlib import Path
 from glassllm.models.base import ModelTokenizer, _as_ids, _Chunk
 from glassllm.models.merging import Merge
 from glassllm.models.protobuf import fields, float32, signed
+from glassllm.problems import problem
 
 __all__ = ["SentencePieceBPE", "is_sentencepiece", "load_sentencepiece"]
 
@@ -215,7 +216,7 @@ def load_sentencepiece(path: str | Path, data: bytes, *, match_specials: bool = 
     model_type = trainer.get(3, 1)
     if model_type != _BPE:
         name = _MODEL_TYPES.get(model_type, str(model_type)) if isinstance(model_type, int) else "?"
-        raise ValueError(f"{source}: not a BPE model (a SentencePiece {name} model); glassllm reads BPE models")
+        raise problem(ValueError, "model.not_bpe", path=source, found=f"SentencePiece {name}")
     rule = normalizer.get(1, b"")
     rule = rule.decode("utf-8", "replace") if isinstance(rule, bytes) else ""
     if rule not in ("", "identity"):

@@ -14,6 +14,7 @@ from glassllm import load_tokenizer, packaged
 from glassllm.models import EXPECTED, HFByteLevelBPE, SentencePieceBPE, Tekken, model_kind
 from glassllm.models.byte_level import readable
 from glassllm.models.protobuf import fields
+from glassllm.problems import describe
 from glassllm.protocol import AnyTokenizer
 from tests.conftest import CORPORA
 from tests.models.conftest import FILES, model_file
@@ -53,6 +54,10 @@ def test_anything_else_gets_one_error_naming_the_file_and_what_was_expected(tmp_
     with pytest.raises(ValueError, match=r"notes\.txt: not a tokenizer file: expected") as raised:
         load_tokenizer(notes)
     assert EXPECTED in str(raised.value)
+    assert describe(raised.value, "pt").endswith(
+        "não é um arquivo de tokenizador: esperava um JSON de tokenizador do glassllm, um tokenizer.json "
+        "da Hugging Face (BPE em bytes), um JSON Tekken ou um .model BPE do SentencePiece"
+    )
     with pytest.raises(FileNotFoundError, match=r"nowhere\.model"):
         load_tokenizer(tmp_path / "nowhere.model")
 
@@ -60,7 +65,7 @@ def test_anything_else_gets_one_error_naming_the_file_and_what_was_expected(tmp_
 def test_other_hf_models_are_refused_by_name(tmp_path):
     wordpiece = tmp_path / "bert.json"
     wordpiece.write_text(json.dumps({"version": "1.0", "model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bert.json: not a BPE model \(its model is 'WordPiece'\)"):
+    with pytest.raises(ValueError, match=r"bert\.json: not a BPE model \(Hugging Face WordPiece\)"):
         load_tokenizer(wordpiece)
     metaspace = tmp_path / "llama2.json"
     model = {"type": "BPE", "vocab": {"a": 0}, "merges": [], "byte_fallback": True}
@@ -76,7 +81,7 @@ def test_a_unigram_sentencepiece_model_is_not_a_bpe_model(tmp_path):
     sentencepiece.SentencePieceTrainer.train(
         input=str(corpus), model_prefix=str(tmp_path / "uni"), model_type="unigram", vocab_size=200, minloglevel=2
     )
-    with pytest.raises(ValueError, match=r"uni.model: not a BPE model \(a SentencePiece unigram model\)"):
+    with pytest.raises(ValueError, match=r"uni\.model: not a BPE model \(SentencePiece unigram\)"):
         load_tokenizer(tmp_path / "uni.model")
 
 
@@ -109,6 +114,10 @@ def test_hf_ids_resolve_in_the_local_cache_only(tmp_path, monkeypatch, model):
         FileNotFoundError, match=r"meta-llama/Llama-3\.2-1B is not in the local Hugging Face cache.*never"
     ):
         load_tokenizer("hf:meta-llama/Llama-3.2-1B")
+    try:
+        load_tokenizer("hf:meta-llama/Llama-3.2-1B")
+    except FileNotFoundError as error:
+        assert "não está no cache local da Hugging Face" in describe(error, "pt")
     with pytest.raises(
         FileNotFoundError, match=r"revision 'v2' of mistralai/Mistral-7B-v0\.1 is not in the local cache"
     ):
