@@ -17,16 +17,18 @@ dummy prefix ``▁`` of SentencePiece) is an empty span where it stands.
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from typing import NamedTuple
 
 from glassllm.models.merging import Merge, merge_symbols
-from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan
 
-__all__ = ["ModelTokenizer", "Segment"]
+# One rule for what counts as text and as token IDs, glassllm's own tokenizer's.
+from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, _require_text
+from glassllm.tokenizer import _as_ids as as_ids
+
+__all__ = ["ChunkTokens", "ModelTokenizer", "Segment", "as_ids"]
 
 # Distinct chunks kept before the cache starts afresh (as glassllm's own tokenizer does).
 _CACHE_LIMIT = 1 << 17
@@ -40,7 +42,7 @@ class Segment(NamedTuple):
     special: int | None  # the special token's ID, or None for ordinary text
 
 
-class _Chunk(NamedTuple):
+class ChunkTokens(NamedTuple):
     """A chunk's tokens, as the cache keeps them: offsets in the chunk's characters."""
 
     ids: tuple[int, ...]
@@ -90,7 +92,7 @@ class ModelTokenizer:
         self._special_pattern = (
             re.compile("|".join(map(re.escape, sorted(matched, key=len, reverse=True)))) if matched else None
         )
-        self._cache: dict[str, _Chunk] = {}
+        self._cache: dict[str, ChunkTokens] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # the same IDs, for encode's fast path
 
     def __repr__(self) -> str:
@@ -129,7 +131,7 @@ class ModelTokenizer:
         """The ID that stands for the whole chunk without merging, if the format has one."""
         return None
 
-    def _tokens(self, chunk: str, pieces: list[str]) -> _Chunk:
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
         """IDs, pieces and character offsets in ``chunk`` of the final ``pieces``."""
         raise NotImplementedError
 
@@ -182,13 +184,13 @@ class ModelTokenizer:
                     span = (segment.start + origin[start], segment.start + origin[end])
                 yield normalized[start:end], span[0], span[1], (segment.start, origin, start)
 
-    def _encode_chunk(self, chunk: str) -> _Chunk:
+    def _encode_chunk(self, chunk: str) -> ChunkTokens:
         entry = self._cache.get(chunk)
         if entry is None:
             symbols = self._symbols(chunk)
             whole = self._whole(chunk, symbols)
             if whole is not None:
-                entry = _Chunk((whole,), (self.vocab[whole],), (0,), (len(chunk),))
+                entry = ChunkTokens((whole,), (self.vocab[whole],), (0,), (len(chunk),))
             else:
                 entry = self._tokens(chunk, merge_symbols(symbols, self._rank)[0])
             if len(self._cache) >= _CACHE_LIMIT:
@@ -274,7 +276,7 @@ class ModelTokenizer:
     def tokens(self, ids: Iterable[int]) -> list[str]:
         """The vocabulary entry of each ID, as the model's files write it."""
         vocab = self.vocab
-        return [vocab[token_id] for token_id in _as_ids(ids)]
+        return [vocab[token_id] for token_id in as_ids(ids)]
 
 
 def _place(place: tuple[int, list[int] | None, int], first: int, last: int) -> tuple[int, int]:
@@ -282,17 +284,3 @@ def _place(place: tuple[int, list[int] | None, int], first: int, last: int) -> t
     if origin is None:
         return segment + chunk + first, segment + chunk + last
     return segment + origin[chunk + first], segment + origin[chunk + last]
-
-
-def _require_text(text: object) -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"expected text as str, got {type(text).__name__}")
-
-
-def _as_ids(ids: object) -> list[int]:
-    if isinstance(ids, (str, bytes, bytearray)):
-        raise TypeError(f"expected a sequence of token IDs (int), got {type(ids).__name__}")
-    try:
-        return [operator.index(token_id) for token_id in ids]  # type: ignore[attr-defined]
-    except TypeError:
-        raise TypeError(f"expected a sequence of token IDs (int), got {ids!r:.80}") from None

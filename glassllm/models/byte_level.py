@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from glassllm.models.base import ModelTokenizer, _as_ids, _Chunk
+from glassllm.models.base import ChunkTokens, ModelTokenizer, as_ids
 
 __all__ = ["BYTE_SYMBOLS", "ByteLevelModel", "from_symbols", "readable", "readable_bytes", "to_symbols"]
 
@@ -86,7 +86,7 @@ class ByteLevelModel(ModelTokenizer):
     def _symbols_of_piece(self, piece: str) -> list[str]:
         return list(piece)
 
-    def _tokens(self, chunk: str, pieces: list[str]) -> _Chunk:
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
         ids = []
         for piece in pieces:
             token_id = self.ids.get(piece)
@@ -94,14 +94,14 @@ class ByteLevelModel(ModelTokenizer):
                 raise ValueError(f"{self.source}: the piece {readable(piece)!r} is not in the vocabulary")
             ids.append(token_id)
         starts, ends = char_ranges(chunk, list(map(len, pieces)))
-        return _Chunk(tuple(ids), tuple(pieces), starts, ends)
+        return ChunkTokens(tuple(ids), tuple(pieces), starts, ends)
 
     def readable(self, piece: str) -> str:
         return piece if piece in self.specials or piece in self._matched else readable(piece)
 
     def decode(self, ids: Iterable[int]) -> str:
         vocab, specials = self.vocab, self._special_ids
-        kept = [vocab[token_id] for token_id in _as_ids(ids) if token_id not in specials]
+        kept = [vocab[token_id] for token_id in as_ids(ids) if token_id not in specials]
         return from_symbols("".join(kept)).decode("utf-8", "replace")
 
 

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from glassllm.models.base import ModelTokenizer, _as_ids, _Chunk
+from glassllm.models.base import ChunkTokens, ModelTokenizer, as_ids
 from glassllm.models.merging import Merge
 from glassllm.models.protobuf import fields, float32, signed
 from glassllm.problems import problem
@@ -126,7 +126,7 @@ class SentencePieceBPE(ModelTokenizer):
         result = merge.left + merge.right
         return self.ids[result], self.scores[result]
 
-    def _tokens(self, chunk: str, pieces: list[str]) -> _Chunk:
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
         ids: list[int] = []
         shown: list[str] = []
         starts: list[int] = []
@@ -154,7 +154,7 @@ class SentencePieceBPE(ModelTokenizer):
                 starts.append(at)
                 ends.append(at + len(piece))
             at += len(piece)
-        return _Chunk(tuple(ids), tuple(shown), tuple(starts), tuple(ends))
+        return ChunkTokens(tuple(ids), tuple(shown), tuple(starts), tuple(ends))
 
     def readable(self, piece: str) -> str:
         match = _BYTE_PIECE.fullmatch(piece)
@@ -163,7 +163,7 @@ class SentencePieceBPE(ModelTokenizer):
     def decode(self, ids: Iterable[int]) -> str:
         data = bytearray()
         vocab, controls = self.vocab, self._special_ids
-        for token_id in _as_ids(ids):
+        for token_id in as_ids(ids):
             if token_id in controls:
                 continue
             piece = vocab[token_id]
