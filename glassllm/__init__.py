@@ -8,10 +8,12 @@
 
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
+from glassllm.protocol import AnyTokenizer
 from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
 
 __all__ = [
     "PACKAGED",
+    "AnyTokenizer",
     "ChunkExplanation",
     "ComparedChunk",
     "Comparison",
