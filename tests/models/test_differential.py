@@ -8,6 +8,10 @@ Unicode with the hard cases mixed in. Offsets are checked against HF's where it 
 them, and against the bytes everywhere.
 """
 
+# The fixtures are imported from tests/models/fixtures.py (see there why), so a test's
+# parameter of the same name is the fixture, not a redefinition.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 from itertools import pairwise
@@ -17,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CORPORA
-from tests.models.conftest import FILES, HF_MODELS, SENTENCEPIECE_MODELS, model_file
+from tests.models.fixtures import FILES, HF_MODELS, SENTENCEPIECE_MODELS, hf_tokenizer, model, model_file, reference  # noqa: F401 (fixtures)
 
 ALL = tuple(FILES)
 

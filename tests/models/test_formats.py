@@ -1,6 +1,10 @@
 """Loading real models' files: recognition from the content, clear errors, ``hf:`` ids
 from the local cache only, readable pieces, long chunks, and the command line."""
 
+# The fixtures are imported from tests/models/fixtures.py (see there why), so a test's
+# parameter of the same name is the fixture, not a redefinition.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 import json
@@ -17,7 +21,7 @@ from glassllm.models.protobuf import fields
 from glassllm.problems import describe
 from glassllm.protocol import AnyTokenizer
 from tests.conftest import CORPORA
-from tests.models.conftest import FILES, model_file
+from tests.models.fixtures import FILES, hf_tokenizer, model, model_file, reference  # noqa: F401 (fixtures)
 
 
 def glassllm(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -1,5 +1,8 @@
 """Real model tokenizers for the tests, fetched by tests/fixtures/fetch_models.sh.
 
+The test modules import these fixtures by name: a second ``conftest.py`` would clash with
+the server tests' ``from conftest import …``.
+
 A test that needs one is skipped, naming the script, when the file is not there — and
 fails instead under ``CI=true``, where the script runs first (.ci/run). Each model is
 loaded once per session (a few seconds each); so is its reference implementation.
