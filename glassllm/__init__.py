@@ -11,11 +11,13 @@
 __version__ = "0.1.0"
 
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
-from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
+from glassllm.packaged import PACKAGED, load_own_tokenizer, load_tokenizer, packaged, packaged_path
+from glassllm.protocol import AnyTokenizer
 from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
 
 __all__ = [
     "PACKAGED",
+    "AnyTokenizer",
     "ChunkExplanation",
     "ComparedChunk",
     "Comparison",
@@ -27,6 +29,7 @@ __all__ = [
     "__version__",
     "by_difference",
     "compare",
+    "load_own_tokenizer",
     "load_tokenizer",
     "packaged",
     "packaged_path",

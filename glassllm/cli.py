@@ -1,10 +1,13 @@
 """The ``glassllm`` command: encode, decode, explain, count, train, export, inspect and compare
 from a terminal.
 
-Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
-the command line, or from standard input when it is ``-`` or absent; it must be UTF-8.
-A problem is one line on standard error and exit status 1. ``inspect``, ``compare`` and
-``explain`` also write a self-contained HTML page (``--html PAGE``);
+Every subcommand takes ``--tokenizer`` (``pt`` by default): a packaged tokenizer, a
+tokenizer file — glassllm's JSON, a Hugging Face ``tokenizer.json``, a Tekken JSON, a
+SentencePiece ``.model`` — or ``hf:ORG/NAME`` from the local Hugging Face cache; with
+``--match-specials`` a real model reads special-token text as its special tokens. Text
+comes from the command line, or from standard input when it is ``-`` or absent; it must
+be UTF-8. A problem is one line on standard error and exit status 1. ``inspect``,
+``compare`` and ``explain`` also write a self-contained HTML page (``--html PAGE``);
 ``glassllm completion SHELL`` prints the shell's tab-completion script.
 """
 
@@ -28,10 +31,11 @@ from argcomplete.shell_integration import shellcode
 
 from glassllm import __version__, cli_compare, cli_train, html_page
 from glassllm.cli_train import refuse_to_replace
-from glassllm.packaged import load_tokenizer
+from glassllm.packaged import load_own_tokenizer, load_tokenizer
 from glassllm.places import TextPlaces
 from glassllm.problems import describe, environment_locale, problem
-from glassllm.tokenizer import SPACE, UNK_ID, TokenSpan, pre_tokenize
+from glassllm.protocol import AnyTokenizer
+from glassllm.tokenizer import SPACE, ChunkExplanation, Tokenizer, TokenSpan, pre_tokenize
 from glassllm.visible import visible
 
 __all__ = ["main"]
@@ -61,14 +65,27 @@ def _utf8(raw: bytes, code: str, **fields: object) -> str:
         raise problem(ValueError, code, byte=raw[error.start], offset=error.start, **fields) from None
 
 
+def _load(args: argparse.Namespace) -> AnyTokenizer:
+    return load_tokenizer(args.tokenizer, match_specials=args.match_specials)
+
+
+def _around(tok: AnyTokenizer) -> str:
+    """What the model adds around a text, said once (empty for glassllm's own)."""
+    before, after = tok.around
+    if not before and not after:
+        return ""
+    added = " … ".join(part for part in (" ".join(tok.tokens(before)), " ".join(tok.tokens(after))) if part)
+    return f"the model adds {added} around a text: not counted here, not part of the text's tokens"
+
+
 def _encode(args: argparse.Namespace, out: TextIO) -> None:
-    tok = load_tokenizer(args.tokenizer)
+    tok = _load(args)
     ids = tok.encode(_read_text(args))
     out.write(json.dumps(ids) + "\n" if args.json else " ".join(map(str, ids)) + "\n")
 
 
 def _decode(args: argparse.Namespace, out: TextIO) -> None:
-    tok = load_tokenizer(args.tokenizer)
+    tok = _load(args)
     raw = args.ids if args.ids else _read_stdin().replace(",", " ").strip("[] \n").split()
     try:
         ids = [int(value.strip("[],")) for value in raw]
@@ -83,43 +100,77 @@ def _decode(args: argparse.Namespace, out: TextIO) -> None:
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> None:
-    tok = load_tokenizer(args.tokenizer)
-    for item in tok.explain(_read_text(args)):
+    tok = _load(args)
+    explanations = tok.explain(_read_text(args))
+    if args.json:
+        out.write(json.dumps([_explanation_json(item) for item in explanations], ensure_ascii=False) + "\n")
+        return
+    shown = tok.readable
+    if not isinstance(tok, Tokenizer):
+        order = "highest score first" if getattr(tok, "priority_name", "rank") == "score" else "lowest rank first"
+        out.write(f"{tok.kind}: merges {order}; this model ships no training counts\n")
+        if _around(tok):
+            out.write(_around(tok) + "\n")
+    for item in explanations:
         out.write(f"chunk {item.index}: '{visible(item.chunk)}'\n")
-        out.write(f"  start    {' '.join(map(visible, item.characters))}\n")
+        out.write(f"  start    {' '.join(visible(shown(symbol)) for symbol in item.characters)}\n")
+        if not item.steps and len(item.characters) > 1 and len(item.pieces) == 1:
+            out.write("           the whole chunk is a vocabulary entry: no merges (as the model does)\n")
         for step in item.steps:
             seen = "" if step.count is None else f"  (seen {step.count:,} times in training)"
-            pair = f"{visible(step.pair[0])} + {visible(step.pair[1])} → {visible(step.result)}"
-            out.write(f"  rank {step.rank:>4} {pair}{seen}\n")
-            out.write(f"           {' '.join(map(visible, step.pieces))}\n")
+            score = "" if step.score is None else f"  (score {step.score:g})"
+            pair = f"{visible(shown(step.pair[0]))} + {visible(shown(step.pair[1]))} → {visible(shown(step.result))}"
+            out.write(f"  rank {step.rank:>4} {pair}{seen}{score}\n")
+            out.write(f"           {' '.join(visible(shown(piece)) for piece in step.pieces)}\n")
         ids = ", ".join(str(i) for i in item.ids)
-        out.write(f"  pieces   {' | '.join(map(visible, item.pieces))}   ids [{ids}]\n")
+        out.write(f"  pieces   {' | '.join(visible(shown(piece)) for piece in item.pieces)}   ids [{ids}]\n")
+
+
+def _explanation_json(item: ChunkExplanation) -> dict[str, object]:
+    """One chunk of ``glassllm explain --json``: pieces as the tokenizer's vocabulary
+    writes them (HF's tokens for a tokenizer.json), ``count`` where training recorded it,
+    ``score`` where scores order the merges."""
+    steps = []
+    for step in item.steps:
+        entry: dict[str, object] = {"rank": step.rank, "pair": list(step.pair), "result": step.result}
+        if step.count is not None:
+            entry["count"] = step.count
+        if step.score is not None:
+            entry["score"] = step.score
+        steps.append(entry)
+    return {"chunk": item.chunk, "steps": steps, "pieces": item.pieces, "ids": item.ids}
 
 
 def _export(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
+    if not isinstance(tok, Tokenizer):
+        raise problem(ValueError, "cli.export_model", name=args.tokenizer, kind=tok.kind)
     refuse_to_replace(args.output, args.force, hugging_face=True)
     tok.save_hf(args.output)
     out.write(f"{args.output}: Hugging Face tokenizer, {tok.vocab_size} entries ({len(tok.merges)} merges)\n")
 
 
+_BYTES = re.compile(r"<[0-9A-F]{2}>")  # a byte shown on its own, as readable() shows part of a character
 _COLORS = ("\x1b[30;46m", "\x1b[30;43m")  # alternating bands, like the web playgrounds
 _RESET = "\x1b[0m"
 
 
 def _inspect(args: argparse.Namespace, out: TextIO) -> None:
-    tok = load_tokenizer(args.tokenizer)
+    tok = _load(args)
     text = _read_text(args)
     limit = args.limit if args.limit > 0 else None
     shown: list[TokenSpan] = []
     tokens = chunks = unknown = 0
     # Segment by segment, keeping only the tokens shown: the totals of a long text cost
     # no memory per token.
-    for offset, segment in _segments(text):
+    # glassllm's own chunk rule says where a long text may be cut; a real model's
+    # pre-tokenizer may join across those places, so its text is one segment.
+    segments = _segments(text) if isinstance(tok, Tokenizer) else iter([(0, text)])
+    for offset, segment in segments:
         if limit is not None and len(shown) >= limit:
             ids = tok.encode(segment)  # counted only: no spans to build
             tokens += len(ids)
-            unknown += ids.count(UNK_ID)
+            unknown += operator.countOf(ids, tok.unk_id)
             chunks += len(pre_tokenize(segment))
             continue
         spans = tok.encode_spans(segment)
@@ -129,7 +180,7 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
             for span in spans[:wanted]
         )
         tokens += len(spans)
-        unknown += operator.countOf(map(_ID, spans), UNK_ID)
+        unknown += operator.countOf(map(_ID, spans), tok.unk_id)
         chunks += spans[-1].chunk + 1 if spans else 0
     color = out.isatty() and not os.environ.get("NO_COLOR")
     bands = []
@@ -141,9 +192,12 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
     lines = TextPlaces(text[: shown[-1].end] if shown else "")
     for index, span in enumerate(shown):
-        note = "  (<unk>)" if span.id == UNK_ID else ""
+        note = "  (<unk>)" if span.id == tok.unk_id else ""
         at = lines.span(span.start, span.end)
-        piece = visible(span.piece)
+        piece = visible(tok.readable(span.piece))
+        if _BYTES.search(piece) and not _BYTES.search(text, span.start, span.end):
+            # Part of a character's UTF-8 bytes: say which character.
+            note += f"  (bytes of '{visible(text[span.start : span.end])}')"
         out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  '{piece}'{note}\n")
     if len(shown) < tokens:
         out.write(f"… the first {len(shown):,} of {tokens:,} tokens (--limit 0 shows them all)\n")
@@ -152,6 +206,12 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
         f"\n{tokens:,} tokens · {chunks:,} chunks · {len(text):,} characters{ratio}"
         f" · {unknown} unknown · tokenizer {args.tokenizer}\n"
     )
+    if _around(tok):
+        out.write(_around(tok) + "\n")
+    specials = getattr(tok, "specials", None)
+    if specials:
+        matched = "read as special tokens" if tok.match_specials else "ordinary text (--match-specials reads them)"
+        out.write(f"special-token text such as {next(iter(specials))} in the text: {matched}\n")
 
 
 _SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
@@ -166,9 +226,9 @@ def _write_html(args: argparse.Namespace, out: TextIO) -> None:
     language = args.lang or environment_locale()
     if args.command == "compare":
         names = cli_compare.tokenizer_names(args)
-        page = html_page.compare_page(text, {name: load_tokenizer(name) for name in names}, language)
+        page = html_page.compare_page(text, {name: load_own_tokenizer(name) for name in names}, language)
     else:
-        page = html_page.PAGES[args.command](text, args.tokenizer, load_tokenizer(args.tokenizer), language)
+        page = html_page.PAGES[args.command](text, args.tokenizer, load_own_tokenizer(args.tokenizer), language)
     Path(args.html).write_text(page, encoding="utf-8")
     out.write(f"{args.html}: {args.command} page ({language}), open it in a browser\n")
 
@@ -215,7 +275,17 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         if uses_tokenizer:
             sub.add_argument(
-                "--tokenizer", "-t", default="pt", help="pt, en, or the path of a tokenizer JSON file (default: pt)"
+                "--tokenizer",
+                "-t",
+                default="pt",
+                help="pt, en, a tokenizer file (glassllm JSON, Hugging Face tokenizer.json, Tekken JSON, "
+                "SentencePiece .model) or hf:ORG/NAME from the local Hugging Face cache (default: pt)",
+            )
+            sub.add_argument(
+                "--match-specials",
+                action="store_true",
+                help="read special-token text (<|endoftext|>, [INST]) as the model's special tokens, as "
+                "Hugging Face does by default (default: ordinary text)",
             )
         return sub
 
@@ -231,6 +301,9 @@ def _parser() -> argparse.ArgumentParser:
     explain = command("explain", "show every merge step that turns a text into pieces")
     explain.add_argument("text", nargs="?", help="the text (default: standard input)")
     explain.add_argument("--file", "-f", help="read the text from this file")
+    explain.add_argument(
+        "--json", action="store_true", help='print [{"chunk", "steps": [{"rank", "pair", "result"}], "pieces", "ids"}]'
+    )
     _html_options(explain)
     explain.set_defaults(run=_explain)
 

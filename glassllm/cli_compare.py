@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from glassllm.compare import ComparedChunk, Comparison, compare
 from glassllm.packaged import PACKAGED, load_tokenizer
 from glassllm.problems import problem
+from glassllm.protocol import AnyTokenizer
 from glassllm.visible import visible
 
 __all__ = ["add_parser", "tokenizer_names"]
@@ -40,7 +41,8 @@ def _pad(text: str, shown: str, width: int) -> str:
 
 
 def _pieces(pieces: tuple[str, ...], color: bool) -> tuple[str, str]:
-    """The pieces as plain text (for widths) and as shown: bands, or joined with ``·``."""
+    """The pieces (readable already) as plain text (for widths) and as shown: bands, or
+    joined with ``·``."""
     plain = "·".join(map(visible, pieces))
     if not color:
         return plain, plain
@@ -48,12 +50,14 @@ def _pieces(pieces: tuple[str, ...], color: bool) -> tuple[str, str]:
     return plain, "".join(f"{_COLORS[i % 2]}{visible(p)}{_RESET}" for i, p in enumerate(pieces))
 
 
-def _write_chunks(chunks: list[ComparedChunk], names: tuple[str, ...], color: bool, out: TextIO) -> None:
+def _write_chunks(
+    chunks: list[ComparedChunk], names: tuple[str, ...], readers: list[AnyTokenizer], color: bool, out: TextIO
+) -> None:
     rows = []
     for chunk in chunks:
         cells = [(visible(chunk.chunk), visible(chunk.chunk))]
-        for pieces in chunk.pieces:
-            cells.append(_pieces(pieces, color))
+        for pieces, tok in zip(chunk.pieces, readers, strict=True):
+            cells.append(_pieces(tuple(map(tok.readable, pieces)), color))
             count = str(len(pieces))
             cells.append((count, count))
         rows.append(cells)
@@ -129,7 +133,8 @@ def tokenizer_names(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
     """Compare ``text`` under ``args.tokenizer`` and each ``args.compare_with``."""
     names = tokenizer_names(args)
-    comparison = compare(text, {name: load_tokenizer(name) for name in names})
+    tokenizers = {name: load_tokenizer(name, match_specials=args.match_specials) for name in names}
+    comparison = compare(text, tokenizers)
     if args.json:
         out.write(json.dumps(_as_json(comparison), ensure_ascii=False) + "\n")
         return
@@ -142,7 +147,7 @@ def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
             f"(--limit 0 shows them all):\n\n"
         )
         chunks = shown
-    _write_chunks(chunks, comparison.names, color, out)
+    _write_chunks(chunks, comparison.names, list(tokenizers.values()), color, out)
     out.write("\n")
     _write_totals(comparison, out)
 
@@ -159,7 +164,7 @@ def add_parser(command: Any, read_text: Any) -> argparse.ArgumentParser:
         dest="compare_with",
         action="append",
         metavar="TOKENIZER",
-        help="pt, en or a tokenizer JSON path to compare with; repeat for several "
+        help="a tokenizer to compare with, as --tokenizer names one; repeat for several "
         "(default: the other packaged tokenizer)",
     )
     sub.add_argument("--json", action="store_true", help="print everything as JSON, for scripts")

@@ -7,6 +7,10 @@ and IDs. Nothing here re-implements a stage: each tokenizer's
 :meth:`~glassllm.Tokenizer.encode_spans` does the whole pipeline, and its spans are grouped
 by their chunk index.
 
+A real model's tokenizer (:mod:`glassllm.models`) cuts text with its own pre-tokenizer,
+so beside glassllm's or another model's the rows are the stretches of text where every
+tokenizer's chunks meet: still whole chunks of each, lined up on the text as given.
+
     >>> from glassllm import compare, packaged
     >>> result = compare("menina bonita", {"pt": packaged("pt"), "en": packaged("en")})
     >>> [chunk.chunk for chunk in result.chunks]
@@ -15,17 +19,16 @@ by their chunk index.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import groupby
-from operator import attrgetter
+from itertools import pairwise
 
-from glassllm.chunks import pre_tokenize
-from glassllm.tokenizer import UNK_ID, ChunkExplanation, MergeStep, Tokenizer, TokenSpan
+from glassllm.chunks import mark_spaces
+from glassllm.protocol import AnyTokenizer
+from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan
 
 __all__ = ["ComparedChunk", "Comparison", "TokenizerTotals", "by_difference", "compare"]
-
-_CHUNK = attrgetter("chunk")
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class ComparedChunk:
     """One chunk of the text and how each tokenizer splits it (in the comparison's order)."""
 
     index: int
-    chunk: str  # after NFC, spaces as ▁
+    chunk: str  # after NFC, spaces as ▁ (tokenizers that chunk differently: the text, spaces as ▁)
     start: int  # code-point offsets of the chunk in the text as given
     end: int
     pieces: tuple[tuple[str, ...], ...]  # per tokenizer
@@ -109,43 +112,60 @@ def by_difference(chunks: Sequence[ComparedChunk]) -> list[ComparedChunk]:
     return sorted(chunks, key=lambda chunk: (-chunk.spread, chunk.same, chunk.index))
 
 
-def _by_chunk(spans: list[TokenSpan]) -> list[list[TokenSpan]]:
-    return [list(group) for _, group in groupby(spans, _CHUNK)]
+def _segments(text: str, chunkings: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
+    """What the comparison lines up: the chunks themselves when every tokenizer cuts the
+    text alike (every glassllm tokenizer does), else the stretches between the offsets
+    where every tokenizer has a chunk boundary, shown as the text with spaces as ``▁``."""
+    if all(chunking == chunkings[0] for chunking in chunkings):
+        return chunkings[0]
+    common = {0, len(text)}
+    for index, chunking in enumerate(chunkings):
+        bounds = {0, len(text)} | {start for _, start, _ in chunking} | {end for _, _, end in chunking}
+        common = bounds if index == 0 else common & bounds
+    bounds = sorted(common)
+    return [(mark_spaces(text[start:end]), start, end) for start, end in pairwise(bounds) if start < end]
 
 
-def compare(text: str, tokenizers: Mapping[str, Tokenizer]) -> Comparison:
+def compare(text: str, tokenizers: Mapping[str, AnyTokenizer]) -> Comparison:
     """Tokenize ``text`` with each of ``tokenizers`` (name → tokenizer, in the order to
-    show them) and align the results chunk by chunk."""
+    show them) and align the results chunk by chunk.
+
+    Tokenizers that cut the text into different chunks (a real model's pre-tokenizer
+    beside glassllm's chunk rule) are aligned on the stretches where all their chunks
+    meet, so each row still holds whole chunks of every tokenizer."""
     if not tokenizers:
         raise ValueError("compare needs at least one tokenizer")
     names = tuple(tokenizers)
-    chunk_texts = pre_tokenize(text)
-    grouped = [_by_chunk(tok.encode_spans(text)) for tok in tokenizers.values()]
-    for name, groups in zip(names, grouped, strict=False):
-        if len(groups) != len(chunk_texts):  # the chunk rule is shared; this cannot happen
-            raise AssertionError(f"tokenizer {name} cut {len(groups)} chunks where the text has {len(chunk_texts)}")
-    chunks = []
-    for index, chunk_text in enumerate(chunk_texts):
-        per_tokenizer = [groups[index] for groups in grouped]
-        first = per_tokenizer[0]
-        chunks.append(
-            ComparedChunk(
-                index=index,
-                chunk=chunk_text,
-                start=first[0].start,
-                end=first[-1].end,
-                pieces=tuple(tuple(span.piece for span in spans) for spans in per_tokenizer),
-                ids=tuple(tuple(span.id for span in spans) for spans in per_tokenizer),
-            )
+    chunkings = [tok.chunk_spans(text) for tok in tokenizers.values()]
+    segments = _segments(text, chunkings)
+    starts = [start for _, start, _ in segments]
+    per_tokenizer: list[list[list[TokenSpan]]] = []
+    for tok, chunking in zip(tokenizers.values(), chunkings, strict=True):
+        # Each chunk falls in one segment: the last one starting at or before it.
+        segment_of = [max(bisect_right(starts, start) - 1, 0) for _, start, _ in chunking]
+        grouped: list[list[TokenSpan]] = [[] for _ in segments]
+        for span in tok.encode_spans(text):
+            grouped[segment_of[span.chunk]].append(span)
+        per_tokenizer.append(grouped)
+    chunks = [
+        ComparedChunk(
+            index=index,
+            chunk=chunk,
+            start=start,
+            end=end,
+            pieces=tuple(tuple(span.piece for span in grouped[index]) for grouped in per_tokenizer),
+            ids=tuple(tuple(span.id for span in grouped[index]) for grouped in per_tokenizer),
         )
+        for index, (chunk, start, end) in enumerate(segments)
+    ]
     totals = [
         TokenizerTotals(
             name=name,
-            tokens=sum(map(len, group_list)),
-            chunks=len(chunk_texts),
+            tokens=sum(map(len, grouped)),
+            chunks=len(chunking),
             characters=len(text),
-            unknown=sum(span.id == UNK_ID for group in group_list for span in group),
+            unknown=0 if tok.unk_id is None else sum(span.id == tok.unk_id for group in grouped for span in group),
         )
-        for name, group_list in zip(names, grouped, strict=False)
+        for name, tok, chunking, grouped in zip(names, tokenizers.values(), chunkings, per_tokenizer, strict=True)
     ]
     return Comparison(names, chunks, totals)

@@ -10,10 +10,12 @@ from __future__ import annotations
 from importlib.resources import as_file, files
 from pathlib import Path
 
+from glassllm.models import load_model
 from glassllm.problems import Locale, describe, problem
+from glassllm.protocol import AnyTokenizer
 from glassllm.tokenizer import Tokenizer
 
-__all__ = ["PACKAGED", "load_problem", "load_tokenizer", "packaged", "packaged_path"]
+__all__ = ["PACKAGED", "load_own_tokenizer", "load_problem", "load_tokenizer", "packaged", "packaged_path"]
 
 PACKAGED: dict[str, str] = {"pt": "Portuguese", "en": "English"}
 
@@ -31,9 +33,28 @@ def packaged(name: str) -> Tokenizer:
     return Tokenizer.load(packaged_path(name))
 
 
-def load_tokenizer(spec: str | Path) -> Tokenizer:
-    """A packaged tokenizer by name (``"pt"``, ``"en"``) or a tokenizer file by path."""
-    return packaged(spec) if isinstance(spec, str) and spec in PACKAGED else Tokenizer.load(spec)
+def load_tokenizer(spec: str | Path, *, match_specials: bool = False) -> AnyTokenizer:
+    """The tokenizer a person names: a packaged one (``"pt"``, ``"en"``), a file — a
+    glassllm tokenizer JSON, a Hugging Face ``tokenizer.json``, a Tekken JSON or a
+    SentencePiece ``.model``, recognized from its content — or ``"hf:ORG/NAME"`` from the
+    local Hugging Face cache (never downloaded).
+
+    ``match_specials`` (real models only): read special-token text in the user's text as
+    the special token, as HF's ``encode`` does by default; otherwise it is ordinary text.
+    """
+    if isinstance(spec, str) and spec in PACKAGED:
+        return packaged(spec)
+    return load_model(spec, match_specials=match_specials)
+
+
+def load_own_tokenizer(spec: str | Path) -> Tokenizer:
+    """A glassllm tokenizer, named as :func:`load_tokenizer` takes it, for what shows only
+    glassllm's own (the language server, the HTML page, the Hugging Face export): a real
+    model's tokenizer is refused with a ``ValueError`` that says where it can be seen."""
+    tokenizer = load_tokenizer(spec)
+    if not isinstance(tokenizer, Tokenizer):
+        raise problem(ValueError, "load.own_only", name=str(spec), kind=tokenizer.kind)
+    return tokenizer
 
 
 def load_problem(error: Exception, locale: Locale = "en") -> str:

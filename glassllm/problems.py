@@ -158,6 +158,33 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "contagens de trechos: {chunk!r} tem contagem {count!r}, esperava um inteiro positivo",
     ),
     "count.jobs": ("jobs must be at least 1, got {jobs}", "jobs deve ser pelo menos 1, veio {jobs}"),
+    # Real models' tokenizers (glassllm.models).
+    "model.unknown_file": (
+        "{path}: not a tokenizer file: expected {expected}",
+        "{path}: não é um arquivo de tokenizador: esperava {expected_pt}",
+    ),
+    "model.not_bpe": (
+        "{path}: not a BPE model ({found}); glassllm reads BPE models",
+        "{path}: não é um modelo BPE ({found}); o glassllm lê modelos BPE",
+    ),
+    "model.too_large": (
+        "{path}: larger than {megabytes} MB, too large for a tokenizer file",
+        "{path}: maior que {megabytes} MB, grande demais para um arquivo de tokenizador",
+    ),
+    "hub.absent": (
+        "{spec}: {repo} is not in the local Hugging Face cache ({cache}); glassllm never downloads: "
+        "fetch it once with `hf download {repo} tokenizer.json` (or point HF_HUB_CACHE at the cache that has it)",
+        "{spec}: {repo} não está no cache local da Hugging Face ({cache}); o glassllm nunca baixa nada: "
+        "baixe-o uma vez com `hf download {repo} tokenizer.json` (ou aponte HF_HUB_CACHE para o cache que o tem)",
+    ),
+    "hub.revision": (
+        "{spec}: revision {revision!r} of {repo} is not in the local cache ({folder})",
+        "{spec}: a revisão {revision!r} de {repo} não está no cache local ({folder})",
+    ),
+    "hub.no_file": (
+        "{spec}: the cached {repo} ({snapshot}) has none of {files}",
+        "{spec}: o {repo} do cache ({snapshot}) não tem nenhum de {files}",
+    ),
     # The command line's own refusals.
     "cli.replace": (
         "{path} exists and is not a {kind} tokenizer file; not replacing it (--force replaces it)",
@@ -170,6 +197,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "cli.ids": (
         "token IDs must be integers ({reason})",
         "os IDs de token devem ser inteiros ({reason})",
+    ),
+    "load.own_only": (
+        "{name} is a {kind} model's tokenizer: only the glassllm command and the library show those yet",
+        "{name} é o tokenizador de um modelo {kind}: por enquanto só o comando glassllm e a biblioteca os mostram",
+    ),
+    "cli.export_model": (
+        "{name} is a {kind} model's tokenizer: export writes glassllm's own",
+        "{name} é o tokenizador de um modelo {kind}: export grava só os do glassllm",
     ),
     "cli.range": (
         "IDs out of range for {size} entries (0 to {last}): {bad}",

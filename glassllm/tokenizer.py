@@ -105,6 +105,7 @@ class MergeStep:
     result: str
     count: int | None  # how often training saw the pair when it chose it, if recorded
     pieces: list[str]  # the chunk's pieces after this step
+    score: float | None = None  # a SentencePiece model's score of ``result`` (it orders the merges)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,10 @@ class Tokenizer:
     unk_id = UNK_ID
     bos_id = BOS_ID
     eos_id = EOS_ID
+    kind = "glassllm BPE"
+    # encode never adds BOS or EOS, and nothing in a text is read as a special token.
+    around: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+    match_specials = False
 
     def __init__(
         self,
@@ -273,6 +278,15 @@ class Tokenizer:
             ids = [self._ids.get(piece, UNK_ID) for piece in pieces]
             explanations.append(ChunkExplanation(index, chunk, start, end, list(chunk), steps, pieces, ids))
         return explanations
+
+    def chunk_spans(self, text: str) -> list[tuple[str, int, int]]:
+        """Each chunk of ``text`` (after NFC, spaces as ``▁``) with its ``[start, end)`` in ``text``."""
+        _require_text(text)
+        return list(chunk_text(text).spans())
+
+    def readable(self, piece: str) -> str:
+        """``piece`` as a person reads it: glassllm's pieces are text already (``▁`` for spaces)."""
+        return piece
 
     def derivation(self, piece: str) -> list[tuple[str, str, str]]:
         """How ``piece`` is built: ``(result, left, right)`` merges, the last one first."""

@@ -55,7 +55,8 @@ def test_the_installed_package_works_without_shared(tmp_path):
 def test_load_tokenizer_takes_a_packaged_name_or_a_path(tmp_path):
     from glassllm import load_tokenizer
 
-    assert load_tokenizer("en").merges == packaged("en").merges
+    loaded = load_tokenizer("en")
+    assert isinstance(loaded, Tokenizer) and loaded.merges == packaged("en").merges
     path = tmp_path / "banana.json"
     Tokenizer.train("banana banana", 12).save(path)
     assert load_tokenizer(path).encode("banana banana") == [11, 7, 11]

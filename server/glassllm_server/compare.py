@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassllm import PACKAGED, ComparedChunk, Tokenizer, by_difference, load_tokenizer
+from glassllm import PACKAGED, ComparedChunk, Tokenizer, by_difference, load_own_tokenizer
 from glassllm.bpe import apply_merges
 from glassllm.chunks import pre_tokenize
 from glassllm.packaged import load_problem
@@ -268,7 +268,7 @@ class CompareSet:
             loaded = self._loaded.get(name)
             if loaded is None:
                 try:
-                    loaded = ComparedTokenizer(load_tokenizer(name), name)
+                    loaded = ComparedTokenizer(load_own_tokenizer(name), name)
                 except (OSError, KeyError, ValueError) as error:
                     self._failed[name] = load_problem(error, locale)
                     failures.append((name, self._failed[name]))

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from glassllm import PACKAGED, load_tokenizer, packaged
+from glassllm import PACKAGED, load_own_tokenizer, packaged
 from glassllm.packaged import load_problem
 from glassllm_server import __version__
 from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
@@ -154,7 +154,7 @@ class GlassServer(LanguageServer):
         if name == self.tokenizer.name:
             return False
         try:
-            tokenizer = load_tokenizer(name)
+            tokenizer = load_own_tokenizer(name)
         except (OSError, KeyError, ValueError) as error:
             self.report_once(
                 self.messages(

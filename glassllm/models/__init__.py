@@ -1,0 +1,106 @@
+"""Real models' tokenizers, read by glassllm's own pure-Python code.
+
+:func:`load_model` takes a file (or ``hf:ORG/NAME``) and recognizes its format from the
+content: a Hugging Face ``tokenizer.json`` (byte-level BPE: GPT-2, Llama 3, GPT-4o…,
+:mod:`~glassllm.models.hf_bpe`), a Tekken JSON (:mod:`~glassllm.models.tekken`) or a
+SentencePiece BPE ``.model`` (:mod:`~glassllm.models.sentencepiece_bpe`). Each satisfies
+:class:`glassllm.protocol.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
+does, so the command line and :func:`glassllm.compare` take any of them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from glassllm.models.base import ModelTokenizer
+from glassllm.models.hf_bpe import HFByteLevelBPE, load_hf_bpe
+from glassllm.models.hub import PREFIX, resolve
+from glassllm.models.sentencepiece_bpe import SentencePieceBPE, is_sentencepiece, load_sentencepiece
+from glassllm.models.tekken import Tekken, is_tekken, load_tekken
+from glassllm.problems import problem
+from glassllm.protocol import AnyTokenizer
+from glassllm.tokenizer import Tokenizer
+
+__all__ = [
+    "EXPECTED",
+    "HFByteLevelBPE",
+    "ModelTokenizer",
+    "SentencePieceBPE",
+    "Tekken",
+    "load_model",
+    "model_kind",
+    "read_model_file",
+]
+
+EXPECTED = (
+    "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (byte-level BPE), a Tekken JSON "
+    "or a SentencePiece BPE .model"
+)
+_EXPECTED_PT = (
+    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE em bytes), um JSON "
+    "Tekken ou um .model BPE do SentencePiece"
+)
+# A tokenizer file larger than this is refused before it is read (GPT-4o's is 10 MB).
+MAX_BYTES = 256 << 20
+
+
+def model_kind(data: bytes) -> str | None:
+    """Which format ``data`` (a file's bytes) holds: ``"glassllm"``, ``"hf"``, ``"tekken"``,
+    ``"sentencepiece"``, or ``None``."""
+    return _recognize(data)[0]
+
+
+def _recognize(data: bytes) -> tuple[str | None, object]:
+    """The format of ``data`` and, for JSON, the parsed document (parsed once: a large
+    ``tokenizer.json`` takes a while)."""
+    if data.lstrip()[:1] == b"{":
+        try:
+            parsed = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return None, None
+        if isinstance(parsed, dict) and isinstance(parsed.get("model"), dict):
+            return "hf", parsed
+        if is_tekken(parsed):
+            return "tekken", parsed
+        if isinstance(parsed, dict) and "alphabet" in parsed and "merges" in parsed:
+            return "glassllm", parsed
+        return None, parsed
+    return ("sentencepiece" if is_sentencepiece(data) else None), None
+
+
+def read_model_file(path: str | Path) -> bytes:
+    """The bytes of a tokenizer file, refusing one too large to be a tokenizer."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as error:
+        raise type(error)(error.errno, f"cannot read tokenizer file: {error.strerror}", str(path)) from error
+    if len(data) > MAX_BYTES:
+        raise problem(ValueError, "model.too_large", path=path, megabytes=MAX_BYTES >> 20)
+    return data
+
+
+def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenizer:
+    """A tokenizer from a file path or ``hf:ORG/NAME[@REV]`` (from the local Hugging Face
+    cache only), its format recognized from the content: a real model's, or a glassllm
+    tokenizer JSON (which :meth:`glassllm.Tokenizer.load` reads and checks).
+
+    ``match_specials``: read special-token text in the user's text (``<|endoftext|>``) as
+    the special token, as HF's ``encode`` does by default; otherwise it is ordinary text.
+    Raises ``FileNotFoundError``/``OSError`` when the file cannot be read and
+    ``ValueError`` naming the file and what was expected otherwise.
+    """
+    path = resolve(spec) if isinstance(spec, str) and spec.startswith(PREFIX) else Path(spec)
+    data = read_model_file(path)
+    kind, parsed = _recognize(data)
+    if kind == "sentencepiece":
+        return load_sentencepiece(path, data, match_specials=match_specials)
+    if kind == "hf" and isinstance(parsed, dict):
+        return load_hf_bpe(path, parsed, match_specials=match_specials)
+    if kind == "tekken" and isinstance(parsed, dict):
+        return load_tekken(path, parsed, match_specials=match_specials)
+    if kind == "glassllm" or data.lstrip()[:1] == b"{":
+        # glassllm's own reader says what is wrong with any other JSON.
+        return Tokenizer.load(path)
+    raise problem(ValueError, "model.unknown_file", path=path, expected=EXPECTED, expected_pt=_EXPECTED_PT)

@@ -1,0 +1,260 @@
+"""Hugging Face ``tokenizer.json`` files whose model is byte-level BPE: GPT-2, Llama 3,
+GPT-4o, Qwen and their kin.
+
+What is read, stage by stage:
+
+- ``added_tokens``: the special ones are the model's specials (ordinary text unless
+  matched, see :class:`~glassllm.models.base.ModelTokenizer`); the others are always
+  matched, as HF matches them;
+- ``normalizer``: none, or ``NFC``;
+- ``pre_tokenizer``: ``Split`` with a ``Regex`` (``Isolated``, or ``Removed`` with
+  ``invert``: the matches are the chunks), and ``ByteLevel`` (with ``use_regex`` it splits
+  with GPT-2's pattern first), alone or in a ``Sequence``;
+- ``model``: ``BPE`` with its ``vocab``, ``merges`` (``"a b"`` strings or ``[a, b]`` pairs)
+  and ``ignore_merges`` (a chunk that is a vocabulary entry as a whole is that token,
+  without merging);
+- ``post_processor``: a ``TemplateProcessing``'s tokens around ``$A`` are what the model
+  adds around a text (``around``); ``ByteLevel`` adds nothing.
+
+Anything else (a Metaspace model, byte fallback, a Unigram or WordPiece model) gets a
+``ValueError`` that names it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+from glassllm.models.byte_level import ByteLevelModel
+from glassllm.models.patterns import compile_pattern
+from glassllm.normalize import normalize_with_offsets
+from glassllm.problems import problem
+
+__all__ = ["GPT2_PATTERN", "HFByteLevelBPE", "Split", "load_hf_bpe"]
+
+# ByteLevel's own pattern, when ``use_regex`` is set.
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+class Split:
+    """One regex split of the pre-tokenizer: the matches are chunks; so are the text
+    between them when ``keep_gaps`` (``Isolated``), else that text is dropped."""
+
+    def __init__(self, pattern: re.Pattern[str], keep_gaps: bool) -> None:
+        self.pattern, self.keep_gaps = pattern, keep_gaps
+
+    def bounds(self, text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+        at = start
+        for match in self.pattern.finditer(text, start, end):
+            if match.start() == match.end():
+                continue
+            if self.keep_gaps and match.start() > at:
+                yield at, match.start()
+            yield match.start(), match.end()
+            at = match.end()
+        if self.keep_gaps and at < end:
+            yield at, end
+
+    def texts(self, text: str) -> list[str]:
+        """The chunks of all of ``text``: ``findall`` when the matches leave no gap (the
+        patterns of real models match every character), else from :meth:`bounds`."""
+        if self.pattern.groups:  # findall would give the groups, not the matches
+            return [text[start:end] for start, end in self.bounds(text, 0, len(text))]
+        found = self.pattern.findall(text)
+        if not self.keep_gaps or sum(map(len, found)) == len(text):
+            return [chunk for chunk in found if chunk] if "" in found else found
+        return [text[start:end] for start, end in self.bounds(text, 0, len(text))]
+
+
+class HFByteLevelBPE(ByteLevelModel):
+    """A byte-level BPE ``tokenizer.json`` (see the module's docstring)."""
+
+    kind = "Hugging Face BPE (byte-level)"
+
+    def __init__(
+        self,
+        source: str,
+        vocab: dict[str, int],
+        merges: list[str],
+        splits: list[Split],
+        *,
+        nfc: bool,
+        ignore_merges: bool,
+        specials: dict[str, int],
+        always_matched: dict[str, int],
+        around: tuple[list[int], list[int]],
+        match_specials: bool = False,
+    ) -> None:
+        size = max([*vocab.values(), *specials.values(), *always_matched.values()], default=-1) + 1
+        entries = [""] * size
+        for piece, token_id in vocab.items():
+            entries[token_id] = piece
+        for text, token_id in (*specials.items(), *always_matched.items()):
+            entries[token_id] = text
+        super().__init__(
+            source, entries, specials, always_matched=always_matched, match_specials=match_specials, around=around
+        )
+        self.ids = dict(vocab)
+        # "left right" → rank; where a pair is listed twice its first rank counts, so
+        # the dict is built from the end.
+        self.ranks: dict[str, int] = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1), strict=True))
+        self._splits = splits
+        self._nfc = nfc
+        self.ignore_merges = ignore_merges
+        self._rank_of = self.ranks.get
+
+    def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
+        return normalize_with_offsets(text) if self._nfc else (text, None)
+
+    def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
+        bounds = [(0, len(normalized))]
+        for split in self._splits:
+            bounds = [found for start, end in bounds for found in split.bounds(normalized, start, end)]
+        return bounds
+
+    def _chunk_texts(self, normalized: str) -> list[str]:
+        if len(self._splits) == 1:
+            return self._splits[0].texts(normalized)
+        return super()._chunk_texts(normalized)
+
+    def _rank(self, left: str, right: str) -> float | None:
+        return self._rank_of(f"{left} {right}")
+
+    def _whole(self, chunk: str, symbols: list[str]) -> int | None:
+        return self.ids.get("".join(symbols)) if self.ignore_merges and len(symbols) > 1 else None
+
+
+def _unsupported(path: str, what: str) -> ValueError:
+    return ValueError(f"{path}: {what} is not supported (glassllm reads byte-level BPE tokenizer.json files)")
+
+
+def _splits(path: str, spec: Any) -> list[Split]:
+    """The regex splits of a ``pre_tokenizer`` (see the module's docstring)."""
+    if spec is None:
+        raise _unsupported(path, "a BPE model without a ByteLevel pre-tokenizer")
+    kind = spec.get("type")
+    if kind == "Sequence":
+        parts = spec.get("pretokenizers") or []
+        found = [split for part in parts for split in _splits_of(path, part)]
+        if not any(part.get("type") == "ByteLevel" for part in parts):
+            raise _unsupported(path, "a pre-tokenizer without ByteLevel")
+        return found
+    if kind != "ByteLevel":
+        raise _unsupported(path, f"the pre-tokenizer {kind!r}")
+    return _splits_of(path, spec)
+
+
+def _splits_of(path: str, spec: dict[str, Any]) -> list[Split]:
+    kind = spec.get("type")
+    if kind == "ByteLevel":
+        if spec.get("add_prefix_space"):
+            raise _unsupported(path, "ByteLevel with add_prefix_space")
+        return [Split(compile_pattern(GPT2_PATTERN), True)] if spec.get("use_regex", True) else []
+    if kind == "Split":
+        pattern = spec.get("pattern") or {}
+        if "Regex" in pattern:
+            compiled = compile_pattern(pattern["Regex"])
+        elif "String" in pattern:
+            compiled = re.compile(re.escape(pattern["String"]))
+        else:
+            raise _unsupported(path, f"the Split pattern {pattern!r}")
+        behavior, invert = spec.get("behavior"), bool(spec.get("invert"))
+        if behavior == "Isolated" and not invert:
+            return [Split(compiled, True)]
+        if behavior == "Removed" and invert:
+            return [Split(compiled, False)]
+        raise _unsupported(path, f"a Split with behavior {behavior!r} and invert {invert}")
+    raise _unsupported(path, f"the pre-tokenizer {kind!r}")
+
+
+def _merge_keys(path: str, raw: Any) -> list[str]:
+    """The merges as ``"left right"`` strings, in rank order.
+
+    Byte-level symbols never hold a space (the space byte is ``Ġ``), so one space always
+    separates the two sides; keeping the file's strings as they are is what makes loading
+    Llama 3's 280,147 merges fast (no pair is built until a chunk asks for it)."""
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: model.merges must be a list")
+    if raw and isinstance(raw[0], list):  # the newer format: [left, right] pairs
+        if not all(isinstance(pair, list) and len(pair) == 2 for pair in raw):
+            raise ValueError(f"{path}: model.merges must all be [left, right] pairs")
+        raw = list(map(" ".join, raw))
+    if not all(isinstance(merge, str) for merge in raw):
+        raise ValueError(f"{path}: model.merges must be 'left right' strings or [left, right] pairs")
+    if sum(map(str.count, raw, repeat(" "))) != len(raw) or not all(map(_both_sides, raw)):
+        bad = next(merge for merge in raw if merge.count(" ") != 1 or not _both_sides(merge))
+        raise ValueError(f"{path}: the merge {bad!r:.80} is not two non-empty byte-level pieces")
+    return raw
+
+
+def _both_sides(merge: str) -> bool:
+    return not merge.startswith(" ") and not merge.endswith(" ")
+
+
+def _around(path: str, spec: Any, added: dict[str, int]) -> tuple[list[int], list[int]]:
+    """What a post-processor adds around a single text's tokens."""
+    if spec is None or spec.get("type") in ("ByteLevel",):
+        return [], []
+    kind = spec.get("type")
+    if kind == "Sequence":
+        before: list[int] = []
+        after: list[int] = []
+        for part in spec.get("processors") or []:
+            more_before, more_after = _around(path, part, added)
+            before, after = more_before + before, after + more_after
+        return before, after
+    if kind == "TemplateProcessing":
+        before, after, seen_text = [], [], False
+        ids_of = {name: entry.get("ids", []) for name, entry in (spec.get("special_tokens") or {}).items()}
+        for item in spec.get("single") or []:
+            if "Sequence" in item:
+                seen_text = True
+            elif "SpecialToken" in item:
+                name = item["SpecialToken"]["id"]
+                ids = ids_of.get(name) or ([added[name]] if name in added else [])
+                (after if seen_text else before).extend(ids)
+        return before, after
+    raise _unsupported(path, f"the post-processor {kind!r}")
+
+
+def load_hf_bpe(path: str | Path, data: dict[str, Any], *, match_specials: bool = False) -> HFByteLevelBPE:
+    """A byte-level BPE tokenizer from the parsed ``tokenizer.json`` ``data`` read from ``path``."""
+    source = str(path)
+    model = data.get("model")
+    if not isinstance(model, dict):
+        raise ValueError(f"{source}: a tokenizer.json needs a 'model' object")
+    if model.get("type", "BPE") != "BPE":
+        raise problem(ValueError, "model.not_bpe", path=source, found=f"Hugging Face {model.get('type')}")
+    if model.get("byte_fallback"):
+        raise _unsupported(source, "a BPE model with byte_fallback (Metaspace, as Llama 2's)")
+    for option in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(option):
+            raise _unsupported(source, f"model.{option}")
+    normalizer = data.get("normalizer")
+    if normalizer is not None and normalizer.get("type") != "NFC":
+        raise _unsupported(source, f"the normalizer {normalizer.get('type')!r}")
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
+        raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
+    specials: dict[str, int] = {}
+    always: dict[str, int] = {}
+    for token in data.get("added_tokens") or []:
+        content, token_id = token.get("content"), token.get("id")
+        if not isinstance(content, str) or not content or not isinstance(token_id, int) or token_id < 0:
+            raise ValueError(f"{source}: an added token needs a content and an ID, found {token!r:.80}")
+        (specials if token.get("special") else always)[content] = token_id
+    return HFByteLevelBPE(
+        source,
+        vocab,
+        _merge_keys(source, model.get("merges", [])),
+        _splits(source, data.get("pre_tokenizer")),
+        nfc=normalizer is not None,
+        ignore_merges=bool(model.get("ignore_merges")),
+        specials=specials,
+        always_matched=always,
+        around=_around(source, data.get("post_processor"), {**always, **specials}),
+        match_specials=match_specials,
+    )
