@@ -115,6 +115,17 @@ def test_the_training_process_reports_json_lines(tmp_path):
     assert Tokenizer.load(tmp_path / "notes.txt").vocab_size == 11
 
 
+def test_the_training_process_words_its_errors_in_the_users_language(tmp_path):
+    (tmp_path / "notes.txt").write_text("notes\n", encoding="utf-8")
+    (error,) = run_child("12", str(tmp_path / "notes.txt"), "--locale", "pt", text="banana")
+    assert error == {"error": f"{tmp_path / 'notes.txt'} existe e não é um arquivo de tokenizador do glassllm"}
+    (tmp_path / "empty").mkdir()
+    (error,) = run_child("12", str(tmp_path / "t.json"), str(tmp_path / "empty"), "--locale", "pt")
+    assert error == {"error": f"{tmp_path / 'empty'}: nenhum arquivo de texto para treinar"}
+    (error,) = run_child("12", str(tmp_path / "t.json"), str(tmp_path / "empty"))
+    assert error == {"error": f"{tmp_path / 'empty'}: no text files to train on"}
+
+
 def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
     # Enough distinct words that merges go on for a second after the first report: with few,
     # they could run out before the signal arrives.
