@@ -6,6 +6,10 @@
 [11, 7, 11]
 """
 
+# The one place the version is written: the package metadata (hatch), `glassllm --version`
+# and the language server's serverInfo all read it.
+__version__ = "0.1.0"
+
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
 from glassllm.packaged import PACKAGED, load_tokenizer, packaged, packaged_path
 from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
@@ -20,6 +24,7 @@ __all__ = [
     "TokenSpan",
     "Tokenizer",
     "TokenizerTotals",
+    "__version__",
     "by_difference",
     "compare",
     "load_tokenizer",

@@ -1,44 +1,64 @@
-"""The ``glassllm`` command: encode, decode, explain, train, export, inspect and compare
+"""The ``glassllm`` command: encode, decode, explain, count, train, export, inspect and compare
 from a terminal.
 
 Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
-the command line, or from standard input when it is ``-`` or absent.
+the command line, or from standard input when it is ``-`` or absent; it must be UTF-8.
+A problem is one line on standard error and exit status 1. ``inspect``, ``compare`` and
+``explain`` also write a self-contained HTML page (``--html PAGE``);
+``glassllm completion SHELL`` prints the shell's tab-completion script.
 """
+
+# PYTHON_ARGCOMPLETE_OK
 
 from __future__ import annotations
 
 import argparse
 import json
+import operator
 import os
+import re
+import signal
 import sys
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from glassllm import cli_compare
-from glassllm.counting import count_files
-from glassllm.files import may_replace
+import argcomplete
+from argcomplete.shell_integration import shellcode
+
+from glassllm import __version__, cli_compare, cli_train, html_page
+from glassllm.cli_train import refuse_to_replace
 from glassllm.packaged import load_tokenizer
 from glassllm.places import TextPlaces
-from glassllm.problems import Problem, describe, environment_locale, problem
-from glassllm.tokenizer import UNK_ID, Tokenizer
+from glassllm.problems import describe, environment_locale, problem
+from glassllm.tokenizer import SPACE, UNK_ID, TokenSpan, pre_tokenize
 from glassllm.visible import visible
 
 __all__ = ["main"]
 
 
-def _say(code: str, **fields: object) -> str:
-    """A message of the command line's own, in the language of its environment."""
-    return Problem(code, fields).text(environment_locale())
-
-
 def _read_text(args: argparse.Namespace) -> str:
+    """The text to work on: ``--file``, the argument, or standard input; UTF-8 only."""
     if getattr(args, "file", None):
-        return Path(args.file).read_text(encoding="utf-8")
+        # Line endings become \n, as a file read in text mode always gave them.
+        text = _utf8(Path(args.file).read_bytes(), "cli.file_utf8", path=args.file)
+        return text.replace("\r\n", "\n").replace("\r", "\n")
     if args.text is None or args.text == "-":
-        return sys.stdin.read()
-    return args.text
+        return _read_stdin()
+    # Python decodes arguments with surrogateescape: bytes that are not UTF-8 arrive
+    # as U+DC80…U+DCFF, and encoding them back gives the bytes the user typed.
+    return _utf8(os.fsencode(args.text), "cli.argument_utf8")
+
+
+def _read_stdin() -> str:
+    return _utf8(sys.stdin.buffer.read(), "cli.stdin_utf8")
+
+
+def _utf8(raw: bytes, code: str, **fields: object) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise problem(ValueError, code, byte=raw[error.start], offset=error.start, **fields) from None
 
 
 def _encode(args: argparse.Namespace, out: TextIO) -> None:
@@ -49,16 +69,17 @@ def _encode(args: argparse.Namespace, out: TextIO) -> None:
 
 def _decode(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
-    raw = args.ids if args.ids else sys.stdin.read().replace(",", " ").strip("[] \n").split()
+    raw = args.ids if args.ids else _read_stdin().replace(",", " ").strip("[] \n").split()
     try:
         ids = [int(value.strip("[],")) for value in raw]
     except ValueError as error:
-        raise SystemExit(f"glassllm decode: {_say('cli.ids', reason=error)}") from None
-    try:
-        out.write(tok.decode(ids) + "\n")
-    except IndexError:
-        bad = [i for i in ids if not -tok.vocab_size <= i < tok.vocab_size]
-        raise SystemExit(f"glassllm decode: {_say('cli.range', size=tok.vocab_size, bad=bad)}") from None
+        raise problem(ValueError, "cli.ids", reason=error) from None
+    # The library indexes like a list (-1 is the last entry); IDs from outside are
+    # checked here, so a negative one is out of range like any other.
+    bad = [i for i in ids if not 0 <= i < tok.vocab_size]
+    if bad:
+        raise problem(ValueError, "cli.range", size=tok.vocab_size, last=tok.vocab_size - 1, bad=bad)
+    out.write(tok.decode(ids) + "\n")
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> None:
@@ -75,50 +96,9 @@ def _explain(args: argparse.Namespace, out: TextIO) -> None:
         out.write(f"  pieces   {' | '.join(map(visible, item.pieces))}   ids [{ids}]\n")
 
 
-class _ProgressBar:
-    """A one-line progress bar on a terminal; silent elsewhere (logs, pipes)."""
-
-    def __init__(self, stream: TextIO, label: str) -> None:
-        self.stream, self.label = stream, label
-        self.enabled = stream.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (done < total and now - self.last < 0.1):
-            return
-        self.last = now
-        width = 30
-        filled = width * done // max(total, 1)
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def _refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> None:
-    """Stop unless writing a tokenizer to ``path`` loses nothing, or ``--force`` says so."""
-    if not force and not may_replace(path, hugging_face=hugging_face):
-        kind, kind_pt = ("Hugging Face", "do Hugging Face") if hugging_face else ("glassllm", "do glassllm")
-        raise problem(ValueError, "cli.replace", path=path, kind=kind, kind_pt=kind_pt)
-
-
-def _train(args: argparse.Namespace, out: TextIO) -> None:
-    _refuse_to_replace(args.output, args.force)
-    started = time.perf_counter()
-    counts = count_files(args.corpus, jobs=args.jobs)
-    tok = Tokenizer.train_from_counts(counts, args.vocab_size, progress=_ProgressBar(sys.stderr, "merges"))
-    tok.save(args.output)
-    seconds = time.perf_counter() - started
-    out.write(
-        f"{args.output}: {tok.vocab_size} entries ({len(tok.alphabet)} characters, "
-        f"{len(tok.merges)} merges) in {seconds:.1f} s\n"
-    )
-
-
 def _export(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
-    _refuse_to_replace(args.output, args.force, hugging_face=True)
+    refuse_to_replace(args.output, args.force, hugging_face=True)
     tok.save_hf(args.output)
     out.write(f"{args.output}: Hugging Face tokenizer, {tok.vocab_size} entries ({len(tok.merges)} merges)\n")
 
@@ -130,8 +110,27 @@ _RESET = "\x1b[0m"
 def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
     text = _read_text(args)
-    spans = tok.encode_spans(text)
-    shown = spans[: args.limit] if args.limit > 0 else spans
+    limit = args.limit if args.limit > 0 else None
+    shown: list[TokenSpan] = []
+    tokens = chunks = unknown = 0
+    # Segment by segment, keeping only the tokens shown: the totals of a long text cost
+    # no memory per token.
+    for offset, segment in _segments(text):
+        if limit is not None and len(shown) >= limit:
+            ids = tok.encode(segment)  # counted only: no spans to build
+            tokens += len(ids)
+            unknown += ids.count(UNK_ID)
+            chunks += len(pre_tokenize(segment))
+            continue
+        spans = tok.encode_spans(segment)
+        wanted = len(spans) if limit is None else limit - len(shown)
+        shown.extend(
+            span._replace(start=span.start + offset, end=span.end + offset, chunk=span.chunk + chunks)
+            for span in spans[:wanted]
+        )
+        tokens += len(spans)
+        unknown += operator.countOf(map(_ID, spans), UNK_ID)
+        chunks += spans[-1].chunk + 1 if spans else 0
     color = out.isatty() and not os.environ.get("NO_COLOR")
     bands = []
     for index, span in enumerate(shown):
@@ -140,25 +139,76 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
-    lines = TextPlaces(text)
+    lines = TextPlaces(text[: shown[-1].end] if shown else "")
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
         at = lines.span(span.start, span.end)
         piece = visible(span.piece)
         out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  '{piece}'{note}\n")
-    if len(shown) < len(spans):
-        out.write(f"… the first {len(shown):,} of {len(spans):,} tokens (--limit 0 shows them all)\n")
-    chunks = spans[-1].chunk + 1 if spans else 0
-    unknown = sum(span.id == UNK_ID for span in spans)
-    ratio = f" · {len(text) / len(spans):.2f} chars/token" if spans else ""
+    if len(shown) < tokens:
+        out.write(f"… the first {len(shown):,} of {tokens:,} tokens (--limit 0 shows them all)\n")
+    ratio = f" · {len(text) / tokens:.2f} chars/token" if tokens else ""
     out.write(
-        f"\n{len(spans):,} tokens · {chunks:,} chunks · {len(text):,} characters{ratio}"
+        f"\n{tokens:,} tokens · {chunks:,} chunks · {len(text):,} characters{ratio}"
         f" · {unknown} unknown · tokenizer {args.tokenizer}\n"
     )
 
 
+_SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
+
+
+def _completion(args: argparse.Namespace, out: TextIO) -> None:
+    out.write(shellcode(["glassllm"], shell=args.shell))
+
+
+def _write_html(args: argparse.Namespace, out: TextIO) -> None:
+    text = _read_text(args)
+    language = args.lang or environment_locale()
+    if args.command == "compare":
+        names = cli_compare.tokenizer_names(args)
+        page = html_page.compare_page(text, {name: load_tokenizer(name) for name in names}, language)
+    else:
+        page = html_page.PAGES[args.command](text, args.tokenizer, load_tokenizer(args.tokenizer), language)
+    Path(args.html).write_text(page, encoding="utf-8")
+    out.write(f"{args.html}: {args.command} page ({language}), open it in a browser\n")
+
+
+def _html_options(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--html", metavar="PAGE", help="write a self-contained HTML page here instead of printing")
+    sub.add_argument(
+        "--lang",
+        choices=html_page.LANGUAGES,
+        help="the page's language (default: from LC_ALL, LC_MESSAGES or LANG; English unless Portuguese)",
+    )
+
+
+_ID = operator.itemgetter(0)
+# A long text is tokenized in segments of about this many characters, cut where neither
+# NFC nor the chunk rule can join the two sides: after a line break (a chunk of its own,
+# a starter that composes with nothing), or before an ASCII space that follows a
+# character other than a space or ▁ (the rule never takes a ▁ after a chunk's first
+# character but in a run of ▁, and NFC never composes a space with what precedes it).
+# The language server cuts its long lines by the same rule.
+_SEGMENT = 1 << 16
+_CUT = re.compile(f"[^ {SPACE}](?= )|[\r\n]")
+
+
+def _segments(text: str) -> Iterator[tuple[int, str]]:
+    """``(offset, segment)`` pairs that tile ``text``; a text with no safe cut is one."""
+    start = 0
+    while len(text) - start > _SEGMENT:
+        found = _CUT.search(text, start + _SEGMENT)
+        if found is None:
+            break
+        yield start, text[start : found.end()]
+        start = found.end()
+    if start < len(text) or not text:
+        yield start, text[start:]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glassllm", description="See how text becomes BPE token IDs.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, help_text: str, uses_tokenizer: bool = True) -> argparse.ArgumentParser:
@@ -180,17 +230,11 @@ def _parser() -> argparse.ArgumentParser:
 
     explain = command("explain", "show every merge step that turns a text into pieces")
     explain.add_argument("text", nargs="?", help="the text (default: standard input)")
+    explain.add_argument("--file", "-f", help="read the text from this file")
+    _html_options(explain)
     explain.set_defaults(run=_explain)
 
-    train = command("train", "learn a tokenizer from corpus files and save it as JSON", uses_tokenizer=False)
-    train.add_argument("corpus", nargs="+", help="UTF-8 text files, each counted as a text of its own")
-    train.add_argument("--vocab-size", type=int, default=1024, help="upper bound on entries (default: 1024)")
-    train.add_argument("--output", "-o", required=True, help="where to write the tokenizer JSON")
-    train.add_argument(
-        "--jobs", "-j", type=int, default=None, help="count chunks in this many processes (default: one per core)"
-    )
-    train.add_argument("--force", action="store_true", help="replace --output even if it is not a tokenizer file")
-    train.set_defaults(run=_train)
+    cli_train.add_parsers(command)
 
     export = commands.add_parser(
         "export",
@@ -212,17 +256,36 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--limit", type=int, default=500, help="show at most this many tokens piece by piece (0: all; default 500)"
     )
+    _html_options(inspect)
     inspect.set_defaults(run=_inspect)
 
-    cli_compare.add_parser(command, _read_text)
+    _html_options(cli_compare.add_parser(command, _read_text))
+
+    completion = commands.add_parser(
+        "completion",
+        help="print the tab-completion script for a shell",
+        description='print the tab-completion script for a shell; e.g. eval "$(glassllm completion bash)" in ~/.bashrc',
+    )
+    completion.add_argument("shell", choices=_SHELLS)
+    completion.set_defaults(run=_completion)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    # Answers the shell's completion request and exits; a no-op in a normal run.
+    argcomplete.autocomplete(parser)
+    args = parser.parse_args(argv)
+    run = _write_html if getattr(args, "html", None) else args.run
     try:
-        args.run(args, sys.stdout)
+        run(args, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped (``| head``): end quietly, as a Unix tool killed by SIGPIPE,
+        # with nothing left for the interpreter to flush into the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except (OSError, ValueError, KeyError) as error:
         sys.stderr.write(f"glassllm {args.command}: {describe(error, environment_locale())}\n")
         return 1

@@ -24,7 +24,7 @@ from glassllm.packaged import PACKAGED, load_tokenizer
 from glassllm.problems import problem
 from glassllm.visible import visible
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "tokenizer_names"]
 
 _COLORS = ("\x1b[30;46m", "\x1b[30;43m")  # the bands of ``glassllm inspect``
 _RESET = "\x1b[0m"
@@ -117,12 +117,18 @@ def _others(first: str) -> list[str]:
     return [name for name in PACKAGED if name != first]
 
 
-def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
-    """Compare ``text`` under ``args.tokenizer`` and each ``args.compare_with``."""
+def tokenizer_names(args: argparse.Namespace) -> list[str]:
+    """``args.tokenizer`` and each ``args.compare_with`` (by default the other packaged one)."""
     names = [args.tokenizer, *(args.compare_with or _others(args.tokenizer))]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise problem(ValueError, "cli.twice", names=", ".join(repeated))
+    return names
+
+
+def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
+    """Compare ``text`` under ``args.tokenizer`` and each ``args.compare_with``."""
+    names = tokenizer_names(args)
     comparison = compare(text, {name: load_tokenizer(name) for name in names})
     if args.json:
         out.write(json.dumps(_as_json(comparison), ensure_ascii=False) + "\n")
@@ -141,9 +147,9 @@ def run(args: argparse.Namespace, out: TextIO, text: str) -> None:
     _write_totals(comparison, out)
 
 
-def add_parser(command: Any, read_text: Any) -> None:
-    """Add the ``compare`` subcommand with ``command(name, help)`` of the CLI's parser;
-    ``read_text(args)`` reads the text from the argument, ``--file`` or standard input."""
+def add_parser(command: Any, read_text: Any) -> argparse.ArgumentParser:
+    """Add the ``compare`` subcommand with ``command(name, help)`` of the CLI's parser and
+    return it; ``read_text(args)`` reads the text from the argument, ``--file`` or standard input."""
     sub = command("compare", "show a text through several tokenizers, chunk by chunk, with the totals")
     sub.add_argument("text", nargs="?", help="the text (default: standard input)")
     sub.add_argument("--file", "-f", help="read the text from this file")
@@ -164,3 +170,4 @@ def add_parser(command: Any, read_text: Any) -> None:
         help="past this many chunks, show only this many, the most different first (0: all; default 500)",
     )
     sub.set_defaults(run=lambda args, out: run(args, out, read_text(args)))
+    return sub

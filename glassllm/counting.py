@@ -14,16 +14,18 @@ import os
 import re
 import signal
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
+from glassllm.corpus import Part, corpus_files, corpus_parts, file_size, is_url, read_part, reading
 from glassllm.normalize import nfc
-from glassllm.problems import os_problem, problem
+from glassllm.problems import problem
 
-__all__ = ["count_chunks", "count_files"]
+__all__ = ["count_chunks", "count_files", "count_part"]
 
 
 # Text is normalized, marked and chunked this many characters at a time (cut at a line
@@ -77,27 +79,141 @@ def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Coun
         _SHARED = []
 
 
-def count_files(paths: Iterable[str | Path], *, jobs: int | None = 1) -> Counter[str]:
-    """Count the chunks of UTF-8 text files, each file a text of its own (see
-    :func:`count_chunks`), in ``jobs`` processes (``None``: one per core, at most 8).
+def count_files(
+    paths: Iterable[str | Path],
+    *,
+    jobs: int | None = 1,
+    field: str | None = None,
+    client: Any = None,
+    progress: Progress | None = None,
+) -> Counter[str]:
+    """Count the chunks of a corpus: files, folders and glob patterns, plain or compressed
+    text, JSON Lines or Parquet (see :mod:`glassllm.corpus`), each file (or record) a
+    text of its own (see :func:`count_chunks`).
+
+    Counts in ``jobs`` processes (``None``: one per core, at most 8), or, when a Dask
+    ``client`` (``distributed.Client``) is given, on its cluster's workers instead (see
+    :mod:`glassllm.cluster`). ``field`` names the
+    text of JSON Lines and Parquet records. ``progress(done, total)`` is told of the
+    bytes read, every quarter of a second or so.
 
     Files are read in parts cut after a line break, a block at a time, so memory stays
     small however large the corpus. Raises ``OSError`` for a file that cannot be read and
-    ``ValueError`` for one that is not UTF-8 text.
+    ``ValueError``, naming the file and the line or row, for text that is not UTF-8 or a
+    record without the field.
     """
-    paths = [Path(path) for path in paths]
-    size = sum(map(_file_size, paths))
-    workers = _workers(jobs, size)
-    part_bytes = min(_PART_BYTES, max(_BLOCK, size // (4 * workers)))
-    parts = [part for path in paths for part in _file_parts(path, part_bytes)]
-    workers = min(workers, len(parts))
+    files = corpus_files(paths)
+    if client is not None:
+        # Workers may run elsewhere: they get absolute paths.
+        files = [path if is_url(path) else os.path.abspath(path) for path in files]
+    size = 0
+    for path in files:
+        with reading(path):
+            size += file_size(path)
+    if client is not None:
+        workers = max(1, sum(client.nthreads().values()))  # tasks the cluster runs at once
+        # Smaller parts than for processes: a part's end is what Dask reports progress by.
+        part_bytes = min(_PART_BYTES, max(_BLOCK, size // (16 * workers)))
+    else:
+        workers = _workers(jobs, size)
+        part_bytes = min(_PART_BYTES, max(_BLOCK, size // (4 * workers)))
+    parts = corpus_parts(files, part_bytes, field)
+    done = _Done(size, progress)
+    if client is not None:
+        from glassllm.cluster import count_parts_on_dask
+
+        total = count_parts_on_dask(parts, client, done.add)
+    else:
+        total = _count_parts(parts, min(workers, len(parts)), done)
+    done.finish()
+    return total
+
+
+Progress = Callable[[int, int], None]
+
+
+class _Done:
+    """Bytes read so far, told to ``progress`` at most every quarter of a second."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total, self.progress = total, progress
+        self.bytes = 0
+        self.told = 0.0
+
+    def add(self, count: int) -> None:
+        self.bytes += count
+        self.tell()
+
+    def tell(self, shared: int | None = None) -> None:
+        if shared is not None:
+            self.bytes = shared
+        now = time.monotonic()
+        if self.progress is not None and now - self.told >= 0.25:
+            self.told = now
+            self.progress(min(self.bytes, self.total), self.total)
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress(self.total, self.total)
+
+
+def _count_parts(parts: list[Part], workers: int, done: _Done) -> Counter[str]:
     if workers < 2:
-        return _sum(map(_count_file_part, parts))
+        total: Counter[str] = Counter()
+        for part in parts:
+            total.update(count_part(part, done.add))
+        return total
     start_method = (
         "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
     )
-    with multiprocessing.get_context(start_method).Pool(workers, initializer=_default_signals) as pool:
-        return _sum(pool.imap_unordered(_count_file_part, parts))
+    context = multiprocessing.get_context(start_method)
+    shared = context.Value("q", 0)
+    with context.Pool(workers, initializer=_start_worker, initargs=(shared,)) as pool:
+        results = pool.imap_unordered(_count_part_telling, parts)
+        total = Counter()
+        while True:
+            try:
+                total.update(results.next(timeout=0.25))
+            except StopIteration:
+                return total
+            except multiprocessing.TimeoutError:
+                pass
+            done.tell(shared.value)
+
+
+def count_part(part: Part, progress: Callable[[int], None] | None = None) -> Counter[str]:
+    """The chunk counts of one part of a corpus (see :func:`glassllm.corpus.corpus_parts`).
+    ``progress(n)`` is told of each ``n`` bytes read."""
+    tally = _Tally()
+    joins = 0
+    for text, joined in read_part(part, progress):
+        tally.add(mark_spaces(nfc(text)))
+        joins += joined
+    counts = tally.chunks()
+    if joins:
+        # The line breaks put between records are not the corpus's.
+        counts["\n"] -= joins
+        if not counts["\n"]:
+            del counts["\n"]
+    return counts
+
+
+# In a pool's worker: where it adds the bytes it has read.
+_READ: Any = None
+
+
+def _start_worker(shared: Any) -> None:
+    global _READ
+    _READ = shared
+    _default_signals()
+
+
+def _count_part_telling(part: Part) -> Counter[str]:
+    def tell(count: int) -> None:
+        with _READ.get_lock():
+            _READ.value += count
+
+    return count_part(part, tell)
 
 
 def _default_signals() -> None:
@@ -205,61 +321,4 @@ def _count_shared(part: tuple[int, int, int]) -> Counter[str]:
     index, start, end = part
     tally = _Tally()
     _count_into(tally, _SHARED[index], start, end)
-    return tally.chunks()
-
-
-@contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """Name the corpus file in an ``OSError`` raised while reading it."""
-    try:
-        yield
-    except OSError as error:
-        raise os_problem(error, "file.unreadable", "corpus file", str(path)) from error
-
-
-def _file_size(path: Path) -> int:
-    with _reading(path):
-        return path.stat().st_size
-
-
-def _file_parts(path: Path, part_bytes: int) -> list[tuple[str, int, int]]:
-    """Byte ranges of ``path`` of about ``part_bytes``, each ending after a ``\\n`` byte
-    (never inside a UTF-8 sequence, whose bytes are all ≥ 0x80)."""
-    size = _file_size(path)
-    parts: list[tuple[str, int, int]] = []
-    with _reading(path), open(path, "rb") as handle:
-        start = 0
-        while size - start > part_bytes:
-            handle.seek(start + part_bytes)
-            rest = handle.read(part_bytes)
-            newline = rest.find(b"\n")
-            if newline < 0:
-                break
-            end = start + part_bytes + newline + 1
-            parts.append((str(path), start, end))
-            start = end
-    parts.append((str(path), start, size))
-    return parts
-
-
-def _count_file_part(part: tuple[str, int, int]) -> Counter[str]:
-    path, start, end = part
-    tally = _Tally()
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        while start < end:
-            raw = handle.read(min(_BLOCK, end - start))
-            if start + len(raw) < end:
-                # Finish the block at a line break (a block may not end with a whole line).
-                raw += handle.readline()[: end - start - len(raw)]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise problem(
-                    ValueError, "file.not_utf8", path=path, reason=error.reason, byte=start + error.start
-                ) from None
-            if not raw:
-                break
-            tally.add(mark_spaces(nfc(text)))
-            start += len(raw)
     return tally.chunks()

@@ -16,8 +16,8 @@ the surplus-marker rule) is the same in both engines.
 
 The specials keep their IDs 0–3. ``<pad>``, ``<bos>`` and ``<eos>`` are special added
 tokens; ``<unk>`` is the BPE model's unknown token, not an added token, so that
-``decode`` shows it as ⁇ instead of skipping it. What still differs (README, "To Hugging
-Face"; each pinned by a test): Hugging Face reads a literal ``<pad>``, ``<bos>`` or
+``decode`` shows it as ⁇ instead of skipping it. What still differs (docs/huggingface.md;
+each pinned by a test): Hugging Face reads a literal ``<pad>``, ``<bos>`` or
 ``<eos>`` in the input as that special token, where glassllm spells it out (set
 ``encode_special_tokens = True`` on the loaded tokenizer to get glassllm's reading), and
 a piece learned twice keeps only its first ID there, the one glassllm's encode gives.

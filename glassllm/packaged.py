@@ -1,7 +1,7 @@
 """The tokenizers that ship inside the package, trained with ``glassllm train``.
 
-``pt`` learned from Portuguese prose and ``en`` from English prose (see the README for
-the corpora and the exact commands); 1,024 entries each. Load one with
+``pt`` learned from Portuguese prose and ``en`` from English prose (see docs/tokenizer.md
+for the corpora and the exact commands); 1,024 entries each. Load one with
 ``glassllm.packaged("pt")``.
 """
 

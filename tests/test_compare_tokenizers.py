@@ -48,7 +48,7 @@ def test_the_most_different_chunks_come_first():
     assert result.most_different(1) == ordered[:1]
     pt, en = result.totals
     assert pt.chars_per_token == len("A menina bonita.") / pt.tokens
-    assert en.tokens > pt.tokens  # the README's lesson, on a small scale
+    assert en.tokens > pt.tokens  # docs/tokenizer.md's lesson, on a small scale
 
 
 def test_nfc_offsets_point_into_the_text_as_given():

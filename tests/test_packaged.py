@@ -37,7 +37,7 @@ def test_era_uma_vez_with_the_portuguese_tokenizer():
 
 
 def test_packaged_files_are_what_glassllm_train_makes_from_the_corpora(tmp_path, corpus_text):
-    """The shipped pt tokenizer is reproducible from ../shared with the README's command."""
+    """The shipped pt tokenizer is reproducible from ../shared with docs/tokenizer.md's command."""
     text = corpus_text("pt", 10**9)
     assert Tokenizer.train(text, 1024).merges == packaged("pt").merges
 

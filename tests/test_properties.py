@@ -60,7 +60,11 @@ def test_encode_verbose_ends_where_encode_ends(text):
     tok = packaged("en")
     verbose = tok.encode_verbose(text)
     assert [entry["chunk"] for entry in verbose] == pre_tokenize(text)
-    final = [piece for entry in verbose for piece in entry["steps"][-1]]
+    final = []
+    for entry in verbose:
+        steps = entry["steps"]
+        assert isinstance(steps, list)
+        final += steps[-1]
     assert [span.piece for span in tok.encode_spans(text)] == final
 
 

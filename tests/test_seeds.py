@@ -24,8 +24,10 @@ def test_reference_encode_and_explain_merges():
     tok = Tokenizer.train("banana banana\n", 32)
     detail = tok.encode_verbose("banana")
     assert detail[0]["chunk"] == "banana"
-    assert detail[0]["steps"][0] == list("banana")
-    assert detail[0]["steps"][-1] == tok.tokens(tok.encode("banana"))
+    steps = detail[0]["steps"]
+    assert isinstance(steps, list)
+    assert steps[0] == list("banana")
+    assert steps[-1] == tok.tokens(tok.encode("banana"))
 
 
 def test_reference_save_and_load():

@@ -129,12 +129,14 @@ def ansi_to_svg(ansi: str) -> str:
             if token != " ":
                 weight = ' font-weight="bold"' if style.get("bold") else ""
                 slant = ' font-style="italic"' if style.get("italic") else ""
+                baseline = y + CELL_HEIGHT * 0.78
                 glyphs.append(
-                    f'<text x="{x:.2f}" y="{y + CELL_HEIGHT * 0.78:.2f}" fill="{fg}"{weight}{slant}>{html.escape(token)}</text>'
+                    f'<text x="{x:.2f}" y="{baseline:.2f}" fill="{fg}"{weight}{slant}>{html.escape(token)}</text>'
                 )
             if style.get("underline"):
+                underline = y + CELL_HEIGHT - 2
                 cells.append(
-                    f'<rect x="{x:.2f}" y="{y + CELL_HEIGHT - 2}" width="{CELL_WIDTH * width:.2f}" height="1" fill="{fg}"/>'
+                    f'<rect x="{x:.2f}" y="{underline}" width="{CELL_WIDTH * width:.2f}" height="1" fill="{fg}"/>'
                 )
             column += width
     # Neighbouring cells of one color become one rectangle: no seams between them.

@@ -1,5 +1,6 @@
--- A complete ~/.config/nvim/init.lua for GlassLLM (Neovim 0.11+), with glassllm.lua copied
--- to ~/.config/nvim/lua/ (or editors/nvim added to the runtimepath).
+-- A complete ~/.config/nvim/init.lua for GlassLLM (Neovim 0.11+), with this plugin installed
+-- by a plugin manager (or editors/nvim on the runtimepath). `vim.lsp.enable('glassllm')`
+-- alone starts the server; setup() adds the keys, inlay hints and the statusline count.
 require('glassllm').setup({
   -- The server's settings: tokenizer 'pt', 'en' or a path to a tokenizer JSON.
   -- compareWith: the tokenizers shown beside it (unset: the other packaged one; {} for none).

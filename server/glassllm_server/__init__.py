@@ -19,4 +19,6 @@ The rest never imports pygls: :mod:`positions` (points ⇄ LSP positions), :mod:
 :mod:`unknown`, :mod:`explanation`, :mod:`compare`, :mod:`training`, :mod:`page_files`.
 """
 
-__version__ = "0.1.0"
+from glassllm import __version__
+
+__all__ = ["__version__"]

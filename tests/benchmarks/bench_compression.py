@@ -2,7 +2,7 @@
 
     python3 tests/benchmarks/bench_compression.py
 
-Prints the Markdown table the README shows. The held-out books are not in either
+Prints the Markdown table docs/benchmarks.md shows. The held-out books are not in either
 training file (see ../shared/corpora/SOURCES.md).
 """
 

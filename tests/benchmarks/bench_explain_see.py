@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_server import CORPUS, URI, Client, percentiles, timed
 
 
-def document(uri: str) -> dict[str, str]:
+def document(uri: str) -> dict[str, dict[str, str]]:
     return {"textDocument": {"uri": uri}}
 
 
@@ -86,7 +86,7 @@ async def main() -> None:
         return {"line": generator.randrange(len(lines) - 1), "character": generator.randrange(40)}
 
     highlight = [
-        await timed(lambda: client.request("textDocument/documentHighlight", {**document(URI), "position": place()}))
+        await timed(client.request("textDocument/documentHighlight", {**document(URI), "position": place()}))
         for _ in range(100)
     ]
     print(f"document highlight: {percentiles(highlight)}")
@@ -94,7 +94,7 @@ async def main() -> None:
     for _ in range(100):
         where = place()
         params = {**document(URI), "range": {"start": where, "end": where}, "context": {"diagnostics": []}}
-        actions.append(await timed(lambda: client.request("textDocument/codeAction", params)))
+        actions.append(await timed(client.request("textDocument/codeAction", params)))
     print(f"code action: {percentiles(actions)}")
 
     for label, span in (("one paragraph", 1), ("100 lines", 100)):
@@ -117,11 +117,12 @@ async def main() -> None:
     )
     busy = []
     while not training.done():
-        busy.append(await timed(lambda: client.request("textDocument/hover", {**document(URI), "position": place()})))
+        busy.append(await timed(client.request("textDocument/hover", {**document(URI), "position": place()})))
         await asyncio.sleep(0.01)
     trained = training.result()
     print(
-        f"train 1,024 entries on the 7 MB file from the editor: {time.perf_counter() - start:5.2f} s ({trained['merges']} merges)"
+        f"train 1,024 entries on the 7 MB file from the editor: {time.perf_counter() - start:5.2f} s "
+        f"({trained['merges']} merges)"
     )
     print(f"hover while training: {percentiles(busy)}")
     print(f"server memory after training: {client.rss_mb():.0f} MB RSS")

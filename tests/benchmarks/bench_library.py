@@ -4,7 +4,7 @@
 
 Both train a 1,024-entry BPE tokenizer on ../shared/corpora/pt/train.txt (NFC, a visible
 ▁ for spaces, the same four specials), then encode ../shared/corpora/pt/heldout.txt. The
-script prints each figure and the ratios the README quotes. Each timing is the best of
+script prints each figure and the ratios docs/benchmarks.md quotes. Each timing is the best of
 ``--repeat`` runs (five times as many for encoding), glassllm and HF taking turns.
 
 Training at scale: both languages' corpora (train and held-out), four times over, make a
@@ -140,7 +140,7 @@ def measure_large(trainer: str, path: Path, vocab_size: int, sample: bool) -> di
             tree = _tree(child.pid)
         peak = max(peak, _pss(tree))
         time.sleep(0.02)
-    result = json.loads(child.stdout.read())
+    result = json.loads(child.communicate()[0])
     result["peak_pss"] = peak
     return result
 
@@ -170,7 +170,7 @@ def report_large(vocab_size: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--language", default="pt", choices=["pt", "en"])
     parser.add_argument("--vocab-size", type=int, default=1024)
     parser.add_argument("--large-vocab-size", type=int, default=4096)
@@ -191,6 +191,7 @@ def main() -> None:
         lambda: Tokenizer.train(train_path.read_text("utf-8"), args.vocab_size),
         lambda: train_hf(train_path, args.vocab_size),
     )
+    assert isinstance(ours, Tokenizer) and isinstance(hf, HFTokenizer)
 
     # Encoding: the chunk cache is part of the design, so it is warmed by the first run
     # (the best run is kept); a fresh tokenizer's first pass is reported too.
@@ -201,6 +202,7 @@ def main() -> None:
         lambda: ours.encode_spans(heldout),
         lambda: hf.encode_batch(lines),
     )
+    assert isinstance(ids, list) and isinstance(spans, list) and isinstance(encodings, list)
     hf_tokens = sum(len(encoding.ids) for encoding in encodings)
     megabytes = len(heldout.encode("utf-8")) / 1e6
 

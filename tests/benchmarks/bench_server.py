@@ -40,6 +40,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,9 @@ class Client:
     """Just enough of an LSP client: requests, notifications, answers to the server."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None, "start() pipes both"
         self.process = process
+        self.stdin, self.stdout = process.stdin, process.stdout
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
         self.reader = asyncio.create_task(self._read())
@@ -77,10 +80,10 @@ class Client:
 
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message, ensure_ascii=False).encode("utf-8")
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
     async def _read(self) -> None:
-        stdout = self.process.stdout
+        stdout = self.stdout
         while True:
             length = 0
             while True:
@@ -147,9 +150,10 @@ def position(line: int, character: int) -> dict[str, int]:
     return {"line": line, "character": character}
 
 
-async def timed(call) -> float:
+async def timed(request: Awaitable[object]) -> float:
+    """Milliseconds until ``request`` (a coroutine not started yet) is done."""
     start = time.perf_counter()
-    await call()
+    await request
     return (time.perf_counter() - start) * 1000
 
 
@@ -210,7 +214,8 @@ async def main(rounds: int) -> None:
     print(f"didOpen → first hover, last line:       {bottom * 1000:8.1f} ms")
     print(f"didOpen → whole document tokenized:     {complete * 1000:8.1f} ms")
     print(
-        f"  the library alone, cold (encode):     {library * 1000:8.1f} ms   (server / library: {complete / library:.2f})"
+        f"  the library alone, cold (encode):     {library * 1000:8.1f} ms   "
+        f"(server / library: {complete / library:.2f})"
     )
     print(f"didOpen → first whole-document stats:   {counted * 1000:8.1f} ms   (with the compared tokenizers)")
 
@@ -226,13 +231,11 @@ async def main(rounds: int) -> None:
     # (the first one also waits for the server to read the 7 MB didOpen), and a request
     # that waits for the whole document can be cancelled.
     spread = random.Random(3)
-    reading = await timed(lambda: client.request("textDocument/hover", {**document, "position": position(0, 0)}))
+    reading = await timed(client.request("textDocument/hover", {**document, "position": position(0, 0)}))
     busy = []
     for _ in range(50):
         line = spread.randrange(len(lines))
-        busy.append(
-            await timed(lambda: client.request("textDocument/hover", {**document, "position": position(line, 1)}))
-        )
+        busy.append(await timed(client.request("textDocument/hover", {**document, "position": position(line, 1)})))
     request_id, lens = client.request_future("textDocument/codeLens", document)
     client.notify("$/cancelRequest", {"id": request_id})
     started = time.perf_counter()
@@ -253,7 +256,7 @@ async def main(rounds: int) -> None:
         return position(line, rng.randrange(len(lines[line]) + 1))
 
     hovers = [
-        await timed(lambda: client.request("textDocument/hover", {**document, "position": random_position()}))
+        await timed(client.request("textDocument/hover", {**document, "position": random_position()}))
         for _ in range(rounds)
     ]
     print(f"hover:                                  {percentiles(hovers)}")
@@ -268,45 +271,38 @@ async def main(rounds: int) -> None:
         counts.append(len(await client.request("textDocument/inlayHint", {**document, "range": hint_range()})))
 
     for _ in range(rounds):
-        hints.append(await timed(inlay_hints))
+        hints.append(await timed(inlay_hints()))
     print(f"inlay hints, 100 lines:                 {percentiles(hints)}")
     print(
-        f"  (hints per answer: median {statistics.median(counts):,.0f}; the corpus averages {len(text) / len(lines):.0f} characters a line)"
+        f"  (hints per answer: median {statistics.median(counts):,.0f}; "
+        f"the corpus averages {len(text) / len(lines):.0f} characters a line)"
     )
 
     # Editors ask again for the lines in view after every edit and scroll: those lines'
     # hints are already serialized.
     window = hint_range()
     again = [
-        await timed(lambda: client.request("textDocument/inlayHint", {**document, "range": window}))
-        for _ in range(rounds)
+        await timed(client.request("textDocument/inlayHint", {**document, "range": window})) for _ in range(rounds)
     ]
     print(f"inlay hints, the same 100 lines again:  {percentiles(again)}")
 
-    stats = [await timed(lambda: client.request("glassllm/stats", document)) for _ in range(rounds)]
+    stats = [await timed(client.request("glassllm/stats", document)) for _ in range(rounds)]
     print(f"glassllm/stats:                         {percentiles(stats)}")
 
-    ranged = [
-        await timed(lambda: client.request("glassllm/stats", {**document, "range": hint_range()}))
-        for _ in range(rounds)
-    ]
+    ranged = [await timed(client.request("glassllm/stats", {**document, "range": hint_range()})) for _ in range(rounds)]
     print(f"glassllm/stats, 100-line range:         {percentiles(ranged)}")
 
-    edits = []
-    for version in range(2, rounds + 2):
-        place = random_position()
+    async def edit_then_stats(place: dict[str, int], version: int) -> None:
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": URI, "version": version},
+                "contentChanges": [{"range": {"start": place, "end": place}, "text": "a"}],
+            },
+        )
+        await client.request("glassllm/stats", document)
 
-        async def edit_then_stats(place=place, version=version) -> None:
-            client.notify(
-                "textDocument/didChange",
-                {
-                    "textDocument": {"uri": URI, "version": version},
-                    "contentChanges": [{"range": {"start": place, "end": place}, "text": "a"}],
-                },
-            )
-            await client.request("glassllm/stats", document)
-
-        edits.append(await timed(edit_then_stats))
+    edits = [await timed(edit_then_stats(random_position(), version)) for version in range(2, rounds + 2)]
     print(f"one-character edit + glassllm/stats:    {percentiles(edits)}")
     print(f"server memory with the document open:   {client.rss_mb():8.1f} MB RSS")
     await client.stop()
@@ -352,24 +348,20 @@ async def shape(name: str, text: str, rounds: int) -> None:
     print(f"  didOpen → whole document tokenized:   {complete * 1000:8.1f} ms")
     print(f"  didOpen → first whole-document stats: {counted * 1000:8.1f} ms")
 
+    async def edit_then_ask(method: str, place: dict[str, int], version: int) -> None:
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": URI, "version": version},
+                "contentChanges": [{"range": {"start": place, "end": place}, "text": "a"}],
+            },
+        )
+        params = {**document, "position": place} if method == "textDocument/hover" else document
+        await client.request(method, params)
+
     versions = iter(range(2, 1 << 30))
     for method in ("textDocument/hover", "glassllm/stats"):
-        samples = []
-        for _ in range(rounds):
-            place = random_position()
-
-            async def edit_then_ask(place=place, version=next(versions)) -> None:
-                client.notify(
-                    "textDocument/didChange",
-                    {
-                        "textDocument": {"uri": URI, "version": version},
-                        "contentChanges": [{"range": {"start": place, "end": place}, "text": "a"}],
-                    },
-                )
-                params = {**document, "position": place} if method == "textDocument/hover" else document
-                await client.request(method, params)
-
-            samples.append(await timed(edit_then_ask))
+        samples = [await timed(edit_then_ask(method, random_position(), next(versions))) for _ in range(rounds)]
         label = "hover" if method == "textDocument/hover" else "glassllm/stats"
         print(f"  one-character edit + {label + ':':16s} {percentiles(samples)}")
 
@@ -385,9 +377,7 @@ async def shape(name: str, text: str, rounds: int) -> None:
         ("semantic tokens, range", "textDocument/semanticTokens/range", lambda: {"range": visible()}),
         ("pulled diagnostics", "textDocument/diagnostic", dict),
     ):
-        samples = [
-            await timed(lambda: client.request(method, {**document, **extra()})) for _ in range(max(rounds // 3, 10))
-        ]
+        samples = [await timed(client.request(method, {**document, **extra()})) for _ in range(max(rounds // 3, 10))]
         print(f"  {label + ', visible range:':36s} {percentiles(samples)}")
     print(f"  server memory:                        {client.rss_mb():8.1f} MB RSS")
     await client.stop()
@@ -397,7 +387,7 @@ if __name__ == "__main__":
     # This process parses answers of up to a megabyte of JSON: its own garbage collector
     # passes over them would be counted as the server's time.
     gc.disable()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=300, help="requests per measurement (default 300)")
     parser.add_argument("--only", choices=["corpus", "shapes"], help="run one part only")
     parser.add_argument(

@@ -4,8 +4,9 @@
 ;; lines), GLASSLLM_FILE (the document), GLASSLLM_HOVER (where to hover), GLASSLLM_REGION
 ;; (the region for C-c g e), GLASSLLM_EDIT (where to insert what, base64, and where to
 ;; hover then) and GLASSLLM_OUT (where the JSON report goes). It visits the file and
-;; records what eglot got: diagnostics, inlay hints, a hover, the explanation that
-;; C-c g e opens on a region, and a hover after an edit.
+;; records what eglot got: diagnostics, the count in the mode line, inlay hints, a
+;; hover, the pages that C-c g e and C-c g c open on a region, and the count and a
+;; hover after an edit.
 ;;
 ;; Batch mode runs no command loop and no idle timers: what they would do is done here
 ;; explicitly (post-command-hook for eglot-ensure, didChange after an edit, the hint
@@ -76,6 +77,14 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
                 (flymake-diagnostics))
         (lambda (a b) (< (aref a 0) (aref b 0))))))
 
+(defun glassllm-test--count ()
+  "The glassllm part of the mode line: its lighter in `minor-mode-alist', an
+\=(:eval FORM) construct, evaluated as redisplay would (`format-mode-line' gives
+nothing in batch mode, which has no frame to draw)."
+  (pcase (cadr (assq 'glassllm-mode minor-mode-alist))
+    (`(:eval ,form) (string-trim (eval form t)))
+    (lighter (error "Unexpected lighter %S" lighter))))
+
 (defun glassllm-test--page-buffer (before)
   "A buffer visiting an explanation page that was not among BEFORE."
   (seq-find (lambda (buffer)
@@ -110,8 +119,24 @@ WHAT names the page while waiting for it."
   (glassllm-test--wait (lambda () (and (eglot-current-server) eglot--managed-mode)) "eglot to connect")
   (push (cons "mode" (symbol-name major-mode)) report)
   (push (cons "markdown_mode" (and (fboundp 'gfm-view-mode) t)) report)
+  ;; What glassllm.el declared, as this Emacs read it: the default command, the modes,
+  ;; the program eglot starts for each of them, and the settings eglot answers
+  ;; workspace/configuration with (json-encode writes plists as objects, as eglot does).
+  (push (cons "default_command" (vconcat (eval (car (get 'glassllm-server-command 'standard-value)) t))) report)
+  (push (cons "modes" (vconcat (mapcar #'symbol-name glassllm-modes))) report)
+  (push (cons "programs"
+              (mapcar (lambda (mode)
+                        (let ((entry (seq-find (lambda (entry)
+                                                 (memq mode (ensure-list (car entry))))
+                                               eglot-server-programs)))
+                          (cons (symbol-name mode) (vconcat (funcall (cdr entry))))))
+                      glassllm-modes))
+        report)
+  (push (cons "workspace_configuration" (default-value 'eglot-workspace-configuration)) report)
   (push (cons "encoding" (plist-get (eglot--capabilities (eglot-current-server)) :positionEncoding)) report)
   (push (cons "diagnostics" (glassllm-test--diagnostics)) report)
+  (glassllm-test--wait (lambda () (not (string-empty-p (glassllm-test--count)))) "the token count")
+  (push (cons "count" (glassllm-test--count)) report)
   (push (cons "hints" (glassllm-test--hints)) report)
   (push (cons "hover" (glassllm-test--hover-at (string-to-number (getenv "GLASSLLM_HOVER")))) report)
   ;; C-c g e, then C-c g c, on a region, as the keys would run them.
@@ -130,7 +155,10 @@ WHAT names the page while waiting for it."
   (let ((edit (split-string (getenv "GLASSLLM_EDIT") " ")))
     (goto-char (string-to-number (car edit)))
     (insert (decode-coding-string (base64-decode-string (cadr edit)) 'utf-8))
-    (eglot--signal-textDocument/didChange)
+    (let ((before (glassllm-test--count)))
+      (eglot--signal-textDocument/didChange)
+      (glassllm-test--wait (lambda () (not (equal (glassllm-test--count) before))) "the count after the edit"))
+    (push (cons "edited_count" (glassllm-test--count)) report)
     (push (cons "edited_text" (buffer-substring-no-properties (point-min) (point-max))) report)
     (push (cons "edited_hover" (glassllm-test--hover-at (string-to-number (nth 2 edit)))) report))
   (with-temp-file (getenv "GLASSLLM_OUT")

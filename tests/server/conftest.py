@@ -3,16 +3,15 @@ independent position oracle, and documents with every tricky case.
 
 Fixtures (module scope; mark the test module with ``pytestmark = LOOP``):
 
-- ``client``: a pytest-lsp client talking to ``python -m glassllm_server`` over stdio,
+- ``client``: a :class:`GlassClient` talking to ``python -m glassllm_server`` over stdio,
   initialized with the capabilities of each preset in :data:`PRESETS` (so each test runs
   under UTF-8, UTF-16 and UTF-32) and English locale;
 - ``client_pt``: the same, with the client locale ``pt-BR``.
 
 :func:`read_code_actions_right` makes a client tell code actions from bare commands.
 
-``client.encoding`` is the negotiated position encoding and ``client.refreshes`` counts
-the ``workspace/*/refresh`` requests the server sent. To start a session of your own,
-use :func:`start_session` inside a ``pytest_lsp.fixture``.
+To start a session of your own, use :func:`start_session` inside a ``pytest_lsp.fixture``
+configured by :func:`server_config`.
 
 The oracle (:func:`lsp_lines`, :func:`position_of`, :func:`offset_of`, :func:`covered`)
 is written here from the specification, independently of ``glassllm_server.positions``,
@@ -26,12 +25,16 @@ import concurrent.futures
 import itertools
 import sys
 from collections import Counter
-from typing import Any, Union
+from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
 
 PRESETS = ["neovim@0.11", "visual-studio-code", "emacs"]
 ENCODING_OF_PRESET = {"neovim@0.11": "utf-8", "visual-studio-code": "utf-16", "emacs": "utf-32"}
@@ -71,8 +74,28 @@ def new_uri(name: str = "doc") -> str:
     return f"file:///tmp/glassllm-tests/{name}-{next(_uris)}.txt"
 
 
+class GlassClient(LanguageClient):
+    """pytest-lsp's test client, with what :func:`start_session` negotiated: the
+    ``preset`` it speaks as, the position ``encoding`` and the ``server_capabilities``;
+    ``refreshes`` counts the ``workspace/*/refresh`` requests the server sent, by method."""
+
+    def __init__(self) -> None:
+        # As pytest-lsp's own factory builds its client.
+        super().__init__(converter_factory=default_converter)
+        register_lsp_features(self)
+        self.preset = ""
+        self.encoding = "utf-16"
+        self.server_capabilities = types.ServerCapabilities()
+        self.refreshes: Counter[str] = Counter()
+
+
+def server_config(command: list[str] = SERVER_COMMAND, env: dict[str, str] | None = None) -> ClientServerConfig:
+    """A :class:`GlassClient` connected to the server started by ``command``."""
+    return ClientServerConfig(server_command=command, client_factory=GlassClient, server_env=env)
+
+
 async def start_session(
-    client: LanguageClient,
+    client: GlassClient,
     preset: str,
     *,
     locale: str | None = "en-US",
@@ -80,18 +103,20 @@ async def start_session(
     configuration: dict[str, Any] | None = None,
 ) -> types.InitializeResult:
     """Initialize ``client`` as the editor ``preset`` would, with refresh handlers."""
-    client.refreshes = Counter()  # type: ignore[attr-defined]
+    client.refreshes.clear()
+
+    def count_refreshes(method: str) -> None:
+        def refresh(params: None) -> None:
+            client.refreshes[method] += 1
+
+        client.feature(method)(refresh)
 
     for method in (
         types.WORKSPACE_INLAY_HINT_REFRESH,
         types.WORKSPACE_CODE_LENS_REFRESH,
         types.WORKSPACE_SEMANTIC_TOKENS_REFRESH,
     ):
-
-        def refresh(params: None, method: str = method) -> None:
-            client.refreshes[method] += 1  # type: ignore[attr-defined]
-
-        client.feature(method)(refresh)
+        count_refreshes(method)
 
     if configuration is not None:
         client.set_configuration(configuration)
@@ -103,21 +128,21 @@ async def start_session(
             workspace_folders=[types.WorkspaceFolder(uri="file:///tmp/glassllm-tests", name="tests")],
         )
     )
-    client.encoding = str(result.capabilities.position_encoding or "utf-16")  # type: ignore[attr-defined]
-    client.preset = preset  # type: ignore[attr-defined]
-    client.server_capabilities = result.capabilities  # type: ignore[attr-defined]
+    client.encoding = str(result.capabilities.position_encoding or "utf-16")
+    client.preset = preset
+    client.server_capabilities = result.capabilities
     return result
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND), params=PRESETS, scope="module")
-async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(), params=PRESETS, scope="module")
+async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
     await start_session(lsp_client, request.param)
     yield
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND), params=PRESETS, scope="module")
-async def client_pt(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(), params=PRESETS, scope="module")
+async def client_pt(request: pytest.FixtureRequest, lsp_client: GlassClient):
     await start_session(lsp_client, request.param, locale="pt-BR")
     yield
     await lsp_client.shutdown_session()
@@ -241,6 +266,20 @@ async def hover(client: LanguageClient, uri: str, position: types.Position) -> t
     )
 
 
+def markdown(answer: types.Hover | None) -> str:
+    """The text of a hover that must be there (the server writes hovers as Markdown)."""
+    assert answer is not None, "no hover"
+    assert isinstance(answer.contents, types.MarkupContent), answer.contents
+    assert answer.contents.kind == types.MarkupKind.Markdown
+    return answer.contents.value
+
+
+def hover_range(answer: types.Hover | None) -> types.Range:
+    """The range of a hover that must be there and have one."""
+    assert answer is not None and answer.range is not None, answer
+    return answer.range
+
+
 async def stats(client: LanguageClient, uri: str, lsp_range: types.Range | None = None) -> Any:
     """``glassllm/stats`` as a plain dict."""
     params: dict[str, Any] = {"textDocument": {"uri": uri}}
@@ -253,6 +292,35 @@ async def stats(client: LanguageClient, uri: str, lsp_range: types.Range | None 
     return {name: getattr(answer, name) for name in ("tokens", "chunks", "characters", "unknown", "tokenizer")}
 
 
+async def code_actions(client: LanguageClient, uri: str, selection: types.Range) -> list[types.CodeAction]:
+    """The code actions for ``selection`` (read with :func:`read_code_actions_right`): the
+    server answers code actions, never bare commands."""
+    answer = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=selection,
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert answer is not None
+    actions = [action for action in answer if isinstance(action, types.CodeAction)]
+    assert len(actions) == len(answer), answer
+    return actions
+
+
+def command_of(action: types.CodeAction) -> types.Command:
+    """The command a code action runs (every action of the server has one)."""
+    assert action.command is not None, action
+    return action.command
+
+
+def file_of(uri: str) -> Path:
+    """The file a ``file:`` URI names."""
+    path = to_fs_path(uri)
+    assert path is not None, uri
+    return Path(path)
+
+
 def read_code_actions_right(client: LanguageClient) -> None:
     """lsprotocol 2025.0 reads every object with a ``command`` key as a Command, even a
     CodeAction whose ``command`` is an object: tell the test client apart properly."""
@@ -263,7 +331,7 @@ def read_code_actions_right(client: LanguageClient) -> None:
             return converter.structure(value, types.Command)
         return converter.structure(value, types.CodeAction)
 
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)
+    converter.register_structure_hook(types.Command | types.CodeAction, structure)
 
 
 _NO_PARAMS = object()

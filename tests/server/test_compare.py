@@ -17,23 +17,26 @@ import pytest_lsp
 from conftest import (
     LOOP,
     PRESETS,
-    SERVER_COMMAND,
     TRICKY,
+    GlassClient,
     change_document,
+    code_actions,
+    command_of,
+    file_of,
     hover,
     line_spans,
     lsp_lines,
+    markdown,
     offset_of,
     open_document,
     position_of,
     range_of,
     read_code_actions_right,
+    server_config,
     start_session,
 )
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.uris import to_fs_path
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from glassllm import Tokenizer, packaged, packaged_path
 from glassllm.tokenizer import UNK_ID, pre_tokenize
@@ -47,10 +50,8 @@ CACHE = tempfile.mkdtemp(prefix="glassllm-test-compare-")
 ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module"
-)
-async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS, scope="module")
+async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
     await start_session(lsp_client, request.param)
     read_code_actions_right(lsp_client)
     yield
@@ -58,11 +59,11 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
     shutil.rmtree(CACHE, ignore_errors=True)
 
 
-def configure(client: LanguageClient, section: dict[str, Any]) -> None:
+def configure(client: GlassClient, section: dict[str, Any]) -> None:
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": section}))
 
 
-async def full_stats(client: LanguageClient, uri: str, lsp_range: types.Range | None = None) -> dict[str, Any]:
+async def full_stats(client: GlassClient, uri: str, lsp_range: types.Range | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"textDocument": {"uri": uri}}
     if lsp_range is not None:
         params["range"] = client.protocol._converter.unstructure(lsp_range)
@@ -99,7 +100,7 @@ async def test_the_hover_shows_how_the_compared_tokenizer_splits_the_chunk(clien
     uri = open_document(client, text)
     answer = await hover(client, uri, position_of(text, 4, client.encoding))
     pieces = [span.piece for span in EN.encode_spans(" menina")]
-    value = answer.contents.value
+    value = markdown(answer)
     assert f"English (en): `{'·'.join(pieces)}` — {len(pieces)} tokens" in value
     # After the token's own lines: its tokenizer comes first.
     assert value.index("Tokenizer: Portuguese (pt)") < value.index("English (en):")
@@ -112,7 +113,7 @@ async def test_one_compared_line_per_tokenizer_and_a_file_by_its_name(client):
     configure(client, {"compareWith": ["en", name]})
     text = "banana"
     uri = open_document(client, text)
-    value = (await hover(client, uri, types.Position(line=0, character=0))).contents.value
+    value = markdown(await hover(client, uri, types.Position(line=0, character=0)))
     assert "English (en): " in value
     assert f"file {name}: `banana` — 1 token" in value
     configure(client, {})
@@ -185,9 +186,10 @@ async def test_compare_with_follows_the_setting(client):
     uri = open_document(client, text)
     configure(client, {"compareWith": []})
     assert (await full_stats(client, uri))["compare"] == []
-    value = (await hover(client, uri, types.Position(line=0, character=0))).contents.value
+    value = markdown(await hover(client, uri, types.Position(line=0, character=0)))
     assert "English (en):" not in value
-    assert [a.command.command for a in await code_actions(client, uri)] == ["glassllm.explainMerges"]
+    start = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    assert [command_of(a).command for a in await code_actions(client, uri, start)] == ["glassllm.explainMerges"]
     # The tokenizer in use is never compared with itself; a repeat counts once.
     configure(client, {"compareWith": ["pt", "en", "en"]})
     assert [c["tokenizer"] for c in (await full_stats(client, uri))["compare"]] == ["en"]
@@ -196,7 +198,7 @@ async def test_compare_with_follows_the_setting(client):
     answer = await full_stats(client, uri)
     assert answer["tokenizer"] == "en"
     assert answer["compare"] == [{"tokenizer": "pt", "tokens": len(PT.encode(text)), "chunks": 4, "unknown": 0}]
-    assert "Portuguese (pt): " in (await hover(client, uri, types.Position(line=0, character=0))).contents.value
+    assert "Portuguese (pt): " in markdown(await hover(client, uri, types.Position(line=0, character=0)))
     configure(client, {})
     assert [c["tokenizer"] for c in (await full_stats(client, uri))["compare"]] == ["en"]
 
@@ -238,7 +240,7 @@ async def test_a_broken_file_is_reported_once_and_left_out(client):
         configure(client, {"compareWith": [str(path), "en"]})
         answer = await full_stats(client, uri)
         assert [c["tokenizer"] for c in answer["compare"]] == ["en"]
-        assert "English (en):" in (await hover(client, uri, types.Position(line=0, character=0))).contents.value
+        assert "English (en):" in markdown(await hover(client, uri, types.Position(line=0, character=0)))
     shown = client.messages[before:]
     assert len(shown) == 1, shown
     assert (
@@ -253,20 +255,7 @@ async def test_a_broken_file_is_reported_once_and_left_out(client):
 # The command and the code action
 
 
-async def code_actions(client: LanguageClient, uri: str, selection: types.Range | None = None) -> list[Any]:
-    selection = selection or types.Range(
-        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-    )
-    return await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=selection,
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-
-
-async def run(client: LanguageClient, command: types.Command) -> dict[str, Any]:
+async def run(client: GlassClient, command: types.Command) -> dict[str, Any]:
     answer = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
     )
@@ -280,7 +269,7 @@ async def test_the_code_action_compares_the_selection(client):
     actions = await code_actions(client, uri, selection)
     compare = actions[1]
     assert compare.title == "Compare tokenizers"
-    command = compare.command if isinstance(compare, types.CodeAction) else compare
+    command = command_of(compare)
     assert command.command == "glassllm.compareTokenizers"
     answer = await run(client, command)
     chunks = answer["chunks"]
@@ -306,7 +295,7 @@ async def test_the_code_action_compares_the_selection(client):
     assert markdown.index(f"Chunk 1: `{most['chunk']}`") < markdown.index("Chunk 2:")
     step = most["tokenizers"][1]["steps"][0]
     assert f"rank {step['rank']:,}: `{step['pair'][0]}` + `{step['pair'][1]}` → `{step['result']}`" in markdown
-    page = Path(to_fs_path(answer["page"]))
+    page = file_of(answer["page"])
     assert page.parent == Path(CACHE) / "glassllm" and page.name.startswith("compare-")
     assert page.read_text(encoding="utf-8") == markdown
 
@@ -344,10 +333,8 @@ async def test_the_command_on_an_unknown_document_fails_clearly(client):
         )
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS[:1], scope="module"
-)
-async def client_pt(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS[:1], scope="module")
+async def client_pt(request: pytest.FixtureRequest, lsp_client: GlassClient):
     await start_session(lsp_client, request.param, locale="pt-BR")
     yield
     await lsp_client.shutdown_session()
@@ -356,7 +343,7 @@ async def client_pt(request: pytest.FixtureRequest, lsp_client: LanguageClient):
 async def test_a_portuguese_client_reads_the_comparison_in_portuguese(client_pt):
     text = "A menina bonita"
     uri = open_document(client_pt, text)
-    value = (await hover(client_pt, uri, types.Position(line=0, character=3))).contents.value
+    value = markdown(await hover(client_pt, uri, types.Position(line=0, character=3)))
     assert "inglês (en): `" in value
     answer = await run(
         client_pt,

@@ -8,7 +8,7 @@ import pytest
 from conftest import TRICKY
 
 from glassllm import packaged
-from glassllm_server.document import Document, LineTokenizer, Stats
+from glassllm_server.document import Document, DocumentToken, LineTokenizer, Stats
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.messages import CATALOGUE, Messages, choose_locale, format_decimal, format_integer
 from glassllm_server.positions import Encoding, Point, column_units
@@ -129,6 +129,13 @@ def test_derivation_line_follows_the_issue_format():
     assert derivation_line([]) == ""
 
 
+def token_at(document: Document, point: Point) -> DocumentToken:
+    """The token at ``point`` of a document tokenized whole when it was made."""
+    token = document.token_at(point)
+    assert token is not None, point
+    return token
+
+
 @pytest.mark.parametrize(
     ("locale", "expected"),
     [
@@ -160,7 +167,7 @@ def test_derivation_line_follows_the_issue_format():
 )
 def test_hover_markdown(tokenizer, locale, expected):
     document = Document("u", "Era uma vez", 1, tokenizer)
-    token = document.token_at(Point(0, 8))
+    token = token_at(document, Point(0, 8))
     derivation = tokenizer.tokenizer.derivation(token.piece)
     messages = Messages(locale)
     label = f"{messages('tokenizer.pt')} (pt)"
@@ -172,7 +179,7 @@ def test_hover_markdown(tokenizer, locale, expected):
 
 def test_hover_markdown_for_an_unknown_character_and_a_single_character(tokenizer):
     document = Document("u", "a🧪", 1, tokenizer)
-    unknown = document.token_at(Point(0, 1))
+    unknown = token_at(document, Point(0, 1))
     text = hover_markdown(unknown, [], "x", Messages("en"))
     assert "**`🧪`** · ID 1 · not in the alphabet: `<unk>`, decoded as ⁇ · at 1:2 · " in text
     assert "A single character: no merges." in text
@@ -203,7 +210,7 @@ def test_default_hints_mark_chunk_boundaries_and_space_markers(tokenizer):
         (Point(0, 11), "¦"),
     ]
     # each hint resolves to the token it describes
-    assert [document.token_at(Point(0, column)).piece for _, _, column in hints] == [
+    assert [token_at(document, Point(0, column)).piece for _, _, column in hints] == [
         "▁uma",
         "▁uma",
         "▁vez",

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import LOOP, TEXTS, change_document, covered, lsp_lines, open_document
+from conftest import LOOP, TEXTS, GlassClient, change_document, covered, lsp_lines, open_document
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
@@ -34,13 +33,13 @@ def unknown_runs(text: str) -> list[str]:
     return runs
 
 
-async def pull(client: LanguageClient, uri: str, previous: str | None = None):
+async def pull(client: GlassClient, uri: str, previous: str | None = None):
     return await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=previous)
     )
 
 
-async def pushed(client: LanguageClient, uri: str, count: int | None = None) -> list[types.Diagnostic]:
+async def pushed(client: GlassClient, uri: str, count: int | None = None) -> list[types.Diagnostic]:
     """The diagnostics last pushed for ``uri``, waiting for a push (of ``count`` items)."""
     for _ in range(200):
         if uri in client.diagnostics and (count is None or len(client.diagnostics[uri]) == count):
@@ -49,16 +48,22 @@ async def pushed(client: LanguageClient, uri: str, count: int | None = None) -> 
     raise AssertionError(f"no diagnostics pushed for {uri}: {client.diagnostics.get(uri)}")
 
 
-async def diagnostics(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+async def pulled(client: GlassClient, uri: str) -> list[types.Diagnostic]:
+    """The items of a full report pulled afresh (no previous result to be unchanged from)."""
+    report = await pull(client, uri)
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport | types.FullDocumentDiagnosticReport), report
+    return list(report.items)
+
+
+async def diagnostics(client: GlassClient, uri: str) -> list[types.Diagnostic]:
     """Pulled where the client pulls, else pushed — as the editor would get them."""
     if client.preset == "neovim@0.11":
-        report = await pull(client, uri)
-        return list(report.items)
+        return await pulled(client, uri)
     return await pushed(client, uri)
 
 
 @pytest.mark.parametrize("name", sorted(TEXTS))
-async def test_diagnostics_cover_exactly_the_unknown_characters(client: LanguageClient, name: str):
+async def test_diagnostics_cover_exactly_the_unknown_characters(client: GlassClient, name: str):
     text = TEXTS[name]
     uri = open_document(client, text)
     found = await diagnostics(client, uri)
@@ -86,7 +91,7 @@ async def test_diagnostics_cover_exactly_the_unknown_characters(client: Language
         assert line_endings == []
 
 
-async def test_the_message_names_the_character_the_tokenizer_and_what_decoding_shows(client: LanguageClient):
+async def test_the_message_names_the_character_the_tokenizer_and_what_decoding_shows(client: GlassClient):
     uri = open_document(client, "a 🧪 b 猫猫\u200d")
     messages = [d.message for d in await diagnostics(client, uri)]
     assert messages == [
@@ -96,7 +101,7 @@ async def test_the_message_names_the_character_the_tokenizer_and_what_decoding_s
     ]
 
 
-async def test_every_client_can_pull_and_an_unchanged_document_answers_unchanged(client: LanguageClient):
+async def test_every_client_can_pull_and_an_unchanged_document_answers_unchanged(client: GlassClient):
     uri = open_document(client, "x 🧪")
     first = await pull(client, uri)
     assert isinstance(first, types.RelatedFullDocumentDiagnosticReport | types.FullDocumentDiagnosticReport)
@@ -106,17 +111,16 @@ async def test_every_client_can_pull_and_an_unchanged_document_answers_unchanged
     assert again.result_id == first.result_id
 
 
-async def test_a_document_without_unknown_characters_gets_an_empty_report(client: LanguageClient):
+async def test_a_document_without_unknown_characters_gets_an_empty_report(client: GlassClient):
     uri = open_document(client, "Era uma vez\n")
-    report = await pull(client, uri)
-    assert report is not None and list(report.items) == []
+    assert await pulled(client, uri) == []
 
 
-async def test_pushes_follow_edits_and_close_where_the_client_cannot_pull(client: LanguageClient):
+async def test_pushes_follow_edits_and_close_where_the_client_cannot_pull(client: GlassClient):
     if client.preset == "neovim@0.11":
         # This client pulls: it must get no pushes at all, even after the debounce.
         uri = open_document(client, "um 🧪")
-        assert len(list((await pull(client, uri)).items)) == 1
+        assert len(await pulled(client, uri)) == 1
         await asyncio.sleep(0.5)
         assert uri not in client.diagnostics
         return
@@ -131,30 +135,30 @@ async def test_pushes_follow_edits_and_close_where_the_client_cannot_pull(client
     assert await pushed(client, uri, count=0) == []
 
 
-async def test_the_setting_turns_diagnostics_off_and_on(client: LanguageClient):
+async def test_the_setting_turns_diagnostics_off_and_on(client: GlassClient):
     uri = open_document(client, "um 🧪")
     assert len(await diagnostics(client, uri)) == 1
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}})
     )
     await asyncio.sleep(0.3)
-    assert list((await pull(client, uri)).items) == []
+    assert await pulled(client, uri) == []
     if client.preset != "neovim@0.11":
         assert await pushed(client, uri, count=0) == []
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
     await asyncio.sleep(0.3)
-    assert len((await pull(client, uri)).items) == 1
+    assert len(await pulled(client, uri)) == 1
 
 
-async def test_an_unknown_document_is_an_error_not_a_missing_answer(client: LanguageClient):
+async def test_an_unknown_document_is_an_error_not_a_missing_answer(client: GlassClient):
     with pytest.raises(Exception, match="Unknown document"):
         await pull(client, "file:///nowhere.txt")
 
 
-async def test_a_document_full_of_unknown_characters_reports_the_first_two_thousand(client: LanguageClient):
+async def test_a_document_full_of_unknown_characters_reports_the_first_two_thousand(client: GlassClient):
     text = "猫 a " * 2500
     uri = open_document(client, text)
-    report = await pull(client, uri)
-    assert len(report.items) == 2000
-    assert covered(text, report.items[-1].range, client.encoding) == "猫"
-    assert report.items[-1].range.start.character < report.items[-1].range.end.character
+    items = await pulled(client, uri)
+    assert len(items) == 2000
+    assert covered(text, items[-1].range, client.encoding) == "猫"
+    assert items[-1].range.start.character < items[-1].range.end.character

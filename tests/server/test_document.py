@@ -247,7 +247,8 @@ def test_long_lines_in_segments_give_the_library_tokens_before_and_after_edits(t
                 # Every token is found from its columns, as hovers find them.
                 for span in document.line_spans(line):
                     if span.start < span.end:
-                        assert document.span_at(Point(line, span.start))[1] == span
+                        found = document.span_at(Point(line, span.start))
+                        assert found is not None and found[1] == span
 
 
 def test_a_long_line_is_cut_only_at_safe_places():

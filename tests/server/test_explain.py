@@ -13,17 +13,19 @@ import pytest_lsp
 from conftest import (
     LOOP,
     PRESETS,
-    SERVER_COMMAND,
     TRICKY,
+    GlassClient,
+    code_actions,
+    command_of,
     covered,
+    file_of,
     open_document,
     position_of,
     read_code_actions_right,
+    server_config,
     start_session,
 )
 from lsprotocol import types
-from pygls.uris import to_fs_path
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from glassllm import packaged
 
@@ -35,10 +37,8 @@ ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 TOK = packaged("pt")
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module"
-)
-async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS, scope="module")
+async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
     await start_session(lsp_client, request.param)
     yield
     await lsp_client.shutdown_session()
@@ -49,7 +49,7 @@ def whole_range(text: str, encoding: str) -> types.Range:
     return types.Range(start=types.Position(line=0, character=0), end=position_of(text, len(text), encoding))
 
 
-async def explain(client: LanguageClient, uri: str, selection: types.Range) -> dict:
+async def explain(client: GlassClient, uri: str, selection: types.Range) -> dict:
     arguments = [
         uri,
         {
@@ -57,43 +57,39 @@ async def explain(client: LanguageClient, uri: str, selection: types.Range) -> d
             "end": {"line": selection.end.line, "character": selection.end.character},
         },
     ]
-    return await client.workspace_execute_command_async(
+    answer = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="glassllm.explainMerges", arguments=arguments)
     )
+    assert isinstance(answer, dict), answer
+    return answer
 
 
 def replay(chunks: list[dict]) -> list[dict]:
     return [{"chunk": c["chunk"], "steps": [c["characters"]] + [s["pieces"] for s in c["steps"]]} for c in chunks]
 
 
-async def test_the_code_action_carries_the_command(client: LanguageClient):
+async def test_the_code_action_carries_the_command(client: GlassClient):
     read_code_actions_right(client)
     uri = open_document(client, "Era uma vez")
     selection = types.Range(start=types.Position(line=0, character=4), end=types.Position(line=0, character=7))
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=selection,
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
+    actions = await code_actions(client, uri, selection)
     # Explaining comes first; the second action is "Compare tokenizers" (tests/server/test_compare.py).
-    assert [action.command.command for action in actions] == ["glassllm.explainMerges", "glassllm.compareTokenizers"]
-    action = actions[0]
-    assert isinstance(action, types.CodeAction)
-    assert action.title == "Explain BPE merges"
-    assert action.command.command == "glassllm.explainMerges"
-    assert list(action.command.arguments) == [
+    commands = [command_of(action) for action in actions]
+    assert [command.command for command in commands] == ["glassllm.explainMerges", "glassllm.compareTokenizers"]
+    assert actions[0].title == "Explain BPE merges"
+    command = commands[0]
+    assert command.arguments is not None and list(command.arguments) == [
         uri,
         {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 7}},
     ]
     answer = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=action.command.command, arguments=action.command.arguments)
+        types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
     )
+    assert answer is not None
     assert [chunk["chunk"] for chunk in answer["chunks"]] == ["▁uma"]
 
 
-async def test_the_whole_tricky_document_agrees_with_encode_verbose_and_encode(client: LanguageClient):
+async def test_the_whole_tricky_document_agrees_with_encode_verbose_and_encode(client: GlassClient):
     uri = open_document(client, TRICKY)
     answer = await explain(client, uri, whole_range(TRICKY, client.encoding))
     assert replay(answer["chunks"]) == TOK.encode_verbose(TRICKY)
@@ -109,12 +105,12 @@ async def test_the_whole_tricky_document_agrees_with_encode_verbose_and_encode(c
                 == chunk["text"]
             )
         for step in chunk["steps"]:
-            assert TOK.ranks[tuple(step["pair"])] == step["rank"]
-            assert step["count"] == TOK.merge_counts[step["rank"]]
+            assert TOK.ranks[(step["pair"][0], step["pair"][1])] == step["rank"]
+            assert TOK.merge_counts is not None and step["count"] == TOK.merge_counts[step["rank"]]
 
 
 @pytest.mark.parametrize(("start", "end", "chunk"), [(9, 10, " vez"), (16, 18, " café"), (25, 27, " cafe\u0301")])
-async def test_a_selection_that_cuts_a_chunk_explains_it_whole_and_says_so(client: LanguageClient, start, end, chunk):
+async def test_a_selection_that_cuts_a_chunk_explains_it_whole_and_says_so(client: GlassClient, start, end, chunk):
     text = "Era uma vez, 🙂 café e cafe\u0301!"
     uri = open_document(client, text)
     selection = types.Range(
@@ -129,7 +125,7 @@ async def test_a_selection_that_cuts_a_chunk_explains_it_whole_and_says_so(clien
     assert "The selection cuts a chunk" in answer["markdown"]
 
 
-async def test_an_empty_selection_explains_the_token_under_the_cursor(client: LanguageClient):
+async def test_an_empty_selection_explains_the_token_under_the_cursor(client: GlassClient):
     text = "um 🙂🙂 dois\n"
     uri = open_document(client, text)
     cursor = position_of(text, 4, client.encoding)  # the second 🙂
@@ -140,11 +136,11 @@ async def test_an_empty_selection_explains_the_token_under_the_cursor(client: La
     assert covered(text, selection, client.encoding) == "🙂"
 
 
-async def test_the_page_is_written_to_the_cache_and_shown(client: LanguageClient):
+async def test_the_page_is_written_to_the_cache_and_shown(client: GlassClient):
     text = "Era uma vez\r\n"
     uri = open_document(client, text, name="história")
     answer = await explain(client, uri, whole_range(text, client.encoding))
-    page = Path(to_fs_path(answer["page"]))
+    page = file_of(answer["page"])
     assert page.parent == Path(CACHE) / "glassllm"
     markdown = page.read_text(encoding="utf-8")
     assert markdown == answer["markdown"]
@@ -152,10 +148,8 @@ async def test_the_page_is_written_to_the_cache_and_shown(client: LanguageClient
     assert "história" in markdown and "Portuguese (pt)" in markdown
     for chunk in TOK.explain("Era uma vez"):
         for step in chunk.steps:
-            assert (
-                f"rank {step.rank}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}` (pair seen {step.count:,} times in training)"
-                in markdown
-            )
+            line = f"rank {step.rank}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}`"
+            assert f"{line} (pair seen {step.count:,} times in training)" in markdown
     # The page is shown before the command answers, so it has arrived by now.
     if client.preset == "emacs":  # no window/showDocument: the text comes as a message
         assert client.messages[-1].message == markdown
@@ -165,19 +159,19 @@ async def test_the_page_is_written_to_the_cache_and_shown(client: LanguageClient
         assert client.shown_documents[-1].take_focus is True
 
 
-async def test_an_unknown_document_is_a_clear_error(client: LanguageClient):
+async def test_an_unknown_document_is_a_clear_error(client: GlassClient):
     with pytest.raises(Exception, match="Unknown document"):
         await explain(client, "file:///nowhere.txt", whole_range("", client.encoding))
 
 
-async def test_an_empty_document_has_nothing_to_explain(client: LanguageClient):
+async def test_an_empty_document_has_nothing_to_explain(client: GlassClient):
     uri = open_document(client, "")
     answer = await explain(client, uri, whole_range("", client.encoding))
     assert answer["chunks"] == []
     assert "Nothing to explain" in answer["markdown"]
 
 
-async def test_a_reversed_or_out_of_range_selection_is_clamped(client: LanguageClient):
+async def test_a_reversed_or_out_of_range_selection_is_clamped(client: GlassClient):
     text = "um dois\ntrês"
     uri = open_document(client, text)
     far = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=99, character=99))
@@ -186,7 +180,7 @@ async def test_a_reversed_or_out_of_range_selection_is_clamped(client: LanguageC
     assert [chunk["text"] for chunk in (await explain(client, uri, backwards))["chunks"]] == [" dois"]
 
 
-async def test_wrong_arguments_are_invalid_params(client: LanguageClient):
+async def test_wrong_arguments_are_invalid_params(client: GlassClient):
     with pytest.raises(Exception) as raised:
         await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="glassllm.explainMerges", arguments=["file:///x.txt"])

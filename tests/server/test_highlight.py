@@ -4,9 +4,8 @@ with ranges exact in every encoding."""
 from __future__ import annotations
 
 import pytest
-from conftest import LOOP, TRICKY, covered, lsp_lines, open_document, position_of
+from conftest import LOOP, TRICKY, GlassClient, covered, lsp_lines, open_document, position_of
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
 from glassllm import packaged
 
@@ -29,14 +28,16 @@ def token_at(text: str, offset: int):
     return next(span for span in TOK.encode_spans(text) if span.start <= offset < span.end)
 
 
-async def highlights(client: LanguageClient, uri: str, position: types.Position) -> list[types.DocumentHighlight]:
-    return await client.text_document_document_highlight_async(
+async def highlights(client: GlassClient, uri: str, position: types.Position) -> list[types.DocumentHighlight]:
+    answer = await client.text_document_document_highlight_async(
         types.DocumentHighlightParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
     )
+    assert answer is not None
+    return list(answer)
 
 
 @pytest.mark.parametrize("offset", [0, 5, TRICKY.index("🙂"), TRICKY.index("cafe\u0301") + 4, TRICKY.index("猫")])
-async def test_every_occurrence_of_the_id_is_lit(client: LanguageClient, offset: int):
+async def test_every_occurrence_of_the_id_is_lit(client: GlassClient, offset: int):
     text = TRICKY + "\n" + TRICKY
     uri = open_document(client, text)
     found = await highlights(client, uri, position_of(text, offset, client.encoding))
@@ -46,14 +47,14 @@ async def test_every_occurrence_of_the_id_is_lit(client: LanguageClient, offset:
     assert all(h.kind == types.DocumentHighlightKind.Text for h in found)
 
 
-async def test_the_same_piece_composed_two_ways_is_lit_whole(client: LanguageClient):
+async def test_the_same_piece_composed_two_ways_is_lit_whole(client: GlassClient):
     text = "é\ne\u0301\ndé"
     uri = open_document(client, text)
     found = await highlights(client, uri, position_of(text, 0, client.encoding))
     assert [covered(text, h.range, client.encoding) for h in found] == ["é", "e\u0301", "é"]
 
 
-async def test_at_the_end_of_a_line_the_token_before_the_cursor_is_meant(client: LanguageClient):
+async def test_at_the_end_of_a_line_the_token_before_the_cursor_is_meant(client: GlassClient):
     text = "ana\nbanana ana\r\n"
     uri = open_document(client, text)
     end_of_line = position_of(text, len("ana\nbanana ana"), client.encoding)
@@ -62,12 +63,12 @@ async def test_at_the_end_of_a_line_the_token_before_the_cursor_is_meant(client:
     assert [covered(text, h.range, client.encoding) for h in found] == [p for _, p in occurrences(text, last.id)]
 
 
-async def test_an_empty_line_lights_nothing(client: LanguageClient):
+async def test_an_empty_line_lights_nothing(client: GlassClient):
     uri = open_document(client, "a\n\nb")
     assert list(await highlights(client, uri, types.Position(line=1, character=0))) == []
 
 
-async def test_only_the_lines_near_the_cursor_are_searched(client: LanguageClient):
+async def test_only_the_lines_near_the_cursor_are_searched(client: GlassClient):
     text = "ana\n" * 1000
     uri = open_document(client, text)
     found = await highlights(client, uri, types.Position(line=500, character=1))

@@ -9,48 +9,50 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import LOOP, SERVER_COMMAND, open_document, start_session
+from conftest import LOOP, GlassClient, open_document, server_config, start_session
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from glassllm import packaged
 from glassllm_server.messages import CATALOGUE
 
-pytestmark = LOOP
 TOK = packaged("pt")
 SERVER = Path(__file__).resolve().parents[2] / "server" / "glassllm_server"
 
 
-async def action_title(client: LanguageClient, uri: str) -> str:
+async def action_title(client: GlassClient, uri: str) -> str:
     """The first code action's title (explaining; comparing tokenizers comes second)."""
-    action, *_ = await client.text_document_code_action_async(
+    answer = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)),
             context=types.CodeActionContext(diagnostics=[]),
         )
     )
-    return action.title
+    assert answer
+    return answer[0].title
 
 
-async def explain_page(client: LanguageClient, uri: str, end: int) -> str:
+async def explain_page(client: GlassClient, uri: str, end: int) -> str:
     answer = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
             command="glassllm.explainMerges",
             arguments=[uri, {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": end}}],
         )
     )
+    assert answer is not None
     return answer["markdown"]
 
 
-async def diagnostic_messages(client: LanguageClient, uri: str) -> list[str]:
+async def diagnostic_messages(client: GlassClient, uri: str) -> list[str]:
     report = await client.text_document_diagnostic_async(
         types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport | types.FullDocumentDiagnosticReport), report
     return [item.message for item in report.items]
 
 
-async def test_a_portuguese_client_reads_portuguese(client_pt: LanguageClient):
+@LOOP
+async def test_a_portuguese_client_reads_portuguese(client_pt: GlassClient):
     text = "Era uma vez 🧪\r\n"
     uri = open_document(client_pt, text)
     assert await action_title(client_pt, uri) == "Explicar fusões BPE"
@@ -65,10 +67,11 @@ async def test_a_portuguese_client_reads_portuguese(client_pt: LanguageClient):
     assert "A seleção corta um trecho." in page
     step = TOK.explain("Era")[0].steps[0]
     assert f"posição {step.rank}: `r` + `a` → `ra` (par visto {step.count:,} vezes no treino)".replace(",", ".") in page
-    assert step.count >= 1000  # so that the thousands separator is checked
+    assert step.count is not None and step.count >= 1000  # so that the thousands separator is checked
 
 
-async def test_an_english_client_reads_english_until_the_setting_says_portuguese(client: LanguageClient):
+@LOOP
+async def test_an_english_client_reads_english_until_the_setting_says_portuguese(client: GlassClient):
     uri = open_document(client, "Era uma vez 🧪")
     assert await action_title(client, uri) == "Explain BPE merges"
     assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' is not in the Portuguese tokenizer's alphabet")
@@ -84,7 +87,8 @@ async def test_an_english_client_reads_english_until_the_setting_says_portuguese
     assert await action_title(client, uri) == "Explain BPE merges"
 
 
-async def test_the_setting_can_also_make_a_portuguese_client_read_english(client_pt: LanguageClient):
+@LOOP
+async def test_the_setting_can_also_make_a_portuguese_client_read_english(client_pt: GlassClient):
     uri = open_document(client_pt, "Era")
     client_pt.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}})
@@ -125,17 +129,16 @@ PORTUGUESE_ENVIRONMENT = {
 }
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=PORTUGUESE_ENVIRONMENT), scope="module"
-)
-async def client_without_locale(lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(env=PORTUGUESE_ENVIRONMENT), scope="module")
+async def client_without_locale(lsp_client: GlassClient):
     await start_session(lsp_client, "emacs", locale=None)
     yield
     await lsp_client.shutdown_session()
 
 
+@LOOP
 async def test_without_a_client_locale_lang_decides_until_the_setting_says_otherwise(
-    client_without_locale: LanguageClient,
+    client_without_locale: GlassClient,
 ):
     client = client_without_locale
     uri = open_document(client, "Era uma vez 🧪")

@@ -4,14 +4,14 @@ cut to the window. The segment limits are made tiny, so short texts are long lin
 from __future__ import annotations
 
 import pytest
-from conftest import LOOP, change_document, hover, open_document, position_of, range_of, stats
+from conftest import LOOP, change_document, hover, hover_range, markdown, open_document, position_of, range_of, stats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
 from glassllm import packaged
 from glassllm_server import document as document_module
-from glassllm_server.bands import line_bands, window_bands
+from glassllm_server.bands import Band, line_bands, window_bands
 from glassllm_server.document import LineTokenizer, SegmentedLineTokens
 from glassllm_server.features.highlight import NEARBY_COLUMNS
 from glassllm_server.hints import line_hints
@@ -29,6 +29,11 @@ _lines = (
     .map("".join)
     .map(lambda line: line + "\n")
 )
+
+
+def overlapping(bands: list[Band], start: int, end: int) -> list[Band]:
+    """The bands that overlap code units ``start..end``."""
+    return [band for band in bands if band[0] + band[1] > start and band[0] < end]
 
 
 @pytest.fixture()
@@ -57,11 +62,8 @@ def test_a_window_gives_the_whole_lines_hints_and_bands_in_it(tiny_segments, tex
     if tokens.origin is None:
         for encoding in ENCODINGS:
             start, end = columns_to_units(text, low, encoding), columns_to_units(text, high, encoding)
-
-            def cut(bands):
-                return [band for band in bands if band[0] + band[1] > start and band[0] < end]
-
-            assert cut(window_bands(text, tokens, low, high, encoding)) == cut(line_bands(text, every, encoding))
+            window = window_bands(text, tokens, low, high, encoding)
+            assert overlapping(window, start, end) == overlapping(line_bands(text, every, encoding), start, end)
 
 
 # End to end, with the server's own limits: a line of some 60,000 characters.
@@ -95,8 +97,9 @@ async def test_a_long_line_edited_and_hovered_agrees_with_the_library(client):
         for place in (offset, offset + 7, 0, len(text) - 2):
             token_id, start, end = next(span for span in spans if span[1] <= place < span[2])
             found = await hover(client, uri, position_of(text, place, client.encoding))
-            assert f"ID {token_id}" in found.contents.value
-            assert (columns[found.range.start.character], columns[found.range.end.character]) == (start, end)
+            assert f"ID {token_id}" in markdown(found)
+            found_range = hover_range(found)
+            assert (columns[found_range.start.character], columns[found_range.end.character]) == (start, end)
 
 
 @LOOP

@@ -29,11 +29,14 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _exchange(connection: socket.socket, reader, message: dict) -> dict | None:
+def _send(connection: socket.socket, message: dict) -> None:
     body = json.dumps(message).encode("utf-8")
     connection.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    if "id" not in message:
-        return None
+
+
+def _exchange(connection: socket.socket, reader, message: dict) -> dict:
+    """Send a request and read its answer."""
+    _send(connection, message)
     length = 0
     while True:
         header = reader.readline()
@@ -64,12 +67,10 @@ def test_tcp_with_a_log_file(tmp_path):
                 connection, reader, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
             )
             assert answer["result"]["serverInfo"]["name"] == "glassllm-lsp"
-            _exchange(connection, reader, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            _send(connection, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
             document = {"uri": "file:///tcp.txt", "languageId": "plaintext", "version": 1, "text": "Era uma vez"}
-            _exchange(
-                connection,
-                reader,
-                {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}},
+            _send(
+                connection, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}}
             )
             answer = _exchange(
                 connection,

@@ -19,10 +19,20 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from conftest import LOOP, PRESETS, SERVER_COMMAND, change_document, covered, open_document, position_of, start_session
+from conftest import (
+    LOOP,
+    PRESETS,
+    GlassClient,
+    change_document,
+    covered,
+    open_document,
+    position_of,
+    server_config,
+    start_session,
+)
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import client_capabilities
 
 from glassllm import packaged
 
@@ -38,10 +48,8 @@ TEXT = "Era uma vez 🧪 e mais\nsegunda linha, cafe\u0301\n"
 EDIT = "Olá, "
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=SERVER_COMMAND, server_env=ENV), params=PRESETS, scope="module"
-)
-async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS, scope="module")
+async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
     await start_session(lsp_client, request.param)
     yield
     await lsp_client.shutdown_session()
@@ -78,7 +86,7 @@ def at(line: int, character: int) -> dict[str, int]:
 _ids = itertools.count()
 
 
-def send(client: LanguageClient, method: str, params: Any) -> asyncio.Future[Any]:
+def send(client: GlassClient, method: str, params: Any) -> asyncio.Future[Any]:
     """Write a request now (the client's own ``*_async`` methods write when awaited)
     and return its answer to await."""
     msg_id = f"pipelined-{next(_ids)}"
@@ -118,7 +126,7 @@ REQUESTS: dict[str, Request] = {
 }
 
 
-async def pipelined(client: LanguageClient, uri: str, method: str, params: Any) -> Any:
+async def pipelined(client: GlassClient, uri: str, method: str, params: Any) -> Any:
     """Send the request and, right behind it, an edit at the start of the text; the
     answer, or ``CONTENT_MODIFIED`` when the server refused the stale request."""
     answer = send(client, method, params)
@@ -189,7 +197,9 @@ async def test_inlay_hint_resolve_and_delta_and_pulled_diagnostics(client):
 
 
 async def test_pushed_diagnostics_carry_the_version_they_describe(client):
-    if client_capabilities(client.preset).text_document.diagnostic is not None:
+    capabilities = client_capabilities(client.preset).text_document
+    assert capabilities is not None
+    if capabilities.diagnostic is not None:
         return  # this client pulls diagnostics: nothing is pushed
     uri = open_document(client, TEXT)
     edited = EDIT + TEXT

@@ -12,18 +12,26 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import LOOP, SERVER_COMMAND, hover, open_document, send_raw_notification, start_session
+from conftest import (
+    LOOP,
+    SERVER_COMMAND,
+    GlassClient,
+    hover,
+    open_document,
+    send_raw_notification,
+    server_config,
+    start_session,
+)
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pygls.exceptions import FeatureNotificationError, FeatureRequestError, JsonRpcException
 
 from glassllm_server.server import GlassServer
 
 LOG = Path(tempfile.mkdtemp(prefix="glassllm-test-log-")) / "server.log"
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[*SERVER_COMMAND, "--log-file", str(LOG)]), scope="module")
-async def client(lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config([*SERVER_COMMAND, "--log-file", str(LOG)]), scope="module")
+async def client(lsp_client: GlassClient):
     # The log does not depend on the position encoding: one preset is enough.
     await start_session(lsp_client, "visual-studio-code")
     yield
@@ -65,11 +73,15 @@ async def test_routine_error_answers_and_late_cancels_are_not_logged_as_problems
     assert not [line for line in log.splitlines() if " WARNING " in line or " ERROR " in line]
 
 
-def test_a_real_exception_in_a_handler_logs_its_traceback_once(caplog):
+def test_a_real_exception_in_a_handler_logs_its_traceback_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+):
     server = GlassServer()
     protocol = server.protocol
     answers = []
-    protocol._send_response = lambda msg_id, result=None, error=None: answers.append((msg_id, error))  # type: ignore[method-assign]
+    monkeypatch.setattr(
+        protocol, "_send_response", lambda msg_id, result=None, error=None: answers.append((msg_id, error))
+    )
     loop = asyncio.new_event_loop()
     try:
         future = loop.create_future()
@@ -81,3 +93,14 @@ def test_a_real_exception_in_a_handler_logs_its_traceback_once(caplog):
     assert answers[0][0] == 7 and answers[0][1].code == -32603
     tracebacks = [record for record in caplog.records if record.exc_info]
     assert len(tracebacks) == 1 and "a bug" in caplog.text
+
+
+def test_notification_errors_are_logged_and_shown_once(monkeypatch: pytest.MonkeyPatch):
+    server = GlassServer()
+    shown: list[types.ShowMessageParams] = []
+    monkeypatch.setattr(server, "window_show_message", shown.append)
+    server.report_server_error(ValueError("first"), FeatureNotificationError)
+    server.report_server_error(ValueError("second"), FeatureNotificationError)
+    server.report_server_error(ValueError("a request"), FeatureRequestError)
+    assert len(shown) == 1
+    assert "first" in shown[0].message

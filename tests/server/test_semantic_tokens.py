@@ -4,11 +4,22 @@ types, range and delta answers consistent with full, and the setting that turns 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import pytest
-from conftest import LOOP, TEXTS, TRICKY, change_document, covered, lsp_lines, offset_of, open_document, position_of
+from conftest import (
+    LOOP,
+    TEXTS,
+    TRICKY,
+    GlassClient,
+    change_document,
+    covered,
+    lsp_lines,
+    offset_of,
+    open_document,
+    position_of,
+)
 from lsprotocol import types
-from pytest_lsp import LanguageClient
 
 from glassllm import packaged
 
@@ -16,7 +27,7 @@ pytestmark = LOOP
 TOK = packaged("pt")
 
 
-def bands(text: str, data: list[int], encoding: str) -> list[tuple[int, str, int]]:
+def bands(text: str, data: Sequence[int], encoding: str) -> list[tuple[int, str, int]]:
     """(line, covered text, type) of each band, decoded with the test oracle."""
     decoded, line, start = [], 0, 0
     for index in range(0, len(data), 5):
@@ -31,7 +42,7 @@ def bands(text: str, data: list[int], encoding: str) -> list[tuple[int, str, int
     return decoded
 
 
-def offsets(text: str, data: list[int], encoding: str) -> list[tuple[int, int, int]]:
+def offsets(text: str, data: Sequence[int], encoding: str) -> list[tuple[int, int, int]]:
     """(start, end, type) of each band as code-point offsets into ``text``."""
     found, line, start = [], 0, 0
     for index in range(0, len(data), 5):
@@ -54,20 +65,24 @@ def expected_bands(text: str) -> list[tuple[int, str]]:
     return found
 
 
-async def full(client: LanguageClient, uri: str) -> types.SemanticTokens:
-    return await client.text_document_semantic_tokens_full_async(
+async def full(client: GlassClient, uri: str) -> types.SemanticTokens:
+    answer = await client.text_document_semantic_tokens_full_async(
         types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
+    assert answer is not None
+    return answer
 
 
-async def test_the_legend_has_two_standard_types(client: LanguageClient):
+async def test_the_legend_has_two_standard_types(client: GlassClient):
     provider = client.server_capabilities.semantic_tokens_provider
+    assert isinstance(provider, types.SemanticTokensOptions | types.SemanticTokensRegistrationOptions)
     assert list(provider.legend.token_types) == ["string", "keyword"]
+    assert isinstance(provider.full, types.SemanticTokensFullDelta)
     assert provider.full.delta is True and provider.range is True
 
 
 @pytest.mark.parametrize("name", sorted(TEXTS))
-async def test_every_token_is_one_band_that_covers_exactly_its_characters(client: LanguageClient, name: str):
+async def test_every_token_is_one_band_that_covers_exactly_its_characters(client: GlassClient, name: str):
     text = TEXTS[name]
     uri = open_document(client, text)
     answer = await full(client, uri)
@@ -78,7 +93,7 @@ async def test_every_token_is_one_band_that_covers_exactly_its_characters(client
         assert kind_b == (1 - kind_a if line_a == line_b else 0)
 
 
-async def test_a_range_answer_is_the_full_answer_cut_to_the_range(client: LanguageClient):
+async def test_a_range_answer_is_the_full_answer_cut_to_the_range(client: GlassClient):
     uri = open_document(client, TRICKY)
     whole = list((await full(client, uri)).data)
     # From inside "família" on line 1 to inside "banana" on line 2.
@@ -92,14 +107,15 @@ async def test_a_range_answer_is_the_full_answer_cut_to_the_range(client: Langua
         )
     )
     touching = [band for band in offsets(TRICKY, whole, client.encoding) if band[0] < end and band[1] > start]
-    assert offsets(TRICKY, list(answer.data), client.encoding) == touching
+    assert answer is not None and offsets(TRICKY, list(answer.data), client.encoding) == touching
     assert touching[0][0] <= start < touching[0][1] and touching[-1][0] < end <= touching[-1][1]
 
 
-async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: LanguageClient):
+async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: GlassClient):
     text = "Era uma vez\num gato 🙂\nfim"
     uri = open_document(client, text)
     before = await full(client, uri)
+    assert before.result_id is not None
     change_document(
         client,
         uri,
@@ -126,7 +142,7 @@ async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: Langua
     assert isinstance(again, types.SemanticTokens) and list(again.data) == data
 
 
-async def test_the_setting_turns_bands_off_and_on(client: LanguageClient):
+async def test_the_setting_turns_bands_off_and_on(client: GlassClient):
     uri = open_document(client, "Era uma vez")
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"glassllm": {"semanticTokens": False}})

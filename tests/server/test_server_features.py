@@ -11,8 +11,10 @@ from conftest import (
     covered,
     every_offset,
     hover,
+    hover_range,
     line_spans,
     lsp_lines,
+    markdown,
     open_document,
     position_of,
     range_of,
@@ -46,13 +48,13 @@ async def test_hover_on_every_character_covers_exactly_its_token(client, name):
         )
         answer = await hover(client, uri, position_of(text, offset, client.encoding))
         assert answer is not None, offset
-        value = answer.contents.value
+        value = markdown(answer)
         assert f"**{code(piece)}** · ID {token_id}" in value
         assert f"index {index:,} in the document" in value
         if text[start:end] == "\r" and text[end : end + 1] == "\n":
             assert answer.range is None  # LSP cannot point between \r and \n
         else:
-            assert covered(text, answer.range, client.encoding) == text[start:end], (offset, piece)
+            assert covered(text, hover_range(answer), client.encoding) == text[start:end], (offset, piece)
 
 
 async def test_hover_at_the_end_of_the_document_and_past_it(client):
@@ -62,7 +64,7 @@ async def test_hover_at_the_end_of_the_document_and_past_it(client):
     # A character past the line's end is clamped to the line's end: the line break.
     uri = open_document(client, "Era\numa")
     answer = await hover(client, uri, types.Position(line=0, character=99))
-    assert answer is not None and covered("Era\numa", answer.range, client.encoding) == "\n"
+    assert covered("Era\numa", hover_range(answer), client.encoding) == "\n"
     empty = open_document(client, "")
     assert await hover(client, empty, types.Position(line=0, character=0)) is None
 
@@ -70,11 +72,11 @@ async def test_hover_at_the_end_of_the_document_and_past_it(client):
 async def test_hover_shows_the_derivation_and_the_unknown_marker(client):
     uri = open_document(client, "Era uma vez 🧪")
     answer = await hover(client, uri, types.Position(line=0, character=9))
-    assert "Merges: `▁vez ← " in answer.contents.value
-    assert "Explain BPE merges" in answer.contents.value
-    assert "Tokenizer: Portuguese (pt)" in answer.contents.value
+    assert "Merges: `▁vez ← " in markdown(answer)
+    assert "Explain BPE merges" in markdown(answer)
+    assert "Tokenizer: Portuguese (pt)" in markdown(answer)
     unknown = await hover(client, uri, position_of("Era uma vez 🧪", 12, client.encoding))
-    assert f"ID {UNK_ID}" in unknown.contents.value and "<unk>" in unknown.contents.value
+    assert f"ID {UNK_ID}" in markdown(unknown) and "<unk>" in markdown(unknown)
 
 
 async def test_unknown_document_is_a_clear_error(client):
@@ -203,6 +205,6 @@ async def test_code_lens_and_hover_in_portuguese(client_pt):
     ratio = f"{len(text) / count:.1f}".replace(".", ",")
     assert lenses[0].command.title == f"{count:,}".replace(",", ".") + f" tokens · {ratio} caracteres/token"
     answer = await hover(client_pt, uri, types.Position(line=0, character=9))
-    assert "Fusões: `▁vez ← " in answer.contents.value
-    assert "Tokenizador: português (pt)" in answer.contents.value
-    assert "Explicar fusões BPE" in answer.contents.value
+    assert "Fusões: `▁vez ← " in markdown(answer)
+    assert "Tokenizador: português (pt)" in markdown(answer)
+    assert "Explicar fusões BPE" in markdown(answer)

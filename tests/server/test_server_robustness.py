@@ -14,26 +14,27 @@ import pytest_lsp
 from conftest import (
     LOOP,
     PRESETS,
-    SERVER_COMMAND,
     TRICKY,
+    GlassClient,
     change_document,
     covered,
     hover,
+    hover_range,
     line_spans,
+    markdown,
     open_document,
     position_of,
     range_of,
     send_raw,
     send_raw_notification,
+    server_config,
     start_session,
     stats,
 )
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
 
 from glassllm import packaged, packaged_path
-from glassllm_server.server import GlassServer
 
 pytestmark = LOOP
 
@@ -92,19 +93,6 @@ async def test_malformed_notifications_do_not_pop_up_or_break_anything(client):
     assert client.messages == []
 
 
-def test_notification_errors_are_logged_and_shown_once():
-    server = GlassServer()
-    shown: list[types.ShowMessageParams] = []
-    server.window_show_message = shown.append  # type: ignore[method-assign]
-    from pygls.exceptions import FeatureNotificationError, FeatureRequestError
-
-    server.report_server_error(ValueError("first"), FeatureNotificationError)
-    server.report_server_error(ValueError("second"), FeatureNotificationError)
-    server.report_server_error(ValueError("a request"), FeatureRequestError)
-    assert len(shown) == 1
-    assert "first" in shown[0].message
-
-
 # Incremental edits, in the client's encoding
 
 
@@ -127,8 +115,8 @@ async def test_incremental_edits_in_the_client_encoding(client):
         if start == end or "\r\n" in (text[start : start + 2], text[start - 1 : start + 1]):
             continue  # no LSP position lies inside "\r\n"
         answer = await hover(client, uri, position_of(text, start, client.encoding))
-        assert covered(text, answer.range, client.encoding) == text[start:end]
-        assert f"ID {token_id}" in answer.contents.value
+        assert covered(text, hover_range(answer), client.encoding) == text[start:end]
+        assert f"ID {token_id}" in markdown(answer)
 
 
 async def test_several_changes_in_one_notification_apply_in_order(client):
@@ -163,20 +151,20 @@ async def test_long_tokenizing_never_blocks_and_can_be_cancelled(client):
     # Meanwhile a hover on the last line is answered, before the lines above it are counted.
     last = len(words) // 10 - 1
     answer = await hover(client, uri, types.Position(line=last, character=0))
-    assert "index in the document: still counting" in answer.contents.value
+    assert "index in the document: still counting" in markdown(answer)
     last_line = text[text.rindex("\n") + 1 :]
     first = PT.encode_spans(last_line)[0]
-    assert covered(text, answer.range, client.encoding) == last_line[first.start : first.end]
+    assert covered(text, hover_range(answer), client.encoding) == last_line[first.start : first.end]
     # And in the end the counts are exact.
     assert (await stats(client, uri))["tokens"] == len(PT.encode(text))
     answer = await hover(client, uri, types.Position(line=last, character=0))
-    assert f"index {len(PT.encode(text[: text.rindex(chr(10)) + 1])):,} in the document" in answer.contents.value
+    assert f"index {len(PT.encode(text[: text.rindex(chr(10)) + 1])):,} in the document" in markdown(answer)
 
 
 # Settings and the tokenizer
 
 
-def did_change_configuration(client: LanguageClient, section: dict) -> None:
+def did_change_configuration(client: GlassClient, section: dict) -> None:
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": section}))
 
 
@@ -193,7 +181,7 @@ async def test_switching_the_tokenizer_retokenizes_and_refreshes(client):
         "tokenizer": "en",
     }
     answer = await hover(client, uri, types.Position(line=0, character=0))
-    assert "Tokenizer: English (en)" in answer.contents.value
+    assert "Tokenizer: English (en)" in markdown(answer)
     expected = {
         "neovim@0.11": {types.WORKSPACE_INLAY_HINT_REFRESH, types.WORKSPACE_SEMANTIC_TOKENS_REFRESH},
         "visual-studio-code": {types.WORKSPACE_CODE_LENS_REFRESH, types.WORKSPACE_SEMANTIC_TOKENS_REFRESH},
@@ -274,8 +262,8 @@ async def test_inlay_hint_switches_take_effect(client):
 # Settings at startup: initializationOptions and workspace/configuration
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND), params=PRESETS, scope="module")
-async def configured(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(), params=PRESETS, scope="module")
+async def configured(request: pytest.FixtureRequest, lsp_client: GlassClient):
     await start_session(
         lsp_client,
         request.param,
@@ -296,7 +284,7 @@ async def test_initialization_options_and_pulled_configuration(configured):
     assert await english()
     # The locale setting overrides the client's English.
     answer = await hover(configured, uri, types.Position(line=0, character=0))
-    assert "Tokenizador: inglês (en)" in answer.contents.value
+    assert "Tokenizador: inglês (en)" in markdown(answer)
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=7))
 
     async def token_boundaries():

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -95,10 +96,12 @@ async def client(folders):
             await client.stop()
 
 
-async def command(client: LanguageClient, name: str, *arguments):
-    return await client.workspace_execute_command_async(
+async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:
+    answer = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=name, arguments=list(arguments))
     )
+    assert answer is not None, name
+    return answer
 
 
 def open_document(client: LanguageClient, uri: str, text: str) -> None:

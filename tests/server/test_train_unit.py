@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def test_cancelling_leaves_an_existing_file_untouched_and_writes_nothing_new(tmp
     output = tmp_path / "tok.json"
     output.write_text('{"old": true}', encoding="utf-8")
     calls = []
-    with pytest.raises(NotATokenizerFile, match="tok.json exists and is not a glassllm tokenizer file"):
+    with pytest.raises(NotATokenizerFile, match=re.escape("tok.json exists and is not a glassllm tokenizer file")):
         train_tokenizer(count_chunks("banana"), 12, output, lambda d, t: None, lambda: False)
 
     def cancelled():
@@ -137,6 +138,7 @@ def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
+    assert child.stdin is not None and child.stdout is not None
     child.stdin.write(" ".join(words * 3).encode("utf-8"))
     child.stdin.close()
     assert "progress" in json.loads(child.stdout.readline())

@@ -16,7 +16,7 @@ const python = process.env.PYTHON || 'python3';
 // A copy of the project's own files, so that the build leaves nothing in the checkout.
 const source = mkdtempSync(join(tmpdir(), 'glassllm-bundle-'));
 try {
-  for (const name of ['pyproject.toml', 'README.md', 'README.pt-BR.md', 'glassllm', 'server']) {
+  for (const name of ['pyproject.toml', 'README.md', 'README.pt-BR.md', 'LICENSE', 'glassllm', 'server']) {
     cpSync(join(repository, name), join(source, name), {
       recursive: true,
       filter: (path) => !path.includes('__pycache__'),

@@ -1,6 +1,6 @@
 /**
- * Which server the extension starts and what it says when none can run: the order of
- * item 1 of the README's VS Code section, against a stand-in `probe` that answers as the
+ * Which server the extension starts and what it says when none can run: the order that
+ * docs/editors.md's VS Code section lists, against a stand-in `probe` that answers as the
  * Pythons of a machine would, and once against real executables.
  */
 import assert from 'node:assert/strict';

@@ -1,19 +1,22 @@
---- GlassLLM for Neovim 0.11+: starts `glassllm-lsp` for text and Markdown, turns inlay hints
---- on, maps keys to the "Explain BPE merges" and "Compare tokenizers" code actions, opens
---- their pages beside the text, and keeps a token count (document, and the selection in
---- visual mode) for the statusline, with the compared tokenizers' counts if asked. Copy this file to ~/.config/nvim/lua/glassllm.lua, or put editors/nvim on
---- the runtimepath, then call require('glassllm').setup().
+--- GlassLLM for Neovim 0.11+: the extras over the language server that lsp/glassllm.lua
+--- configures. setup() enables the server (vim.lsp.enable), turns inlay hints on, maps keys
+--- to the "Explain BPE merges" and "Compare tokenizers" code actions, opens their pages
+--- beside the text, and keeps a token count (document, and the selection in visual mode)
+--- for the statusline, with the compared tokenizers' counts if asked. See :help glassllm.
 local M = {}
 
 local EXPLAIN_COMMAND = 'glassllm.explainMerges'
 local COMPARE_COMMAND = 'glassllm.compareTokenizers'
 
 M.defaults = {
-  -- The server command; a list, as vim.lsp.config wants it.
-  cmd = { 'glassllm-lsp' },
-  filetypes = { 'text', 'markdown' },
-  -- Sent to the server as the `glassllm` section, e.g. { glassllm = { tokenizer = 'en' } }.
-  settings = { glassllm = {} },
+  -- Given ones go to vim.lsp.config('glassllm', ...) over lsp/glassllm.lua: the server
+  -- command (a list), the filetypes, and the settings sent as the `glassllm` section,
+  -- e.g. { glassllm = { tokenizer = 'en' } }.
+  cmd = nil,
+  filetypes = nil,
+  settings = nil,
+  -- setup() calls vim.lsp.enable('glassllm'); false leaves that to the user.
+  enable = true,
   inlay_hints = true,
   -- Normal mode explains the token under the cursor, visual mode the selection; false: no mapping.
   explain_key = '<leader>ge',
@@ -240,11 +243,13 @@ local function command_of(action)
 end
 
 --- A function that runs the server's code action for `command` on the selection (visual
---- mode) or on the token under the cursor (normal mode).
+--- mode), on `range` ({ start = { row, col }, ['end'] = { row, col } }, rows from 1) if
+--- given, or on the token under the cursor (normal mode).
 local function code_action(command)
-  return function()
+  return function(range)
     vim.lsp.buf.code_action({
       apply = true,
+      range = range,
       filter = function(action)
         return command_of(action) == command
       end,
@@ -258,8 +263,9 @@ M.explain = code_action(EXPLAIN_COMMAND)
 M.compare = code_action(COMPARE_COMMAND)
 
 --- The server writes each explanation to a Markdown file and asks to show it: open it in a
---- split beside the text instead of replacing the text in its window.
-local function show_document(err, params, ctx)
+--- split beside the text instead of replacing the text in its window. lsp/glassllm.lua
+--- installs it as the client's window/showDocument handler.
+function M.show_document(err, params, ctx)
   if params.external or not params.uri:match('%.md$') then
     return vim.lsp.handlers['window/showDocument'](err, params, ctx)
   end
@@ -292,22 +298,24 @@ local function show_document(err, params, ctx)
   return { success = true }
 end
 
+--- Whether a buffer is one of the explanation pages: for reading, never tokenized.
+function M.is_explanation(bufnr)
+  return vim.b[bufnr].glassllm_explanation == true
+end
+
 function M.setup(opts)
   local config = vim.tbl_deep_extend('force', M.defaults, opts or {})
   M.config = config
-  vim.lsp.config('glassllm', {
-    cmd = config.cmd,
-    filetypes = config.filetypes,
-    root_dir = function(bufnr, on_dir)
-      -- Explanation pages are Markdown too, but they are for reading, not tokenizing.
-      if not vim.b[bufnr].glassllm_explanation then
-        on_dir(vim.fs.root(bufnr, '.git'))
-      end
-    end,
-    settings = config.settings,
-    handlers = { ['window/showDocument'] = show_document },
-  })
-  vim.lsp.enable('glassllm')
+  local overrides = {}
+  for _, key in ipairs({ 'cmd', 'filetypes', 'settings' }) do
+    overrides[key] = config[key]
+  end
+  if next(overrides) then
+    vim.lsp.config('glassllm', overrides)
+  end
+  if config.enable then
+    vim.lsp.enable('glassllm')
+  end
   vim.api.nvim_create_autocmd('LspAttach', {
     group = vim.api.nvim_create_augroup('glassllm', { clear = true }),
     callback = function(args)

@@ -1,0 +1,161 @@
+"""glassllm in a real Emacs 30 through lsp-mode (Debian's elpa-lsp-mode 8.0) instead of eglot.
+
+glassllm.el is installed with ``package-install-file`` into a fresh home; one batch Emacs
+session (``emacs_lsp_mode_session.el``) sets ``glassllm-client`` to ``lsp-mode``, runs the
+README's init lines, visits a Portuguese file with a decomposed accent, an emoji and a
+character outside the alphabet, with ``LANG=pt_BR.UTF-8``, and records what lsp-mode
+shows. Each test checks one part of that record against the library. Under ``CI=true`` a
+missing Emacs or lsp-mode fails these tests (see ``emacs_setup.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from emacs_setup import init_file, install_package, require_emacs
+
+from glassllm import packaged
+from glassllm.places import TextPlaces
+from glassllm.tokenizer import UNK_ID, TokenSpan
+
+SESSION = Path(__file__).with_name("emacs_lsp_mode_session.el")
+TOK = packaged("pt")
+# Line 1: a decomposed accent (e + U+0301: NFC makes the pieces shorter than the text)
+# and an umbrella outside the alphabet; line 2: an emoji (two UTF-16 units, unknown).
+TEXT = "A menina cafe\u0301 sorriu sob o guarda-chuva \u2602.\nEra uma vez \U0001f642 na chuva, uma histo\u0301ria.\n"
+LINES = TEXT.splitlines(keepends=True)
+HOVER = TEXT.index("chuva,") + 1  # on the "h" of the second "chuva"
+REGION = (TEXT.index("uma vez") + 1, TEXT.index("na chuva") + 5)  # cuts "▁uma" and "▁chuva"
+INSERTED = "Ontem "
+
+
+@pytest.fixture(scope="module")
+def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What one Emacs session with lsp-mode saw (see ``emacs_lsp_mode_session.el``)."""
+    require_emacs("lsp-mode")
+    folder = tmp_path_factory.mktemp("emacs-lsp-mode")
+    install_package(folder)
+    project = folder / "notes"
+    project.mkdir()
+    document = project / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    out = folder / "report.json"
+    environment = {name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_MESSAGES")}
+    environment.update(
+        HOME=str(folder),
+        XDG_CACHE_HOME=str(folder / "cache"),
+        LANG="pt_BR.UTF-8",
+        GLASSLLM_INIT=str(init_file(folder, before="(setq glassllm-client 'lsp-mode)\n")),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_OUT=str(out),
+        # Emacs positions count from 1.
+        GLASSLLM_HOVER=str(HOVER + 1),
+        GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
+        GLASSLLM_EDIT=base64.b64encode(INSERTED.encode()).decode(),
+    )
+    run = subprocess.run(
+        ["emacs", "--batch", "-l", str(SESSION)], env=environment, capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _spans(text: str = TEXT) -> list[TokenSpan]:
+    """Every token, each line tokenized alone as the server does, with offsets into ``text``."""
+    found, offset = [], 0
+    for line in text.splitlines(keepends=True):
+        found += [
+            TokenSpan(item.id, item.piece, offset + item.start, offset + item.end, item.chunk)
+            for item in TOK.encode_spans(line)
+        ]
+        offset += len(line)
+    return found
+
+
+def _count(text: str) -> int:
+    return len(_spans(text))
+
+
+def test_lsp_mode_runs_glassllm_alone_and_eglot_stays_unloaded(emacs):
+    assert emacs["mode"] == "text-mode"
+    assert emacs["glassllm_mode"] is True
+    assert emacs["servers"] == ["glassllm"]
+    assert emacs["eglot_loaded"] is None, "only the chosen client is loaded"
+    assert emacs["semantic_tokens"] is True
+
+
+def test_every_piece_carries_its_alternating_semantic_face(emacs):
+    # Bands alternate string/keyword along each line, from its first token; the line
+    # ending gets none, nor a piece that NFC left without characters of its own. Line 2
+    # has an emoji: lsp-mode counts it as one character, and the server too, since
+    # glassllm's lsp-mode client asks for UTF-32 positions.
+    expected, offset = [], 0
+    for line in LINES:
+        content = len(line.rstrip("\n"))
+        pieces = [item for item in TOK.encode_spans(line) if item.start < item.end <= content]
+        expected += [
+            [offset + item.start, offset + item.end, "lsp-face-semhl-keyword" if index % 2 else "lsp-face-semhl-string"]
+            for index, item in enumerate(pieces)
+        ]
+        offset += len(line)
+    assert emacs["faces"] == expected
+
+
+def test_the_diagnostics_cover_the_unknown_characters_in_portuguese(emacs):
+    unknown = [item for item in _spans() if item.id == UNK_ID]
+    assert [TEXT[item.start : item.end] for item in unknown] == ["\u2602", "\U0001f642"]
+    diagnostics = emacs["diagnostics"]
+    assert [(start, end) for start, end, _, _ in diagnostics] == [(item.start, item.end) for item in unknown]
+    assert emacs["checker"] == "flymake"
+    for (_, _, kind, message), item in zip(diagnostics, unknown, strict=True):
+        assert kind == ":note"  # LSP Information
+        assert message.startswith(
+            f"'{TEXT[item.start : item.end]}' não está no alfabeto do tokenizador português: vira <unk> (id 1)"
+        )
+
+
+def test_the_hover_is_the_library_token_at_point_in_portuguese(emacs):
+    token = next(item for item in _spans() if item.start <= HOVER < item.end)
+    where = TextPlaces(TEXT).span(token.start, token.end)
+    index = _spans().index(token)
+    # lsp-mode renders the Markdown: no ** or backticks left.
+    assert emacs["hover"].startswith(f"{token.piece} · ID {token.id} · em {where} · índice {index} no documento")
+    assert "**" not in emacs["hover"] and "`" not in emacs["hover"]
+    assert "Tokenizador: português (pt)" in emacs["hover"]
+
+
+def test_the_mode_line_counts_the_library_tokens_and_follows_an_edit(emacs):
+    assert emacs["count"] == f"{_count(TEXT)} tokens"
+    assert emacs["edited_text"] == INSERTED + TEXT
+    assert emacs["edited_count"] == f"{_count(INSERTED + TEXT)} tokens"
+
+
+def test_c_c_g_e_on_a_region_opens_the_explanation_beside_the_text(emacs):
+    assert emacs["key"] == "glassllm-explain"
+    assert emacs["page_shown"] is True
+    assert emacs["page_served"] is None, "the page is for reading: glassllm does not tokenize it"
+    page = emacs["page"]
+    where = TextPlaces(TEXT).span(REGION[0], REGION[1])
+    assert page.startswith(f"# Explicar fusões BPE\n\nconto.txt, seleção {where} · tokenizador: português (pt)\n"), (
+        page[:200]
+    )
+    touched = {
+        item.chunk
+        for item in _spans()
+        if item.start < REGION[1] and REGION[0] < item.end and item.start >= len(LINES[0])
+    }
+    expected = [item.id for item in _spans() if item.start >= len(LINES[0]) and item.chunk in touched]
+    shown = [
+        int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)
+    ]
+    assert shown == expected
+    # The server also sent the page as a message (lsp-mode opens no documents for it):
+    # it is not echoed, the page buffer shows it.
+    assert "Explicar fusões BPE" not in emacs["messages"]

@@ -1,0 +1,240 @@
+"""glassllm in a real Vim 9 with ALE (Debian's vim-nox and vim-ale), set up as its help says.
+
+One headless Vim session (``vim_session.vim``) with editors/vim on the runtimepath and
+``packadd! ale``, ``LANG=pt_BR.UTF-8``, visits a Portuguese file with a decomposed accent,
+an emoji and a character outside the alphabet, and records what ALE and the plugin show.
+Each test checks one part of that record against the library. Under ``CI=true`` a missing
+Vim or ALE fails these tests; elsewhere they skip, naming the script that installs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glassllm import packaged
+from glassllm.places import TextPlaces
+from glassllm.tokenizer import UNK_ID, TokenSpan
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editors" / "vim"
+SESSION = Path(__file__).with_name("vim_session.vim")
+ALE = Path("/usr/share/vim/vimfiles/pack/dist-bundle/opt/ale")  # Debian's vim-ale
+TOK = packaged("pt")
+# Line 1: a decomposed accent (e + U+0301) and an emoji (two UTF-16 units, unknown) before
+# the end; line 2: plain ASCII up to an umbrella outside the alphabet.
+TEXT = "A menina cafe\u0301 sorriu \U0001f642 sob a chuva.\nEra uma vez \u2602 e uma histo\u0301ria.\n"
+LINES = TEXT.splitlines(keepends=True)
+HOVER = (1, LINES[0].index("sob") + 2)  # on the "o" of "sob", after the accent and the emoji
+INSERTED = "Ontem "
+SELECTED = (1, "cafe\u0301 sorriu \U0001f642")  # a Visual selection on line 1
+EDITED = INSERTED + TEXT
+EDITED_FIRST = EDITED.splitlines()[0]
+
+
+def _vim_with_ale() -> bool:
+    vim = shutil.which("vim")
+    if vim is None or not (ALE / "plugin" / "ale.vim").exists():
+        return False
+    found = subprocess.run([vim, "--version"], capture_output=True, text=True, timeout=60)
+    major = re.search(r"Vi IMproved (\d+)\.", found.stdout)
+    return major is not None and int(major.group(1)) >= 9
+
+
+def _server_command() -> list[str]:
+    script = Path(sys.executable).with_name("glassllm-lsp")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
+
+
+@pytest.fixture(scope="module")
+def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What one Vim session saw (see ``vim_session.vim``)."""
+    if not _vim_with_ale():
+        message = "needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Vim tests: {message}")
+        pytest.skip(message)
+    folder = tmp_path_factory.mktemp("vim")
+    # A copy of the plugin, as a plugin manager installs it: :helptags writes doc/tags.
+    plugin = folder / "glassllm"
+    shutil.copytree(PLUGIN, plugin)
+    document = folder / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    vimrc = folder / "vimrc"
+    vimrc.write_text(
+        "\n".join(
+            [
+                "set nocompatible encoding=utf-8",
+                f"set runtimepath^={plugin}",
+                "packadd! ale",
+                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
+                "let g:ale_hover_to_preview = 1",
+                "filetype plugin on",
+                "",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    out = folder / "report.json"
+    environment = {name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_MESSAGES")}
+    environment.update(
+        HOME=str(folder),
+        XDG_CACHE_HOME=str(folder / "cache"),
+        LANG="pt_BR.UTF-8",
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_HOVER=f"{HOVER[0]} {_byte_column(LINES[HOVER[0] - 1], HOVER[1] - 1) + 1}",
+        GLASSLLM_EDIT=INSERTED,
+        # Made after the edit: on the edited line.
+        GLASSLLM_SELECT=f"{SELECTED[0]} {_byte_column(EDITED_FIRST, EDITED_FIRST.index(SELECTED[1])) + 1} "
+        f"{_vim_characters(SELECTED[1])}",
+        GLASSLLM_DOC=str(plugin / "doc"),
+        GLASSLLM_OUT=str(out),
+    )
+    run = subprocess.run(
+        ["vim", "-N", "-u", str(vimrc), "-i", "NONE", "-n", "-es", "-S", str(SESSION)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=folder,
+    )
+    assert out.exists(), f"Vim failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert "error" not in report, report["error"]
+    return report
+
+
+def _byte_column(line: str, column: int) -> int:
+    """The 0-based byte column of code point ``column``."""
+    return len(line[:column].encode("utf-8"))
+
+
+def _vim_characters(text: str) -> int:
+    """Characters as Vim's cursor moves over them: a combining mark goes with its base."""
+    return sum(1 for char in text if not ("\u0300" <= char <= "\u036f"))
+
+
+def _line_spans(number: int, text: str = TEXT) -> list[TokenSpan]:
+    return TOK.encode_spans(text.splitlines(keepends=True)[number - 1])
+
+
+def _count(text: str) -> int:
+    """The server's count: each line tokenized alone, its line ending included."""
+    return sum(len(TOK.encode_spans(line)) for line in text.splitlines(keepends=True))
+
+
+def test_ale_runs_glassllm_for_text_added_to_the_linters(vim):
+    assert vim["filetype"] == "text"
+    assert vim["linters"]["text"] == ["glassllm"]
+    assert vim["language"] == "plaintext"
+
+
+def test_the_location_list_holds_each_unknown_character_with_the_library_message(vim):
+    unknown = [
+        (number, line, item)
+        for number, line in enumerate(LINES, start=1)
+        for item in _line_spans(number)
+        if item.id == UNK_ID
+    ]
+    assert [line[item.start : item.end] for _, line, item in unknown] == ["\U0001f642", "\u2602"]
+    assert [(item["lnum"], item["type"]) for item in vim["loclist"]] == [(1, "W"), (2, "W")]
+    for (_, line, item), shown in zip(unknown, vim["loclist"], strict=True):
+        character = line[item.start : item.end]
+        # ALE puts the diagnostic's code before its message.
+        assert shown["text"].startswith(
+            f"unknown-character: '{character}' não está no alfabeto do tokenizador português: vira <unk> (id 1)"
+        )
+    assert {item["code"] for item in vim["ale_loclist"]} == {"unknown-character"}
+    assert {item["linter"] for item in vim["ale_loclist"]} == {"glassllm"}
+    # Vim's columns are bytes; through the plugin's relay the server counts bytes too, so
+    # the emoji after an accent lands on its own column.
+    for (_, line, item), shown, full in zip(unknown, vim["loclist"], vim["ale_loclist"], strict=True):
+        assert shown["col"] == _byte_column(line, item.start) + 1
+        assert full["end_col"] == _byte_column(line, item.end)
+
+
+def test_the_hover_in_ale_preview_is_the_library_token_in_portuguese(vim):
+    token = next(item for item in _line_spans(HOVER[0]) if item.start <= HOVER[1] - 1 < item.end)
+    before = sum(len(_line_spans(number)) for number in range(1, HOVER[0]))
+    line_start = sum(len(LINES[number]) for number in range(HOVER[0] - 1))
+    hover = vim["hover"]
+    assert hover["filetype"] == "ale-preview.message"
+    where = TextPlaces(TEXT).span(line_start + token.start, line_start + token.end)
+    assert hover["text"].startswith(
+        f"**`{token.piece}`** · ID {token.id} · em {where}"
+        f" · índice {before + _line_spans(HOVER[0]).index(token)} no documento"
+    ), hover["text"]
+    assert "Tokenizador: português (pt)" in hover["text"]
+
+
+def test_the_statusline_counts_the_library_tokens_and_follows_an_edit(vim):
+    assert vim["statusline"] == f"{_count(TEXT)} tokens"
+    assert vim["edited_text"] == EDITED
+    assert vim["edited_statusline"] == f"{_count(EDITED)} tokens"
+
+
+def _shown_ids(page: str) -> list[int]:
+    return [
+        int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)
+    ]
+
+
+def test_1_glassllm_explain_opens_the_merge_steps_of_line_1_in_a_split(vim):
+    first = EDITED_FIRST
+    page = vim["explain"]
+    assert page["name"] == "glassllm://explain/conto.txt"
+    assert page["filetype"] == "markdown"
+    assert page["windows"] == 2, "the page opens in a split beside the text"
+    assert page["text"].startswith(
+        f"# Explicar fusões BPE\n\nconto.txt, seleção 1:1–1:{len(first)} · tokenizador: português (pt)\n"
+    ), page["text"][:200]
+    spans = _line_spans(1, EDITED)
+    assert _shown_ids(page["text"]) == [item.id for item in spans if item.end <= len(first)]
+    for chunk in TOK.explain(first):
+        for step in chunk.steps:
+            assert step.result in page["text"]
+
+
+def test_2_glassllm_compare_puts_the_tokenizers_side_by_side(vim):
+    page = vim["compare"]
+    assert page["name"] == "glassllm://compare/conto.txt"
+    assert page["text"].startswith("# Comparar tokenizadores\n\nconto.txt, seleção 2:1–2:")
+    assert "| português (pt) | inglês (en) |" in page["text"]
+    second = EDITED.splitlines(keepends=True)[1]
+    pieces = [item for item in TOK.encode_spans(second) if item.id != UNK_ID and item.piece != "\n"]
+    assert f"`{pieces[0].piece}` ({pieces[0].id})" in page["text"]
+
+
+def test_the_visual_mapping_explains_the_selection_to_the_character(vim):
+    start = EDITED_FIRST.index(SELECTED[1])
+    end = start + len(SELECTED[1])
+    page = vim["selection"]
+    where = TextPlaces(EDITED).span(start, end)
+    assert page["text"].startswith(
+        f"# Explicar fusões BPE\n\nconto.txt, seleção {where} · tokenizador: português (pt)\n"
+    ), page["text"][:200]
+    touched = {item.chunk for item in _line_spans(1, EDITED) if item.start < end and start < item.end}
+    expected = [item.id for item in _line_spans(1, EDITED) if item.chunk in touched]
+    assert _shown_ids(page["text"]) == expected
+
+
+def test_the_statusline_counts_the_visual_selection_while_it_lasts(vim):
+    start = EDITED_FIRST.index(SELECTED[1])
+    end = start + len(SELECTED[1])
+    # A token cut by the selection's edge counts, as in the server's glassllm/stats.
+    selected = sum(1 for item in _line_spans(1, EDITED) if item.start < end and start < item.end)
+    assert vim["visual_statusline"] == f"v {selected}/{_count(EDITED)} tokens"
+    assert vim["after_visual_statusline"] == f"{_count(EDITED)} tokens"
+
+
+def test_help_glassllm_opens_the_plugin_help(vim):
+    assert vim["help"] == {"file": "glassllm.txt", "line": vim["help"]["line"], "filetype": "help"}
+    assert "*glassllm*" in vim["help"]["line"]
