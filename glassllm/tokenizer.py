@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple, Protocol, TypeVar
 
 from glassllm.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
+from glassllm.caches import LruCache
 from glassllm.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.counting import count_chunks
 from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
@@ -51,7 +52,7 @@ _IDS, _PIECES, _FIRSTS = itemgetter(0), itemgetter(1), itemgetter(2)
 
 # Chunks repeat a lot in prose; past this many distinct ones the cache starts afresh
 # rather than grow without bound on an endless stream of new chunks.
-_CACHE_LIMIT = 1 << 17
+_CHUNK_CACHE_LIMIT = 1 << 17
 
 
 class _Encoded(NamedTuple):
@@ -157,8 +158,8 @@ class Tokenizer:
         for index in range(len(SPECIALS), len(self.vocab)):
             self._ids.setdefault(self.vocab[index], index)
         self._surfaces = ["", UNK_TEXT, "", ""] + [piece.replace(SPACE, " ") for piece in self.vocab[4:]]
-        self._cache: dict[str, _Encoded] = {}
-        self._ids_cache: dict[str, tuple[int, ...]] = {}  # the same IDs, for encode's fast path
+        self._cache: LruCache[str, _Encoded] = LruCache(_CHUNK_CACHE_LIMIT)
+        self._ids_cache: LruCache[str, tuple[int, ...]] = LruCache(_CHUNK_CACHE_LIMIT)  # encode's fast path
 
     def __repr__(self) -> str:
         return f"<Tokenizer: {self.vocab_size} entries, {len(self.alphabet)} characters, {len(self.merges)} merges>"
@@ -294,17 +295,19 @@ class Tokenizer:
         applied = apply_merges(piece, self.ranks)[1]
         return [(left + right, left, right) for left, right in reversed(applied)]
 
-    def _cached(self, chunks: list[str], cache: dict[str, _T]) -> list[_T]:
+    def _cached(self, chunks: list[str], cache: LruCache[str, _T]) -> list[_T]:
         """Each chunk's entry in ``cache`` (the full one or the IDs-only one), encoding
         the chunks not seen yet."""
-        found = list(map(cache.get, chunks))
+        found = list(map(cache.recent.get, chunks))
         if None in found:
             for index, entry in enumerate(found):
                 if entry is None:
                     chunk = chunks[index]
-                    if chunk not in cache:
-                        self._encode_chunk(chunk)
-                    found[index] = cache[chunk]
+                    entry = cache.get(chunk)
+                    if entry is None:
+                        self._encode_chunk(chunk)  # fills both caches
+                        entry = cache.recent[chunk]
+                    found[index] = entry
         return found  # type: ignore[return-value]
 
     def _encode_chunk(self, chunk: str) -> _Encoded:
@@ -312,11 +315,8 @@ class Tokenizer:
         get = self._ids.get
         ids = tuple(get(piece, UNK_ID) for piece in pieces)
         entry = _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
-        if len(self._cache) >= _CACHE_LIMIT:
-            self._cache.clear()
-            self._ids_cache.clear()
-        self._cache[chunk] = entry
-        self._ids_cache[chunk] = ids
+        self._cache.put(chunk, entry)
+        self._ids_cache.put(chunk, ids)
         return entry
 
     # Decoding

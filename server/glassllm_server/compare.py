@@ -22,6 +22,7 @@ from typing import Any
 
 from glassllm import PACKAGED, ComparedChunk, Tokenizer, by_difference, load_own_tokenizer
 from glassllm.bpe import apply_merges
+from glassllm.caches import LruCache
 from glassllm.chunks import pre_tokenize
 from glassllm.packaged import load_problem
 from glassllm.problems import Locale
@@ -43,10 +44,12 @@ __all__ = [
 
 COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
 
-# Distinct lines (and distinct chunks) whose counts are kept before a cache starts afresh
-# (as the server's own line cache does), and distinct chunks kept whole for hovers.
-_LINE_CACHE_LIMIT = 1 << 17
-_CHUNK_CACHE_LIMIT = 1 << 16
+# The caches' bounds (docs/server.md, "Memory"): lines' counts by the lines'
+# characters, as the document's line cache; chunks' counts (about 90 bytes each) as many
+# as the document's chunk cache; chunks kept whole for hovers, a few thousand.
+LINE_CACHE_CHARACTERS = 1 << 20
+CHUNK_COUNT_LIMIT = 1 << 15
+HOVER_CHUNK_LIMIT = 1 << 12
 # A line's counts are one int, ``tokens + (unknown << 32)``, so a document's totals are
 # one ``sum`` over the cached values, in C: a few milliseconds for 30,000 lines.
 _UNKNOWN_SHIFT = 32
@@ -75,12 +78,12 @@ class ComparedTokenizer:
     def __init__(self, tokenizer: Tokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
-        self._lines: dict[str, int] = {}
-        self._chunks: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+        self._lines: LruCache[str, int] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._chunks: LruCache[str, tuple[tuple[str, ...], tuple[int, ...]]] = LruCache(HOVER_CHUNK_LIMIT)
         # Counting keeps a count per chunk, not its pieces and IDs as encoding would (a
         # fifth of the memory on a large document): what BPE makes of a chunk is in
         # the vocabulary, or an unknown character.
-        self._chunk_counts: dict[str, int] = {}
+        self._chunk_counts: LruCache[str, int] = LruCache(CHUNK_COUNT_LIMIT)
         self._known = frozenset(tokenizer.vocab[len(SPECIALS) :])
 
     def document(self, document: Document) -> DocumentCounts:
@@ -94,17 +97,20 @@ class ComparedTokenizer:
         if cached is None:
             spans = self.tokenizer.encode_spans(chunk)
             cached = (tuple(span.piece for span in spans), tuple(span.id for span in spans))
-            if len(self._chunks) >= _CHUNK_CACHE_LIMIT:
-                self._chunks.clear()
-            self._chunks[chunk] = cached
+            self._chunks.put(chunk, cached)
         return cached
 
     def missing(self, lines: Sequence[str]) -> list[str]:
         """The lines of ``lines`` not counted yet (each distinct text once)."""
-        found = list(map(self._lines.get, lines))
+        found = list(map(self._lines.recent.get, lines))
         if None not in found:
             return []
-        return list(dict.fromkeys(line for line, count in zip(lines, found, strict=False) if count is None))
+        get = self._lines.get
+        return list(
+            dict.fromkeys(
+                line for line, count in zip(lines, found, strict=False) if count is None and get(line) is None
+            )
+        )
 
     def count_line(self, line: str) -> int:
         """Count one line (packed as ``tokens + (unknown << 32)``) and keep the count.
@@ -119,27 +125,26 @@ class ComparedTokenizer:
         if len(line) > LONG_LINE and len(bounds := segment_bounds(line)) > 2:
             return sum(self.count_line(line[start:stop]) for start, stop in itertools.pairwise(bounds))
         count = sum(map(self._count_chunk, pre_tokenize(line)))
-        if len(self._lines) >= _LINE_CACHE_LIMIT:
-            self._lines.clear()
-        self._lines[line] = count
+        self._lines.put(line, count)
         return count
 
     def _count_chunk(self, chunk: str) -> int:
         """One chunk's count (packed as in :meth:`count_line`), through BPE's merges."""
-        count = self._chunk_counts.get(chunk)
+        counts = self._chunk_counts
+        count = counts.recent.get(chunk)
+        if count is None:
+            count = counts.get(chunk)
         if count is None:
             pieces, _ = apply_merges(chunk, self.tokenizer.ranks)
             known = self._known
             count = len(pieces) + (sum(piece not in known for piece in pieces) << _UNKNOWN_SHIFT)
-            if len(self._chunk_counts) >= _LINE_CACHE_LIMIT:
-                self._chunk_counts.clear()
-            self._chunk_counts[chunk] = count
+            counts.put(chunk, count)
         return count
 
     def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
         """Counts for whole lines; ``chunks`` is their chunk count (the same for every
         tokenizer). Lines not counted yet are counted now: see :meth:`missing`."""
-        found = [count for count in map(self._lines.get, lines) if count is not None]
+        found = [count for count in map(self._lines.recent.get, lines) if count is not None]
         if len(found) < len(lines):
             found = list(map(self.count_line, lines))
         total = sum(found)

@@ -16,15 +16,17 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain, count, islice, pairwise
+from itertools import accumulate, chain, count, islice, pairwise, repeat
 from operator import attrgetter, itemgetter
 from time import perf_counter
 from typing import Any, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
 from glassllm import Tokenizer
+from glassllm.bpe import apply_merges
+from glassllm.caches import LruCache
 from glassllm.chunks import SPACE, chunk_text
-from glassllm.tokenizer import UNK_ID
+from glassllm.specials import SPECIALS, UNK_ID
 from glassllm_server.positions import LineIndex, Point, split_lines
 
 __all__ = [
@@ -38,10 +40,12 @@ __all__ = [
     "Stats",
 ]
 
-# Distinct chunks and distinct lines kept before a cache starts afresh: far more than a
-# large document needs, small enough to bound memory on an endless stream of new text.
-_CHUNK_CACHE_LIMIT = 1 << 18
-_LINE_CACHE_LIMIT = 1 << 17
+# The caches' bounds (docs/server.md, "Memory", says how they were measured): chunks
+# the 7 MB corpus reuses stay (about 300 bytes each, 10 MB at most), and lines by their
+# characters (about 3.5 bytes a character with their tokens, 4 MB at most). A document
+# holds its own lines' tokens, so the line cache only saves work on text seen again.
+CHUNK_CACHE_LIMIT = 1 << 15
+LINE_CACHE_CHARACTERS = 1 << 20
 
 
 class ChunkTokens(NamedTuple):
@@ -246,8 +250,11 @@ class LineTokenizer:
     def __init__(self, tokenizer: Tokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name
-        self._chunks: dict[str, ChunkTokens] = {}
-        self._lines: dict[str, LineTokens] = {}
+        self._chunks: LruCache[str, ChunkTokens] = LruCache(CHUNK_CACHE_LIMIT)
+        self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._piece_ids: dict[str, int] = {}
+        for index in range(len(SPECIALS), len(tokenizer.vocab)):
+            self._piece_ids.setdefault(tokenizer.vocab[index], index)
         # The long line being prepared in the background: its text, segment bounds and
         # how many segments are done.
         self._preparing: tuple[str, list[int], int] | None = None
@@ -257,16 +264,15 @@ class LineTokenizer:
         cached = self._chunks.get(text)
         if cached is not None:
             return cached
-        tokenizer = self.tokenizer
-        # encode reads the library's chunk cache, the cheapest way to the IDs; the pieces
-        # are the IDs' vocabulary entries, except an unknown character's (spans tell it).
-        ids = tuple(tokenizer.encode(text))
+        # BPE here, as Tokenizer.encode does it, rather than through encode: the library's
+        # chunk cache would keep a second copy of every chunk ever typed. The pieces are
+        # the vocabulary's own strings (no copy per chunk), but an unknown character's.
+        merged, _ = apply_merges(text, self.tokenizer.ranks)
+        ids = tuple(map(self._piece_ids.get, merged, repeat(UNK_ID)))
         unknown = ids.count(UNK_ID)
-        pieces = tuple(span.piece for span in tokenizer.encode_spans(text)) if unknown else tuple(tokenizer.tokens(ids))
+        pieces = tuple(merged) if unknown else tuple(map(self.tokenizer.vocab.__getitem__, ids))
         entry = ChunkTokens(text, pieces, ids, unknown)
-        if len(self._chunks) >= _CHUNK_CACHE_LIMIT:
-            self._chunks.clear()
-        self._chunks[text] = entry
+        self._chunks.put(text, entry)
         return entry
 
     def line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None = None) -> LineTokens:
@@ -282,15 +288,13 @@ class LineTokenizer:
         if cached is not None:
             return cached
         entry = self._tokenize(text)
-        if len(self._lines) >= _LINE_CACHE_LIMIT:
-            self._lines.clear()
-        self._lines[text] = entry
+        self._lines.put(text, entry)
         return entry
 
     def _tokenize(self, text: str) -> LineTokens:
         chunked = chunk_text(text)
         chunks = chunked.chunks
-        found = list(map(self._chunks.get, chunks))
+        found = list(map(self._chunks.recent.get, chunks))
         if None in found:
             chunk = self.chunk
             found = [entry or chunk(text) for entry, text in zip(found, chunks, strict=False)]

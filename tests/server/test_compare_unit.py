@@ -190,3 +190,22 @@ def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole(
         ]
         counted = tok.counts_in([line].__getitem__, (0, low), (0, high), 0)
         assert (counted.tokens, counted.unknown) == (len(touched), sum(span.id == UNK_ID for span in touched))
+
+
+def test_only_bounded_caches_grow_with_new_text():
+    """Issue 21: every container of a compared tokenizer that grows with new text is a
+    bounded LruCache."""
+    from test_caches import new_words, sizes
+
+    from glassllm.caches import LruCache
+
+    compared = ComparedTokenizer(packaged("en"), "en")
+    compared.count_line("warm\n")
+    before = sizes(compared)
+    for line in new_words(300).split():
+        compared.count_line(line + "\n")
+        compared.chunk(line)
+    after = sizes(compared)
+    grew = {name for name in after if after[name] != before[name]}
+    assert grew == {"_lines", "_chunks", "_chunk_counts"}
+    assert all(isinstance(getattr(compared, name), LruCache) for name in grew)

@@ -268,3 +268,25 @@ def test_background_tokenizing_goes_through_a_long_line_in_short_slices(tokenize
         slices += 1
     assert slices > 3  # the long line did not go in one slice
     assert as_offsets(document, every_token(document)) == library_spans(tokenizer, text)
+
+
+def test_only_bounded_caches_grow_while_typing():
+    """Issue 21: a day of typing makes new lines and chunks without end; every container
+    of the line tokenizer that grows with them is a bounded LruCache."""
+    from test_caches import new_words, sizes
+
+    from glassllm.caches import LruCache
+
+    tokenizer = LineTokenizer(packaged("pt"), "pt")
+    tokenizer.line("warm\n")
+    before = sizes(tokenizer)
+    document = Document("file:///typing.txt", "uma vez\n" * 50, 1, tokenizer)
+    for number, word in enumerate(new_words(300).split()):
+        document.apply_change(Point(number % 50, 0), Point(number % 50, 0), word)
+        document.line_tokens(number % 50)
+    after = sizes(tokenizer)
+    grew = {name for name in after if after[name] != before[name]}
+    assert grew == {"_chunks", "_lines"}
+    assert all(isinstance(getattr(tokenizer, name), LruCache) for name in grew)
+    assert tokenizer._lines.limit == document_module.LINE_CACHE_CHARACTERS
+    assert tokenizer._chunks.limit == document_module.CHUNK_CACHE_LIMIT

@@ -9,6 +9,7 @@ import time
 
 from lsprotocol import types
 
+from glassllm.caches import LruCache
 from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands, window_bands
 from glassllm_server.document import LONG_LINE, Document
 from glassllm_server.features.feature import Feature, on_document
@@ -24,7 +25,9 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=[])
 # large document's bands never hold up other requests, and a cancelled request stops.
 _SLICE_SECONDS = 0.004
 _CHECK_LINES = 32
-_CACHE_LIMIT = 1 << 17
+# Bands by line text, bounded by the lines' characters like the document's line cache
+# (docs/server.md, "Memory").
+BAND_CACHE_CHARACTERS = 1 << 20
 
 
 class SemanticTokens(Feature):
@@ -35,7 +38,7 @@ class SemanticTokens(Feature):
         self.result_ids = itertools.count(1)
         # Bands by line text, for the tokenizer and encoding in use: an edit recomputes
         # only the lines it touched.
-        self.cache: dict[str, list[Band]] = {}
+        self.cache: LruCache[str, list[Band]] = LruCache(BAND_CACHE_CHARACTERS, len)
         self.cache_owner: object = None
         server.open_documents.changed.subscribe(self.forget_closed)
 
@@ -115,9 +118,7 @@ class SemanticTokens(Feature):
             found = cache.get(text)
             if found is None:
                 found = line_bands(text, document.line_spans(line), encoding)
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[text] = found
+                cache.put(text, found)
             bands.append((line, found))
             count += len(found)
             if count > BAND_LIMIT:

@@ -90,6 +90,15 @@ class GlassProtocol(SnapshotsAtArrival):
             return
         super().handle_message(message)
 
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        super()._handle_notification(method_name, params)
+        # pygls 2.1.1 files a notification run by one of its generator handlers (didChange,
+        # didOpen…) in _request_futures under a fresh id and never takes it out: a Future
+        # per keystroke, kept for the server's life. A done future there is of no use.
+        futures = self._request_futures
+        for msg_id in [msg_id for msg_id, future in futures.items() if future.done()]:
+            del futures[msg_id]
+
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawJSON):
             self._result_types.pop(msg_id, None)

@@ -1,0 +1,163 @@
+"""Benchmark: a day of typing (issue 21) over the real server's stdio.
+
+Run ``python3 tests/benchmarks/bench_typing.py`` from the repository root. It opens a
+1 MB document (``pt/heldout.txt`` repeated), makes 50,000 small incremental edits on
+random lines (a letter, an accent, ``☂`` or a line break inserted, or one character
+deleted; seeded), and asks a hover and ``glassllm/stats`` every 10 edits. It prints:
+
+- the server's resident memory after a fifth of the edits (10,000: warm) and at the end;
+- p50 of hover + stats over the first 200 and the last 200 probes, and their ratio;
+- the longest pause of the server's garbage collector, timed inside the server process
+  by a ``gc.callbacks`` hook that this script's launcher installs before the server
+  starts (the server itself is unchanged) and that writes each new longest pause to a file.
+
+Targets (issue 21): RSS grows < 15 MB between edit 10,000 and 50,000; the last 200
+probes' p50 within 1.3× of the first 200's; no collector pause > 50 ms.
+``--edits N`` runs a shorter day (the memory is then read at N/5 and N).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_server import HELDOUT, Client, position
+
+URI = "file:///bench/typing.txt"
+DOCUMENT_BYTES = 1_000_000
+PROBE_EVERY = 10
+WINDOW = 200
+INSERTS = ["a", "e", "s", "ã", "é", "ç", "☂", "\n"]
+
+# Runs the server as ``python -m glassllm_server`` does, with a hook that times every
+# collection: each new longest pause (milliseconds) overwrites the file in argv[1].
+LAUNCHER = """
+import gc, sys, time
+from pathlib import Path
+report = Path(sys.argv.pop(1))
+started = [0.0]
+longest = [0.0]
+def timer(phase, info):
+    if phase == "start":
+        started[0] = time.perf_counter()
+        return
+    pause = (time.perf_counter() - started[0]) * 1000
+    if pause > longest[0]:
+        longest[0] = pause
+        report.write_text(f"{pause:.3f} {info['generation']}")
+gc.callbacks.append(timer)
+from glassllm_server.__main__ import main
+main()
+"""
+
+
+def utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+class Typist:
+    """The document as the editor holds it, and seeded random edits to it."""
+
+    def __init__(self, text: str, seed: int) -> None:
+        self.lines = text.split("\n")
+        self.random = random.Random(seed)
+
+    def edit(self) -> dict:
+        lines = self.lines
+        line = self.random.randrange(len(lines))
+        text = lines[line]
+        column = self.random.randint(0, len(text))
+        start = position(line, utf16(text[:column]))
+        if column < len(text) and self.random.random() < 0.2:
+            end = position(line, utf16(text[: column + 1]))
+            lines[line] = text[:column] + text[column + 1 :]
+            return {"range": {"start": start, "end": end}, "text": ""}
+        inserted = self.random.choice(INSERTS)
+        if inserted == "\n":
+            lines[line : line + 1] = [text[:column], text[column:]]
+        else:
+            lines[line] = text[:column] + inserted + text[column:]
+        return {"range": {"start": start, "end": start}, "text": inserted}
+
+    def somewhere(self) -> dict:
+        line = self.random.randrange(len(self.lines))
+        text = self.lines[line]
+        return position(line, utf16(text[: self.random.randint(0, len(text))]))
+
+
+async def start_server(report: Path) -> Client:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        LAUNCHER,
+        str(report),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=1 << 26,
+    )
+    return Client(process)
+
+
+async def main(edits: int, seed: int) -> None:
+    heldout = HELDOUT.read_text(encoding="utf-8")
+    text = heldout * -(-DOCUMENT_BYTES // len(heldout.encode("utf-8")))
+    typist = Typist(text, seed)
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "longest-gc-pause"
+        client = await start_server(report)
+        await client.initialize()
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": URI, "languageId": "plaintext", "version": 1, "text": text}},
+        )
+        document = {"textDocument": {"uri": URI}}
+        await client.request("glassllm/stats", document)
+        print(f"document: {len(text.encode('utf-8')):,} bytes, {len(typist.lines):,} lines; {edits:,} edits")
+        print(f"RSS after opening:        {client.rss_mb():8.1f} MB")
+
+        probes: list[float] = []
+        warm_rss = float("nan")
+        started = time.perf_counter()
+        for version in range(2, edits + 2):
+            client.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": URI, "version": version}, "contentChanges": [typist.edit()]},
+            )
+            done = version - 1
+            if done % PROBE_EVERY == 0:
+                probe = time.perf_counter()
+                hover = {**document, "position": typist.somewhere()}
+                await client.request("textDocument/hover", hover)
+                await client.request("glassllm/stats", document)
+                probes.append((time.perf_counter() - probe) * 1000)
+            if done == edits // 5:
+                warm_rss = client.rss_mb()
+                print(f"RSS after {done:>6,} edits:    {warm_rss:8.1f} MB")
+        final_rss = client.rss_mb()
+        growth = final_rss - warm_rss
+        print(f"RSS after {edits:>6,} edits:    {final_rss:8.1f} MB   ({growth:+.1f} MB since edit {edits // 5:,})")
+        first = statistics.median(probes[:WINDOW])
+        last = statistics.median(probes[-WINDOW:])
+        print(f"hover + stats p50, first {WINDOW} probes: {first:7.2f} ms")
+        print(f"hover + stats p50, last {WINDOW} probes:  {last:7.2f} ms   ({last / first:.2f}×)")
+        pause, generation = report.read_text().split() if report.exists() else ("0", "-")
+        print(f"longest collector pause:  {float(pause):8.1f} ms (generation {generation})")
+        print(f"the whole run took {time.perf_counter() - started:.0f} s")
+        await client.stop()
+
+
+if __name__ == "__main__":
+    # This process's own collections would be counted as the server's time.
+    gc.disable()
+    parser = argparse.ArgumentParser(description="A day of typing over the server's stdio (issue 21).")
+    parser.add_argument("--edits", type=int, default=50_000, help="edits to make (default 50,000)")
+    parser.add_argument("--seed", type=int, default=21, help="seed of the random edits (default 21)")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.edits, arguments.seed))
