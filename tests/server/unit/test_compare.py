@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 import weakref
 
-from conftest import TEXTS, TRICKY, line_spans, lsp_lines
-
 from glassllm import Tokenizer, by_difference, compare, packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.compare import (
@@ -23,6 +21,7 @@ from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import hover_lines, render_compare_markdown
 from glassllm_server.render.markdown import code
+from tests.server.oracle import TEXTS, TRICKY, line_spans, lsp_lines
 
 PT, EN = packaged("pt"), packaged("en")
 SAY = Messages("en")

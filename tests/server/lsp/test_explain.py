@@ -10,24 +10,22 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import (
+from lsprotocol import types
+
+from glassllm import packaged
+from tests.server.oracle import TRICKY, covered, position_of
+from tests.server.session import (
     LOOP,
     PRESETS,
-    TRICKY,
     GlassClient,
     code_actions,
     command_of,
-    covered,
     file_of,
     open_document,
-    position_of,
     read_code_actions_right,
     server_config,
     start_session,
 )
-from lsprotocol import types
-
-from glassllm import packaged
 
 pytestmark = LOOP
 

@@ -7,7 +7,6 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 import pytest
-from conftest import TEXTS, TRICKY, lsp_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +15,7 @@ from glassllm.tokenizer import UNK_ID
 from glassllm_server import document as document_module
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.positions import LineIndex, Point
+from tests.server.oracle import TEXTS, TRICKY, lsp_lines
 
 
 @pytest.fixture(scope="module")

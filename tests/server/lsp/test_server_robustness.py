@@ -11,30 +11,26 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import (
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from glassllm import packaged, packaged_path
+from tests.server.oracle import TRICKY, covered, line_spans, position_of, range_of
+from tests.server.session import (
     LOOP,
     PRESETS,
-    TRICKY,
     GlassClient,
     change_document,
-    covered,
     hover,
     hover_range,
-    line_spans,
     markdown,
     open_document,
-    position_of,
-    range_of,
     send_raw,
     send_raw_notification,
     server_config,
     start_session,
     stats,
 )
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-
-from glassllm import packaged, packaged_path
 
 pytestmark = LOOP
 

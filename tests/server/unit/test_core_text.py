@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TRICKY
 
 from glassllm import packaged
 from glassllm_server.document import Document, DocumentToken, LineTokenizer, Stats
@@ -16,6 +15,7 @@ from glassllm_server.render.code_lens import lens_title
 from glassllm_server.render.hover import derivation_line, hover_markdown
 from glassllm_server.render.markdown import code
 from glassllm_server.settings import Problem, Settings, parse_settings
+from tests.server.oracle import TRICKY
 
 
 @pytest.fixture(scope="module")

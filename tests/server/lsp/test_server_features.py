@@ -3,23 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import (
-    LOOP,
-    TEXTS,
-    TRICKY,
-    change_document,
-    covered,
-    every_offset,
-    hover,
-    hover_range,
-    line_spans,
-    lsp_lines,
-    markdown,
-    open_document,
-    position_of,
-    range_of,
-    stats,
-)
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -27,6 +10,8 @@ from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.features.inlay_hints import HINT_LINES
 from glassllm_server.render.markdown import code
+from tests.server.oracle import TEXTS, TRICKY, covered, every_offset, line_spans, lsp_lines, position_of, range_of
+from tests.server.session import LOOP, change_document, hover, hover_range, markdown, open_document, stats
 
 pytestmark = LOOP
 
