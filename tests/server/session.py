@@ -97,6 +97,10 @@ async def start_session(
     return result
 
 
+def identifier(uri: str) -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=uri)
+
+
 def open_document(client: LanguageClient, text: str, name: str = "doc", version: int = 1) -> str:
     """Open ``text`` in the server under a fresh URI and return the URI."""
     uri = new_uri(name)

@@ -18,11 +18,6 @@ from glassllm_server.positions import LineIndex, Point
 from tests.server.oracle import TEXTS, TRICKY, lsp_lines
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    return LineTokenizer(packaged("pt"), "pt")
-
-
 def point_of(index, offset):
     """The line and code-point column of an offset into the text (the server works in points)."""
     line = bisect_right(index.starts, offset, 0, len(index.lines)) - 1
