@@ -16,7 +16,7 @@ from glassllm_server.messages import CATALOGUE
 from tests.server.session import LOOP, GlassClient, open_document, server_config, start_session
 
 TOK = packaged("pt")
-SERVER = Path(__file__).resolve().parents[2] / "server" / "glassllm_server"
+SERVER = Path(__file__).resolve().parents[3] / "server" / "glassllm_server"
 
 
 async def action_title(client: GlassClient, uri: str) -> str:

@@ -17,7 +17,7 @@ from glassllm import Tokenizer
 from tests.server.session import LOOP, GlassClient, open_document
 
 pytestmark = LOOP
-HELDOUT = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
+HELDOUT = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
 
 
 @dataclass
