@@ -2,8 +2,9 @@
 from a terminal.
 
 Every subcommand takes ``--tokenizer pt|en|PATH`` (``pt`` by default). Text comes from
-the command line, or from standard input when it is ``-`` or absent. ``inspect``,
-``compare`` and ``explain`` also write a self-contained HTML page (``--html PAGE``);
+the command line, or from standard input when it is ``-`` or absent; it must be UTF-8.
+A problem is one line on standard error and exit status 1. ``inspect``, ``compare`` and
+``explain`` also write a self-contained HTML page (``--html PAGE``);
 ``glassllm completion SHELL`` prints the shell's tab-completion script.
 """
 
@@ -13,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import operator
 import os
+import re
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -26,24 +30,35 @@ from glassllm import __version__, cli_compare, cli_train, html_page
 from glassllm.cli_train import refuse_to_replace
 from glassllm.packaged import load_tokenizer
 from glassllm.places import TextPlaces
-from glassllm.problems import Problem, describe, environment_locale
-from glassllm.tokenizer import UNK_ID
+from glassllm.problems import describe, environment_locale, problem
+from glassllm.tokenizer import SPACE, UNK_ID, TokenSpan, pre_tokenize
 from glassllm.visible import visible
 
 __all__ = ["main"]
 
 
-def _say(code: str, **fields: object) -> str:
-    """A message of the command line's own, in the language of its environment."""
-    return Problem(code, fields).text(environment_locale())
-
-
 def _read_text(args: argparse.Namespace) -> str:
+    """The text to work on: ``--file``, the argument, or standard input; UTF-8 only."""
     if getattr(args, "file", None):
-        return Path(args.file).read_text(encoding="utf-8")
+        # Line endings become \n, as a file read in text mode always gave them.
+        text = _utf8(Path(args.file).read_bytes(), "cli.file_utf8", path=args.file)
+        return text.replace("\r\n", "\n").replace("\r", "\n")
     if args.text is None or args.text == "-":
-        return sys.stdin.read()
-    return args.text
+        return _read_stdin()
+    # Python decodes arguments with surrogateescape: bytes that are not UTF-8 arrive
+    # as U+DC80…U+DCFF, and encoding them back gives the bytes the user typed.
+    return _utf8(os.fsencode(args.text), "cli.argument_utf8")
+
+
+def _read_stdin() -> str:
+    return _utf8(sys.stdin.buffer.read(), "cli.stdin_utf8")
+
+
+def _utf8(raw: bytes, code: str, **fields: object) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise problem(ValueError, code, byte=raw[error.start], offset=error.start, **fields) from None
 
 
 def _encode(args: argparse.Namespace, out: TextIO) -> None:
@@ -54,16 +69,17 @@ def _encode(args: argparse.Namespace, out: TextIO) -> None:
 
 def _decode(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
-    raw = args.ids if args.ids else sys.stdin.read().replace(",", " ").strip("[] \n").split()
+    raw = args.ids if args.ids else _read_stdin().replace(",", " ").strip("[] \n").split()
     try:
         ids = [int(value.strip("[],")) for value in raw]
     except ValueError as error:
-        raise SystemExit(f"glassllm decode: {_say('cli.ids', reason=error)}") from None
-    try:
-        out.write(tok.decode(ids) + "\n")
-    except IndexError:
-        bad = [i for i in ids if not -tok.vocab_size <= i < tok.vocab_size]
-        raise SystemExit(f"glassllm decode: {_say('cli.range', size=tok.vocab_size, bad=bad)}") from None
+        raise problem(ValueError, "cli.ids", reason=error) from None
+    # The library indexes like a list (-1 is the last entry); IDs from outside are
+    # checked here, so a negative one is out of range like any other.
+    bad = [i for i in ids if not 0 <= i < tok.vocab_size]
+    if bad:
+        raise problem(ValueError, "cli.range", size=tok.vocab_size, last=tok.vocab_size - 1, bad=bad)
+    out.write(tok.decode(ids) + "\n")
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> None:
@@ -94,8 +110,27 @@ _RESET = "\x1b[0m"
 def _inspect(args: argparse.Namespace, out: TextIO) -> None:
     tok = load_tokenizer(args.tokenizer)
     text = _read_text(args)
-    spans = tok.encode_spans(text)
-    shown = spans[: args.limit] if args.limit > 0 else spans
+    limit = args.limit if args.limit > 0 else None
+    shown: list[TokenSpan] = []
+    tokens = chunks = unknown = 0
+    # Segment by segment, keeping only the tokens shown: the totals of a long text cost
+    # no memory per token.
+    for offset, segment in _segments(text):
+        if limit is not None and len(shown) >= limit:
+            ids = tok.encode(segment)  # counted only: no spans to build
+            tokens += len(ids)
+            unknown += ids.count(UNK_ID)
+            chunks += len(pre_tokenize(segment))
+            continue
+        spans = tok.encode_spans(segment)
+        wanted = len(spans) if limit is None else limit - len(shown)
+        shown.extend(
+            span._replace(start=span.start + offset, end=span.end + offset, chunk=span.chunk + chunks)
+            for span in spans[:wanted]
+        )
+        tokens += len(spans)
+        unknown += operator.countOf(map(_ID, spans), UNK_ID)
+        chunks += spans[-1].chunk + 1 if spans else 0
     color = out.isatty() and not os.environ.get("NO_COLOR")
     bands = []
     for index, span in enumerate(shown):
@@ -104,19 +139,17 @@ def _inspect(args: argparse.Namespace, out: TextIO) -> None:
         bands.append(f"{_COLORS[index % 2]}{surface}{_RESET}" if color else f"[{surface}]")
     out.write("".join(bands) + "\n\n")
     out.write(f"{'#':>5}  {'id':>5}  {'chunk':>5}  {'at':<11}  piece\n")
-    lines = TextPlaces(text)
+    lines = TextPlaces(text[: shown[-1].end] if shown else "")
     for index, span in enumerate(shown):
         note = "  (<unk>)" if span.id == UNK_ID else ""
         at = lines.span(span.start, span.end)
         piece = visible(span.piece)
         out.write(f"{index:>5}  {span.id:>5}  {span.chunk:>5}  {at:<11}  '{piece}'{note}\n")
-    if len(shown) < len(spans):
-        out.write(f"… the first {len(shown):,} of {len(spans):,} tokens (--limit 0 shows them all)\n")
-    chunks = spans[-1].chunk + 1 if spans else 0
-    unknown = sum(span.id == UNK_ID for span in spans)
-    ratio = f" · {len(text) / len(spans):.2f} chars/token" if spans else ""
+    if len(shown) < tokens:
+        out.write(f"… the first {len(shown):,} of {tokens:,} tokens (--limit 0 shows them all)\n")
+    ratio = f" · {len(text) / tokens:.2f} chars/token" if tokens else ""
     out.write(
-        f"\n{len(spans):,} tokens · {chunks:,} chunks · {len(text):,} characters{ratio}"
+        f"\n{tokens:,} tokens · {chunks:,} chunks · {len(text):,} characters{ratio}"
         f" · {unknown} unknown · tokenizer {args.tokenizer}\n"
     )
 
@@ -147,6 +180,30 @@ def _html_options(sub: argparse.ArgumentParser) -> None:
         choices=html_page.LANGUAGES,
         help="the page's language (default: from LC_ALL, LC_MESSAGES or LANG; English unless Portuguese)",
     )
+
+
+_ID = operator.itemgetter(0)
+# A long text is tokenized in segments of about this many characters, cut where neither
+# NFC nor the chunk rule can join the two sides: after a line break (a chunk of its own,
+# a starter that composes with nothing), or before an ASCII space that follows a
+# character other than a space or ▁ (the rule never takes a ▁ after a chunk's first
+# character but in a run of ▁, and NFC never composes a space with what precedes it).
+# The language server cuts its long lines by the same rule.
+_SEGMENT = 1 << 16
+_CUT = re.compile(f"[^ {SPACE}](?= )|[\r\n]")
+
+
+def _segments(text: str) -> Iterator[tuple[int, str]]:
+    """``(offset, segment)`` pairs that tile ``text``; a text with no safe cut is one."""
+    start = 0
+    while len(text) - start > _SEGMENT:
+        found = _CUT.search(text, start + _SEGMENT)
+        if found is None:
+            break
+        yield start, text[start : found.end()]
+        start = found.end()
+    if start < len(text) or not text:
+        yield start, text[start:]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -223,6 +280,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = _write_html if getattr(args, "html", None) else args.run
     try:
         run(args, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped (``| head``): end quietly, as a Unix tool killed by SIGPIPE,
+        # with nothing left for the interpreter to flush into the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except (OSError, ValueError, KeyError) as error:
         sys.stderr.write(f"glassllm {args.command}: {describe(error, environment_locale())}\n")
         return 1

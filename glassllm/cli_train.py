@@ -139,6 +139,9 @@ def _train_command(args: argparse.Namespace, out: TextIO) -> None:
     refuse_to_replace(args.output, args.force)
     started = time.perf_counter()
     counts = _count(args, sys.stderr)
+    if not counts:
+        given = [*(args.corpus or ()), *(args.counts or ())]
+        raise problem(ValueError, "cli.empty_corpus", corpus=", ".join(given), output=args.output)
     stage = _Stage(sys.stderr, args.quiet, "learning", " merges")
     tok = Tokenizer.train_from_counts(counts, args.vocab_size, progress=stage)
     stage.end(f"learned {len(tok.merges):,} merges")

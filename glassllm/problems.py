@@ -25,7 +25,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-__all__ = ["MESSAGES", "Locale", "Problem", "describe", "environment_locale", "problem", "with_problem"]
+__all__ = [
+    "MESSAGES",
+    "Locale",
+    "Problem",
+    "describe",
+    "environment_locale",
+    "number_pt",
+    "problem",
+    "what_pt",
+    "with_problem",
+]
 
 Locale = Literal["en", "pt"]
 
@@ -52,6 +62,36 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "file.not_json": (
         "{path}: not valid JSON: {reason}",
         "{path}: não é JSON válido: {reason} (linha {line}, coluna {column})",
+    ),
+    "file.not_regular": ("{path}: not a regular file", "{path}: não é um arquivo comum"),
+    "file.empty_pipe": (
+        "{path}: not a regular file (a pipe with nothing written to it)",
+        "{path}: não é um arquivo comum (um pipe em que nada foi escrito)",
+    ),
+    "file.silent_pipe": (
+        "{path}: a pipe that sent nothing for {seconds:g} s",
+        "{path}: um pipe que não enviou nada por {seconds:g} s",
+    ),
+    "file.too_large": (
+        "{path}: larger than the {megabytes} MB a {what} may have",
+        "{path}: maior que os {megabytes} MB que um {what_pt} pode ter",
+    ),
+    "file.entries": (
+        "{path}: {entries:,} vocabulary entries, more than the {limit:,} a tokenizer may have",
+        "{path}: {entries_pt} entradas de vocabulário, mais que as {limit_pt} que um tokenizador pode ter",
+    ),
+    "file.nested": ("{path}: not valid JSON (nested too deeply)", "{path}: não é JSON válido (aninhado fundo demais)"),
+    "file.long_number": (
+        "{path}: not valid JSON (a number of more than {digits:,} digits)",
+        "{path}: não é JSON válido (um número de mais de {digits_pt} dígitos)",
+    ),
+    "file.surrogate": (
+        "{path}: alphabet[{position}] is a lone surrogate (U+{code:04X}), not a character",
+        "{path}: alphabet[{position}] é um surrogate isolado (U+{code:04X}), não um caractere",
+    ),
+    "file.unencodable": (
+        "{path}: cannot write {what}: surrogates not allowed (U+{code:04X})",
+        "{path}: não foi possível gravar o {what_pt}: UTF-8 não representa um surrogate isolado (U+{code:04X})",
     ),
     "file.not_object": (
         "{path}: expected a JSON object, found {found}",
@@ -100,6 +140,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "chunk counts: every chunk must be a non-empty str, found {chunk!r}",
         "contagens de trechos: todo trecho deve ser uma str não vazia, encontrou {chunk!r}",
     ),
+    "train.surrogate": (
+        "the text holds a lone surrogate (U+{code:04X}) at offset {offset}, which is not a character: "
+        "Unicode text has none, and a tokenizer file could not store it",
+        "o texto tem um surrogate isolado (U+{code:04X}) na posição {offset}, que não é um caractere: "
+        "texto Unicode não tem nenhum, e um arquivo de tokenizador não poderia guardá-lo",
+    ),
+    "train.chunk_surrogate": (
+        "chunk counts: the chunk {chunk!r} holds a lone surrogate (U+{code:04X}) at offset {offset}, "
+        "which is not a character: Unicode text has none, and a tokenizer file could not store it",
+        "contagens de trechos: o trecho {chunk!r} tem um surrogate isolado (U+{code:04X}) na posição "
+        "{offset}, que não é um caractere: texto Unicode não tem nenhum, e um arquivo de tokenizador "
+        "não poderia guardá-lo",
+    ),
     "train.count": (
         "chunk counts: {chunk!r} has count {count!r}, expected a positive integer",
         "contagens de trechos: {chunk!r} tem contagem {count!r}, esperava um inteiro positivo",
@@ -119,8 +172,24 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "os IDs de token devem ser inteiros ({reason})",
     ),
     "cli.range": (
-        "IDs out of range for {size} entries: {bad}",
-        "IDs fora do intervalo para {size} entradas: {bad}",
+        "IDs out of range for {size} entries (0 to {last}): {bad}",
+        "IDs fora do intervalo para {size} entradas (0 a {last}): {bad}",
+    ),
+    "cli.stdin_utf8": (
+        "standard input is not UTF-8 text (byte 0x{byte:02x} at offset {offset})",
+        "a entrada padrão não é texto UTF-8 (byte 0x{byte:02x} na posição {offset})",
+    ),
+    "cli.argument_utf8": (
+        "the text argument is not UTF-8 text (byte 0x{byte:02x} at offset {offset})",
+        "o argumento de texto não é texto UTF-8 (byte 0x{byte:02x} na posição {offset})",
+    ),
+    "cli.file_utf8": (
+        "{path}: not UTF-8 text (byte 0x{byte:02x} at offset {offset})",
+        "{path}: não é texto UTF-8 (byte 0x{byte:02x} na posição {offset})",
+    ),
+    "cli.empty_corpus": (
+        "{corpus}: no text to learn from; {output} is left as it was",
+        "{corpus}: não há texto para aprender; {output} ficou como estava",
     ),
 }
 
@@ -128,6 +197,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
 _WHAT_PT = {
     "tokenizer file": "arquivo de tokenizador",
     "corpus file": "arquivo do corpus",
+    "Hugging Face tokenizer file": "arquivo de tokenizador da Hugging Face",
     "counts file": "arquivo de contagens",
 }
 # The operating system's words for the failures a user meets, in Portuguese (as the GNU
@@ -173,8 +243,18 @@ def os_problem(error: OSError, code: str, what: str, path: str) -> OSError:
     ``errno``, the file as its ``filename``, and a problem to word it in Portuguese."""
     message = MESSAGES[code][0].format(what=what, reason=error.strerror)
     reason_pt = _REASON_PT.get(error.errno or 0, error.strerror or "")
-    found = Problem(code, {"what": what, "what_pt": _WHAT_PT.get(what, what), "path": path, "reason_pt": reason_pt})
+    found = Problem(code, {"what": what, "what_pt": what_pt(what), "path": path, "reason_pt": reason_pt})
     return with_problem(type(error)(error.errno, message, path), found)
+
+
+def number_pt(number: int) -> str:
+    """``1048576`` as a Portuguese reader groups its digits: ``1.048.576``."""
+    return f"{number:,}".replace(",", ".")
+
+
+def what_pt(what: str) -> str:
+    """A kind of file (``"tokenizer file"``) in Portuguese, or as given if unknown."""
+    return _WHAT_PT.get(what, what)
 
 
 def describe(error: BaseException, locale: Locale = "en") -> str:

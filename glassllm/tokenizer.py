@@ -14,6 +14,7 @@ byte fallback.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate, chain, islice, repeat
@@ -169,9 +170,14 @@ class Tokenizer:
         """Learn a tokenizer of at most ``vocab_size`` entries from ``text``.
 
         Raises ``ValueError`` when ``vocab_size`` cannot hold the specials and the
-        alphabet. ``progress(done, total)`` is called after each merge.
+        alphabet, or when ``text`` holds a lone surrogate (it is not Unicode text, and no
+        tokenizer file could store it). ``progress(done, total)`` is called after each merge.
         """
         _require_text(text)
+        surrogate = _SURROGATE.search(text)
+        if surrogate is not None:
+            offset = surrogate.start()
+            raise problem(ValueError, "train.surrogate", code=ord(text[offset]), offset=offset)
         return cls.train_from_counts(count_chunks(text), vocab_size, progress=progress)
 
     @classmethod
@@ -186,6 +192,10 @@ class Tokenizer:
         for chunk, count in counts.items():
             if not isinstance(chunk, str) or not chunk:
                 raise problem(ValueError, "train.chunk", chunk=chunk)
+            surrogate = _SURROGATE.search(chunk)
+            if surrogate is not None:
+                offset = surrogate.start()
+                raise problem(ValueError, "train.chunk_surrogate", chunk=chunk, code=ord(chunk[offset]), offset=offset)
             if not isinstance(count, int) or isinstance(count, bool) or count < 1:
                 raise problem(ValueError, "train.count", chunk=chunk, count=count)
         alphabet = sorted({character for chunk in counts for character in chunk})
@@ -326,6 +336,11 @@ class Tokenizer:
         """Read a tokenizer written by :meth:`save` (with or without merge counts)."""
         contents = read_tokenizer_file(path)
         return cls(contents.alphabet, contents.merges, contents.merge_counts)
+
+
+# Surrogates are UTF-16's halves of a code point: a Python str can hold one alone (from a
+# JSON escape, or bytes decoded with surrogateescape), but no UTF-8 text can.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _require_text(text: object) -> None:
