@@ -24,6 +24,7 @@ class Configuration(Feature):
     def __init__(self, server: GlassServer) -> None:
         super().__init__(server)
         self.pulls: set[asyncio.Future[None]] = set()  # the event loop keeps only weak references
+        self.pushes = 0  # sections the client pushed, so that an older pull's answer loses to them
 
     @on_message(types.INITIALIZE)
     def initialize(self, params: types.InitializeParams) -> None:
@@ -52,6 +53,7 @@ class Configuration(Feature):
         if isinstance(pushed, dict) and isinstance(pushed.get(SECTION), dict):
             # Applied now, not in a task: requests read after this notification must
             # see the new settings (a new tokenizer above all).
+            self.pushes += 1
             self.apply(pushed[SECTION])
         else:
             task = asyncio.ensure_future(self.reload())
@@ -60,7 +62,12 @@ class Configuration(Feature):
 
     async def reload(self) -> None:
         """Settings from the initialization options, then the client's current section."""
-        self.apply(await self.pull())
+        pushes = self.pushes
+        section = await self.pull()
+        # A section pushed while the pull was on its way (the pull that follows
+        # ``initialized`` above all) is newer than the answer: keep it.
+        if self.pushes == pushes:
+            self.apply(section)
 
     def apply(self, section: Any) -> None:
         server = self.server

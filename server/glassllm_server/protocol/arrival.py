@@ -1,7 +1,7 @@
 """Snapshots at arrival: every request sees the open documents as they were when it arrived.
 
 The one override of a private pygls method (``_handle_request``), kept here alone and
-pinned by ``tests/server/test_protocol_pin.py``, which fails loudly when pygls changes it.
+pinned by ``tests/server/unit/test_protocol_arrival.py``, which fails loudly when pygls changes it.
 
 pygls reads a request, runs ``_handle_request`` inside a copy of the context made for
 that message, and creates the handler's task there; the task runs later, after the

@@ -25,7 +25,7 @@ import glassllm
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CAPTURES = REPO / "docs" / "images"
 CAPTURE = os.environ.get("GLASSLLM_CAPTURE") == "1"
 # A line break, an accent written as e + U+0301 (NFC joins them), an emoji the tokenizer

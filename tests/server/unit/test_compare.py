@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 import weakref
 
-from conftest import TEXTS, TRICKY, line_spans, lsp_lines
-
 from glassllm import Tokenizer, by_difference, compare, packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.compare import (
@@ -23,6 +21,7 @@ from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import hover_lines, render_compare_markdown
 from glassllm_server.render.markdown import code
+from tests.server.oracle import TEXTS, TRICKY, line_spans, lsp_lines
 
 PT, EN = packaged("pt"), packaged("en")
 SAY = Messages("en")
@@ -195,9 +194,8 @@ def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole(
 def test_only_bounded_caches_grow_with_new_text():
     """Issue 21: every container of a compared tokenizer that grows with new text is a
     bounded LruCache."""
-    from test_caches import new_words, sizes
-
     from glassllm.caches import LruCache
+    from tests.library.test_caches import new_words, sizes
 
     compared = ComparedTokenizer(packaged("en"), "en")
     compared.count_line("warm\n")

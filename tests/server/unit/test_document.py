@@ -7,7 +7,6 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 import pytest
-from conftest import TEXTS, TRICKY, lsp_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,11 +15,7 @@ from glassllm.tokenizer import UNK_ID
 from glassllm_server import document as document_module
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.positions import LineIndex, Point
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return LineTokenizer(packaged("pt"), "pt")
+from tests.server.oracle import TEXTS, TRICKY, lsp_lines
 
 
 def point_of(index, offset):
@@ -273,9 +268,8 @@ def test_background_tokenizing_goes_through_a_long_line_in_short_slices(tokenize
 def test_only_bounded_caches_grow_while_typing():
     """Issue 21: a day of typing makes new lines and chunks without end; every container
     of the line tokenizer that grows with them is a bounded LruCache."""
-    from test_caches import new_words, sizes
-
     from glassllm.caches import LruCache
+    from tests.library.test_caches import new_words, sizes
 
     tokenizer = LineTokenizer(packaged("pt"), "pt")
     tokenizer.line("warm\n")

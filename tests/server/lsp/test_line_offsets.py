@@ -3,9 +3,10 @@ item 2 (combining marks right after a line break, which NFC leaves as they are).
 
 from __future__ import annotations
 
-from conftest import LOOP, covered, hover, hover_range, open_document, stats
 from lsprotocol import types
-from test_semantic_tokens import bands, expected_bands, full
+
+from tests.server.oracle import bands, covered, expected_bands
+from tests.server.session import LOOP, hover, hover_range, open_document, semantic_tokens_full, stats
 
 pytestmark = LOOP
 
@@ -13,7 +14,7 @@ pytestmark = LOOP
 async def test_a_mark_after_a_line_break_makes_no_extra_band(client):
     text = "a\u0300\r\u0301"
     uri = open_document(client, text)
-    decoded = bands(text, (await full(client, uri)).data, client.encoding)
+    decoded = bands(text, (await semantic_tokens_full(client, uri)).data, client.encoding)
     assert [(line, piece) for line, piece, _ in decoded] == expected_bands(text) == [(0, "a\u0300"), (1, "\u0301")]
 
 

@@ -1,41 +1,32 @@
-"""Malformed requests, incremental edits in every encoding, settings and tokenizer choice."""
+"""Settings end to end: tokenizer choice (by name or by path), broken tokenizer files and
+invalid settings reported once, the inlay-hint switches, initialization options and the
+pulled configuration."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import random
 import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import (
+from lsprotocol import types
+
+from glassllm import packaged, packaged_path
+from tests.models.fixtures import model_file
+from tests.server.session import (
     LOOP,
     PRESETS,
-    TRICKY,
     GlassClient,
-    change_document,
-    covered,
     hover,
-    hover_range,
-    line_spans,
     markdown,
     open_document,
-    position_of,
-    range_of,
-    send_raw,
-    send_raw_notification,
     server_config,
     start_session,
     stats,
 )
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-
-from glassllm import packaged, packaged_path
-from tests.models.fixtures import model_file
 
 pytestmark = LOOP
 
@@ -51,118 +42,6 @@ async def eventually(check, timeout: float = 10.0):
         if result or asyncio.get_running_loop().time() > deadline:
             return result
         await asyncio.sleep(0.02)
-
-
-# Malformed and missing params
-
-
-async def test_malformed_params_answer_invalid_params_and_the_server_goes_on(client):
-    uri = open_document(client, "Era uma vez")
-    bad = [
-        {"textDocument": {"uri": uri}, "position": "start"},
-        {"textDocument": {"uri": uri}, "position": {"line": -1, "character": 0}},
-        {"textDocument": 7},
-    ]
-    for params in bad:
-        with pytest.raises(JsonRpcException) as raised:
-            await send_raw(client, types.TEXT_DOCUMENT_HOVER, params)
-        assert raised.value.code == -32602
-        assert "textDocument/hover" in raised.value.message
-    assert await hover(client, uri, types.Position(line=0, character=0)) is not None
-    assert client.messages == []
-
-
-async def test_requests_without_params_are_answered(client):
-    for method in (types.TEXT_DOCUMENT_HOVER, "glassllm/stats", types.TEXT_DOCUMENT_INLAY_HINT):
-        with pytest.raises(JsonRpcException) as raised:
-            await send_raw(client, method)  # no "params" member at all
-        assert raised.value.code == -32602, method
-        with pytest.raises(JsonRpcException) as raised:
-            await send_raw(client, method, None)
-        assert raised.value.code == -32602, method
-
-
-async def test_malformed_notifications_do_not_pop_up_or_break_anything(client):
-    send_raw_notification(client, types.TEXT_DOCUMENT_DID_OPEN, {"textDocument": {"uri": 3}})
-    send_raw_notification(
-        client, types.TEXT_DOCUMENT_DID_CHANGE, {"textDocument": {"uri": "file:///x"}, "contentChanges": [{}]}
-    )
-    # Changes to a document that was never opened are ignored.
-    change_document(client, "file:///never-opened", 2, "x")
-    uri = open_document(client, "ok")
-    assert (await stats(client, uri))["tokens"] == len(PT.encode("ok"))
-    assert client.messages == []
-
-
-# Incremental edits, in the client's encoding
-
-
-async def test_incremental_edits_in_the_client_encoding(client):
-    text = TRICKY
-    uri = open_document(client, text)
-    edits = [(13, 14, "🎉🎉"), (0, 0, "Ó "), (40, 44, ""), (20, 20, "\r\n"), (len(text) - 3, len(text) - 3, "\rX\n")]
-    version = 1
-    for start, end, inserted in edits:
-        start, end = min(start, len(text)), min(end, len(text))
-        if "\r\n" in text[start - 1 : start + 1] or "\r\n" in text[end - 1 : end + 1]:
-            continue
-        version += 1
-        change_document(client, uri, version, (range_of(text, start, end, client.encoding), inserted))
-        text = text[:start] + inserted + text[end:]
-        spans = PT.encode_spans(text)
-        answer = await stats(client, uri)
-        assert (answer["tokens"], answer["characters"]) == (len(spans), len(text))
-    for token_id, _piece, start, end in line_spans(PT, text):
-        if start == end or "\r\n" in (text[start : start + 2], text[start - 1 : start + 1]):
-            continue  # no LSP position lies inside "\r\n"
-        answer = await hover(client, uri, position_of(text, start, client.encoding))
-        assert covered(text, hover_range(answer), client.encoding) == text[start:end]
-        assert f"ID {token_id}" in markdown(answer)
-
-
-async def test_several_changes_in_one_notification_apply_in_order(client):
-    uri = open_document(client, "abc")
-    change_document(
-        client,
-        uri,
-        2,
-        (types.Range(start=types.Position(line=0, character=3), end=types.Position(line=0, character=3)), "\nlinha"),
-        (types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=1)), "L"),
-    )
-    answer = await stats(client, uri)
-    assert answer["characters"] == len("abc\nLinha")
-    assert answer["tokens"] == len(PT.encode("abc\nLinha"))
-
-
-async def test_long_tokenizing_never_blocks_and_can_be_cancelled(client):
-    rng = random.Random(3)
-    letters = "abcdefghijklmnopqrstuvwxyzáéíóúãõç"
-    words = ["".join(rng.choice(letters) for _ in range(9)) for _ in range(60_000)]
-    text = "\n".join(" ".join(words[start : start + 10]) for start in range(0, len(words), 10))
-    uri = open_document(client, text, "large")
-    # The code lens needs the whole document tokenized: its wait is cancellable.
-    lens = asyncio.ensure_future(
-        send_raw(client, types.TEXT_DOCUMENT_CODE_LENS, {"textDocument": {"uri": uri}}, "lens")
-    )
-    await asyncio.sleep(0)  # the request is on its way
-    send_raw_notification(client, types.CANCEL_REQUEST, {"id": "lens"})
-    with pytest.raises(JsonRpcException) as raised:
-        await lens
-    assert raised.value.code == -32800
-    # Meanwhile a hover on the last line is answered, before the lines above it are counted.
-    last = len(words) // 10 - 1
-    answer = await hover(client, uri, types.Position(line=last, character=0))
-    assert "index in the document: still counting" in markdown(answer)
-    last_line = text[text.rindex("\n") + 1 :]
-    first = PT.encode_spans(last_line)[0]
-    assert covered(text, hover_range(answer), client.encoding) == last_line[first.start : first.end]
-    # And in the end the counts are exact.
-    assert (await stats(client, uri))["tokens"] == len(PT.encode(text))
-    answer = await hover(client, uri, types.Position(line=last, character=0))
-    assert f"index {len(PT.encode(text[: text.rindex(chr(10)) + 1])):,} in the document" in markdown(answer)
-
-
-# Settings and the tokenizer
 
 
 def did_change_configuration(client: GlassClient, section: dict) -> None:
@@ -279,9 +158,6 @@ async def test_inlay_hint_switches_take_effect(client):
     assert [(hint.position.character, hint.label) for hint in hints] == [(1, "·")]
     did_change_configuration(client, {})
     assert [hint.label for hint in await client.text_document_inlay_hint_async(params)] == ["¦", "▁"]
-
-
-# Settings at startup: initializationOptions and workspace/configuration
 
 
 @pytest_lsp.fixture(config=server_config(), params=PRESETS, scope="module")

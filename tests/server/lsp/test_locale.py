@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import LOOP, GlassClient, open_document, server_config, start_session
 from lsprotocol import types
 
 from glassllm import packaged
 from glassllm_server.messages import CATALOGUE
+from tests.server.session import LOOP, GlassClient, open_document, server_config, start_session
 
 TOK = packaged("pt")
-SERVER = Path(__file__).resolve().parents[2] / "server" / "glassllm_server"
+SERVER = Path(__file__).resolve().parents[3] / "server" / "glassllm_server"
 
 
 async def action_title(client: GlassClient, uri: str) -> str:

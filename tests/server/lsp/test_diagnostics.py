@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import LOOP, TEXTS, GlassClient, change_document, covered, lsp_lines, open_document
 from lsprotocol import types
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
+from tests.server.oracle import TEXTS, covered, lsp_lines
+from tests.server.session import LOOP, GlassClient, change_document, open_document
 
 pytestmark = LOOP
 TOK = packaged("pt")

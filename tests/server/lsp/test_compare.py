@@ -14,32 +14,27 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from conftest import (
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from glassllm import Tokenizer, packaged, packaged_path
+from glassllm.tokenizer import UNK_ID, pre_tokenize
+from tests.server.oracle import TRICKY, line_spans, lsp_lines, offset_of, position_of, range_of
+from tests.server.session import (
     LOOP,
     PRESETS,
-    TRICKY,
     GlassClient,
     change_document,
     code_actions,
     command_of,
     file_of,
     hover,
-    line_spans,
-    lsp_lines,
     markdown,
-    offset_of,
     open_document,
-    position_of,
-    range_of,
     read_code_actions_right,
     server_config,
     start_session,
 )
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-
-from glassllm import Tokenizer, packaged, packaged_path
-from glassllm.tokenizer import UNK_ID, pre_tokenize
 
 pytestmark = LOOP
 

@@ -10,24 +10,22 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import (
+from lsprotocol import types
+
+from glassllm import packaged
+from tests.server.oracle import TRICKY, covered, position_of
+from tests.server.session import (
     LOOP,
     PRESETS,
-    TRICKY,
     GlassClient,
     code_actions,
     command_of,
-    covered,
     file_of,
     open_document,
-    position_of,
     read_code_actions_right,
     server_config,
     start_session,
 )
-from lsprotocol import types
-
-from glassllm import packaged
 
 pytestmark = LOOP
 
@@ -73,7 +71,7 @@ async def test_the_code_action_carries_the_command(client: GlassClient):
     uri = open_document(client, "Era uma vez")
     selection = types.Range(start=types.Position(line=0, character=4), end=types.Position(line=0, character=7))
     actions = await code_actions(client, uri, selection)
-    # Explaining comes first; the second action is "Compare tokenizers" (tests/server/test_compare.py).
+    # Explaining comes first; the second action is "Compare tokenizers" (tests/server/lsp/test_compare.py).
     commands = [command_of(action) for action in actions]
     assert [command.command for command in commands] == ["glassllm.explainMerges", "glassllm.compareTokenizers"]
     assert actions[0].title == "Explain BPE merges"

@@ -13,27 +13,15 @@ import asyncio
 import functools
 from typing import Any, cast
 
-from conftest import (
-    LOOP,
-    GlassClient,
-    change_document,
-    covered,
-    every_offset,
-    lsp_lines,
-    markdown,
-    open_document,
-    position_of,
-    range_of,
-    stats,
-)
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 from lsprotocol import types
-from test_semantic_tokens import expected_bands
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
+from tests.server.oracle import covered, every_offset, expected_bands, lsp_lines, position_of, range_of
+from tests.server.session import LOOP, GlassClient, change_document, markdown, open_document, stats
 
 pytestmark = LOOP
 TOK = packaged("pt")
@@ -108,7 +96,7 @@ def expected_stats(text: str, start: int, end: int) -> dict[str, int]:
 
 
 def decoded_bands(text: str, data: list[int], encoding: str) -> list[tuple[int, str]]:
-    """(line, covered text) of each band: ``test_semantic_tokens.bands`` with each
+    """(line, covered text) of each band: ``tests.server.oracle.bands`` with each
     line's code-unit offsets counted once (that one recounts the text per band)."""
     lines = lsp_lines(text)
     columns: dict[int, dict[int, int]] = {}

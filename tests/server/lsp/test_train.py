@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOOP, GlassClient, open_document
 from lsprotocol import types
 from pytest_lsp.client import captured_exception_key
 
 from glassllm import Tokenizer
+from tests.server.session import LOOP, GlassClient, open_document
 
 pytestmark = LOOP
-HELDOUT = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
+HELDOUT = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
 
 
 @dataclass

@@ -19,22 +19,21 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from conftest import (
-    LOOP,
-    PRESETS,
-    GlassClient,
-    change_document,
-    covered,
-    open_document,
-    position_of,
-    server_config,
-    start_session,
-)
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
 
 from glassllm import packaged
+from tests.server.oracle import covered, position_of
+from tests.server.session import (
+    LOOP,
+    PRESETS,
+    GlassClient,
+    change_document,
+    open_document,
+    server_config,
+    start_session,
+)
 
 pytestmark = LOOP
 TOK = packaged("pt")

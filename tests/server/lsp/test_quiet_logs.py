@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import (
+from lsprotocol import types
+from pygls.exceptions import FeatureNotificationError, FeatureRequestError, JsonRpcException
+
+from glassllm_server.server import GlassServer
+from tests.server.session import (
     LOOP,
     SERVER_COMMAND,
     GlassClient,
@@ -22,10 +26,6 @@ from conftest import (
     server_config,
     start_session,
 )
-from lsprotocol import types
-from pygls.exceptions import FeatureNotificationError, FeatureRequestError, JsonRpcException
-
-from glassllm_server.server import GlassServer
 
 LOG = Path(tempfile.mkdtemp(prefix="glassllm-test-log-")) / "server.log"
 

@@ -4,10 +4,11 @@ with ranges exact in every encoding."""
 from __future__ import annotations
 
 import pytest
-from conftest import LOOP, TRICKY, GlassClient, covered, lsp_lines, open_document, position_of
 from lsprotocol import types
 
 from glassllm import packaged
+from tests.server.oracle import TRICKY, covered, lsp_lines, position_of
+from tests.server.session import LOOP, GlassClient, open_document
 
 pytestmark = LOOP
 TOK = packaged("pt")

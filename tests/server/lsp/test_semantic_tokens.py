@@ -7,39 +7,12 @@ import itertools
 from collections.abc import Sequence
 
 import pytest
-from conftest import (
-    LOOP,
-    TEXTS,
-    TRICKY,
-    GlassClient,
-    change_document,
-    covered,
-    lsp_lines,
-    offset_of,
-    open_document,
-    position_of,
-)
 from lsprotocol import types
 
-from glassllm import packaged
+from tests.server.oracle import TEXTS, TRICKY, bands, expected_bands, offset_of, position_of
+from tests.server.session import LOOP, GlassClient, change_document, open_document, semantic_tokens_full
 
 pytestmark = LOOP
-TOK = packaged("pt")
-
-
-def bands(text: str, data: Sequence[int], encoding: str) -> list[tuple[int, str, int]]:
-    """(line, covered text, type) of each band, decoded with the test oracle."""
-    decoded, line, start = [], 0, 0
-    for index in range(0, len(data), 5):
-        delta_line, delta_start, length, kind, modifiers = data[index : index + 5]
-        assert modifiers == 0
-        line += delta_line
-        start = delta_start if delta_line else start + delta_start
-        band = types.Range(
-            start=types.Position(line=line, character=start), end=types.Position(line=line, character=start + length)
-        )
-        decoded.append((line, covered(text, band, encoding), kind))
-    return decoded
 
 
 def offsets(text: str, data: Sequence[int], encoding: str) -> list[tuple[int, int, int]]:
@@ -54,25 +27,6 @@ def offsets(text: str, data: Sequence[int], encoding: str) -> list[tuple[int, in
     return found
 
 
-def expected_bands(text: str) -> list[tuple[int, str]]:
-    """Every token of every line, without line endings and empty NFC leftovers."""
-    found = []
-    for number, line in enumerate(lsp_lines(text)):
-        content = len(line.rstrip("\r\n"))
-        for span in TOK.encode_spans(line):
-            if span.start < span.end <= content:
-                found.append((number, line[span.start : span.end]))
-    return found
-
-
-async def full(client: GlassClient, uri: str) -> types.SemanticTokens:
-    answer = await client.text_document_semantic_tokens_full_async(
-        types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=uri))
-    )
-    assert answer is not None
-    return answer
-
-
 async def test_the_legend_has_two_standard_types(client: GlassClient):
     provider = client.server_capabilities.semantic_tokens_provider
     assert isinstance(provider, types.SemanticTokensOptions | types.SemanticTokensRegistrationOptions)
@@ -85,7 +39,7 @@ async def test_the_legend_has_two_standard_types(client: GlassClient):
 async def test_every_token_is_one_band_that_covers_exactly_its_characters(client: GlassClient, name: str):
     text = TEXTS[name]
     uri = open_document(client, text)
-    answer = await full(client, uri)
+    answer = await semantic_tokens_full(client, uri)
     decoded = bands(text, list(answer.data), client.encoding)
     assert [(line, piece) for line, piece, _ in decoded] == expected_bands(text)
     # Neighbours on a line differ; each line starts with the first type.
@@ -95,7 +49,7 @@ async def test_every_token_is_one_band_that_covers_exactly_its_characters(client
 
 async def test_a_range_answer_is_the_full_answer_cut_to_the_range(client: GlassClient):
     uri = open_document(client, TRICKY)
-    whole = list((await full(client, uri)).data)
+    whole = list((await semantic_tokens_full(client, uri)).data)
     # From inside "família" on line 1 to inside "banana" on line 2.
     start, end = TRICKY.index("mília"), TRICKY.index("nana")
     answer = await client.text_document_semantic_tokens_range_async(
@@ -114,7 +68,7 @@ async def test_a_range_answer_is_the_full_answer_cut_to_the_range(client: GlassC
 async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: GlassClient):
     text = "Era uma vez\num gato 🙂\nfim"
     uri = open_document(client, text)
-    before = await full(client, uri)
+    before = await semantic_tokens_full(client, uri)
     assert before.result_id is not None
     change_document(
         client,
@@ -147,6 +101,6 @@ async def test_the_setting_turns_bands_off_and_on(client: GlassClient):
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"glassllm": {"semanticTokens": False}})
     )
-    assert list((await full(client, uri)).data) == []
+    assert list((await semantic_tokens_full(client, uri)).data) == []
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
-    assert len((await full(client, uri)).data) == 5 * 4
+    assert len((await semantic_tokens_full(client, uri)).data) == 5 * 4

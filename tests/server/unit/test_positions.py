@@ -5,7 +5,6 @@ from __future__ import annotations
 from bisect import bisect_right
 
 import pytest
-from conftest import TEXTS, every_offset, lsp_lines, offset_of, position_of
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol.types import Position
@@ -19,6 +18,7 @@ from glassllm_server.positions import (
     split_lines,
     units_to_columns,
 )
+from tests.server.oracle import TEXTS, every_offset, lsp_lines, offset_of, position_of
 
 
 @pytest.mark.parametrize(

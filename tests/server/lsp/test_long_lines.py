@@ -4,7 +4,6 @@ cut to the window. The segment limits are made tiny, so short texts are long lin
 from __future__ import annotations
 
 import pytest
-from conftest import LOOP, change_document, hover, hover_range, markdown, open_document, position_of, range_of, stats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -16,6 +15,8 @@ from glassllm_server.document import LineTokenizer, SegmentedLineTokens
 from glassllm_server.features.highlight import NEARBY_COLUMNS
 from glassllm_server.hints import line_hints
 from glassllm_server.positions import ENCODINGS, columns_to_units
+from tests.server.oracle import position_of, range_of
+from tests.server.session import LOOP, change_document, hover, hover_range, markdown, open_document, stats
 
 PT = packaged("pt")
 
@@ -72,7 +73,7 @@ LONG = "Era uma vez cafe\u0301 🙂 e mais, " * 2000
 
 def unit_columns(line: str, encoding: str) -> dict[int, int]:
     """Code units → column, for each column of a one-line text (counted once: the
-    conftest oracle recounts the text on every call)."""
+    oracle (tests/server/oracle.py) recounts the text on every call)."""
     columns, units = {0: 0}, 0
     for column, character in enumerate(line, 1):
         units += {"utf-8": len(character.encode("utf-8")), "utf-16": len(character.encode("utf-16-le")) // 2}.get(

@@ -1,0 +1,135 @@
+"""Inlay hints without a server: where they sit, the switches, the range, their JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from glassllm import packaged
+from glassllm_server.document import Document, DocumentToken, LineTokenizer
+from glassllm_server.hints import HintCache, hint_window, hints_json
+from glassllm_server.positions import Encoding, Point, column_units
+from glassllm_server.settings import Settings
+from tests.server.oracle import TRICKY
+
+
+def token_at(document: Document, point: Point) -> DocumentToken:
+    """The token at ``point`` of a document tokenized whole when it was made."""
+    token = document.token_at(point)
+    assert token is not None, point
+    return token
+
+
+def hint_list(document, start, end, settings, encoding: Encoding = "utf-32", cache=None):
+    """The hints the server answers for ``[start, end]``: (point, label, token column)
+    (in UTF-32 a position's character is the code-point column)."""
+    parts = hints_json(document, start, end, settings, encoding, HintCache() if cache is None else cache)
+    return [
+        (Point(hint["position"]["line"], hint["position"]["character"]), hint["label"], hint["data"][3])
+        for hint in json.loads("[" + ",".join(parts) + "]")
+    ]
+
+
+def test_default_hints_mark_chunk_boundaries_and_space_markers(tokenizer):
+    document = Document("u", "Era uma vez.\n", 1, tokenizer)
+    hints = hint_list(document, Point(0, 0), Point(1, 0), Settings())
+    # chunks: Era | ▁uma | ▁vez | . | \n ; no hint at the line start nor before "\n"
+    assert [(point, label) for point, label, _ in hints] == [
+        (Point(0, 3), "¦"),
+        (Point(0, 4), "▁"),
+        (Point(0, 7), "¦"),
+        (Point(0, 8), "▁"),
+        (Point(0, 11), "¦"),
+    ]
+    # each hint resolves to the token it describes
+    assert [token_at(document, Point(0, column)).piece for _, _, column in hints] == [
+        "▁uma",
+        "▁uma",
+        "▁vez",
+        "▁vez",
+        ".",
+    ]
+
+
+def test_token_boundaries_and_switches(tokenizer):
+    document = Document("u", "Era uma", 1, tokenizer)
+    only_tokens = Settings(chunk_boundaries=False, space_markers=False, token_boundaries=True)
+    assert [(point, label) for point, label, _ in hint_list(document, Point(0, 0), Point(0, 7), only_tokens)] == [
+        (Point(0, 1), "·")  # E · ra
+    ]
+    nothing = Settings(chunk_boundaries=False, space_markers=False)
+    assert hint_list(document, Point(0, 0), Point(0, 7), nothing) == []
+
+
+def test_hints_only_for_the_requested_range(tokenizer):
+    text = "Era uma vez\n" * 100
+    document = Document("u", text, 1, tokenizer)
+    hints = hint_list(document, Point(50, 5), Point(52, 4), Settings())
+    assert hints
+    assert all(Point(50, 5) <= point <= Point(52, 4) for point, _, _ in hints)
+    assert not document.tokenized_through(0)  # lines outside the range stay untokenized
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+@pytest.mark.parametrize("switches", [(True, True, False), (True, True, True), (False, False, True)])
+def test_serialized_hints_are_the_hints(tokenizer, encoding, switches):
+    text = TRICKY + "Era uma vez, um 🧑‍🔬 e\u0301 café\tfim\r\n" * 3
+    settings = Settings(chunk_boundaries=switches[0], space_markers=switches[1], token_boundaries=switches[2])
+    document = Document("file:///x.txt", text, 7, tokenizer)
+    cache = HintCache(limit=3)
+    last = len(document.lines) - 1
+    for start, end in [(Point(0, 0), Point(last, len(document.lines[last]))), (Point(1, 2), Point(3, 5))] * 2:
+        # In code points and serialized afresh, the hints; in the client's units through a cache, the same.
+        expected = [
+            {
+                "position": {"line": point.line, "character": _units(document, point, encoding)},
+                "label": label,
+                "data": ["file:///x.txt", 7, point.line, column],
+            }
+            for point, label, column in hint_list(document, start, end, settings)
+        ]
+        answer = json.loads("[" + ",".join(hints_json(document, start, end, settings, encoding, cache)) + "]")
+        assert answer == expected
+    assert len(cache._entries) == 3  # bounded
+
+
+def _units(document, point, encoding):
+    units = column_units(document.lines[point.line], encoding)
+    return point.column if units is None else units[point.column]
+
+
+def test_serialized_hints_follow_the_tokenizer(tokenizer):
+    cache = HintCache()
+    english = LineTokenizer(packaged("en"), "en")
+    document = Document("u", "Era uma vez\n", 1, tokenizer)
+    whole = (Point(0, 0), Point(0, 12))
+    before = hints_json(document, *whole, Settings(token_boundaries=True), "utf-16", cache)
+    document.set_tokenizer(english)
+    after = hints_json(document, *whole, Settings(token_boundaries=True), "utf-16", cache)
+    assert before != after
+    assert json.loads("[" + after[0] + "]") == [
+        {
+            "position": {"line": point.line, "character": point.column},
+            "label": label,
+            "data": ["u", 1, 0, column],
+        }
+        for point, label, column in hint_list(document, *whole, Settings(token_boundaries=True))
+    ]
+
+
+def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
+    document = Document("u", "Era uma vez\n" * 1000, 1, tokenizer)
+
+    def hinted_lines(start, end):
+        window = hint_window(document, start, end, 150)
+        return {point.line for point, _, _ in hint_list(document, *window, Settings())}
+
+    whole = (Point(0, 0), Point(1000, 0))
+    assert hinted_lines(*whole) == set(range(150))
+    document.focus_line = 700
+    assert hint_window(document, *whole, 150) == (Point(625, 0), Point(774, 12))
+    assert hinted_lines(*whole) == set(range(625, 775))
+    document.focus_line = 990  # near the end: the window stays inside the range
+    assert hinted_lines(*whole) == set(range(851, 1000))  # 851..1000, and line 1000 is the empty last one
+    assert hint_window(document, Point(10, 3), Point(20, 0), 150) == (Point(10, 3), Point(20, 0))
