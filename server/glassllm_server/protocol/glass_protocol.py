@@ -6,6 +6,9 @@
 - document lifecycle: ``didOpen``, ``didChange`` and ``didClose`` go only to the server's
   own open documents, never to pygls' workspace, which rebuilds the whole text on every
   keystroke;
+- lifecycle (LSP 3.17): a request before ``initialize`` is answered -32002
+  ServerNotInitialized, a second ``initialize`` or any request after ``shutdown`` -32600
+  InvalidRequest; notifications then are dropped, except ``exit``;
 - routine error answers (a closed document, a cancelled request) and cancels of requests
   already answered are not logged as problems.
 """
@@ -47,6 +50,10 @@ class RawJSON:
         self.text = text
 
 
+_SERVER_NOT_INITIALIZED = -32002
+_INVALID_REQUEST = -32600
+
+
 class _Answered:
     """Stands for a message already answered while it was being read."""
 
@@ -59,6 +66,7 @@ class GlassProtocol(SnapshotsAtArrival):
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
         self._writes: set[asyncio.Future[Any]] = set()
+        self._initialize_arrived = False
 
     def take_snapshots(self) -> dict[str, Document]:
         return self._server.open_documents.snapshots()
@@ -88,7 +96,32 @@ class GlassProtocol(SnapshotsAtArrival):
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _Answered):
             return
+        method = getattr(message, "method", None)
+        if method is not None and method != types.EXIT and (refusal := self._lifecycle_refusal(method)):
+            if hasattr(message, "id"):
+                self._send_response(message.id, error=types.ResponseError(code=refusal[0], message=refusal[1]))
+            else:
+                logger.debug("notification %s dropped: %s", method, refusal[1])
+            return
+        if method == types.INITIALIZE:
+            self._initialize_arrived = True
         super().handle_message(message)
+
+    def _lifecycle_refusal(self, method: str) -> tuple[int, str] | None:
+        """Why a message with ``method`` cannot be handled now (None when it can)."""
+        if self._shutdown:
+            return _INVALID_REQUEST, f"{method}: the server is shutting down (shutdown was received)"
+        if not self._initialize_arrived:
+            if method != types.INITIALIZE:
+                return _SERVER_NOT_INITIALIZED, f"{method}: the server is not initialized yet"
+        elif method == types.INITIALIZE:
+            return _INVALID_REQUEST, "initialize: the server is already initialized"
+        return None
+
+    def answer_unidentified(self, code: int, message: str) -> None:
+        """An error answer to a message whose id cannot be known (JSON-RPC's ``id: null``)."""
+        error = {"code": code, "message": message}
+        self._send_body(json.dumps({"jsonrpc": self.VERSION, "id": None, "error": error}))
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawJSON):
