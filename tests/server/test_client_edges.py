@@ -45,3 +45,51 @@ def test_settings_pushed_right_after_initialized_win_over_the_reload_it_started(
     )
     assert "Tokenizer: English (en)" in hover_text(server, 2, uri)
     assert "Tokenizer: English (en)" in hover_text(server, 3, uri)  # and after every reload
+
+
+COMMANDS = ["glassllm.showStats", "glassllm.explainMerges", "glassllm.compareTokenizers", "glassllm.trainTokenizer"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_without_arguments_is_invalid_params_without_a_traceback(server, command):
+    server.request(1, "initialize", INITIALIZE)
+    server.answer(1)
+    server.notify("initialized", {})
+    server.request(2, "workspace/executeCommand", {"command": command})
+    error = server.answer(2)["error"]
+    assert error["code"] == -32602
+    server.request(3, "workspace/executeCommand", {"command": command, "arguments": []})
+    assert server.answer(3)["error"] == error  # the same answer as an empty list
+    server.request(4, "shutdown")
+    server.answer(4)
+    server.notify("exit")
+    assert server.exit_status() == 0
+    assert "Traceback" not in json.dumps(error)
+    assert "Traceback" not in server.all_stderr()
+
+
+@pytest.mark.parametrize(
+    ("position", "expected"),
+    [
+        (None, "params.position: missing"),
+        ({"line": -1, "character": 0}, "params.position: Position.line should be in range"),
+    ],
+)
+def test_invalid_params_are_answered_and_logged_in_one_line(server, position, expected):
+    server.request(1, "initialize", INITIALIZE)
+    server.answer(1)
+    server.notify("initialized", {})
+    params: dict = {"textDocument": {"uri": "file:///tmp/glassllm-tests/never.txt"}}
+    if position is not None:
+        params["position"] = position
+    server.request(2, "textDocument/hover", params)
+    error = server.answer(2)["error"]
+    assert error["code"] == -32602
+    assert expected in error["message"]
+    server.request(3, "shutdown")
+    server.answer(3)
+    server.notify("exit")
+    assert server.exit_status() == 0
+    logged = [line for line in server.all_stderr().splitlines() if line.strip()]
+    assert len(logged) == 1, logged
+    assert "textDocument/hover" in logged[0] and expected in logged[0]

@@ -36,7 +36,8 @@ class RawClient:
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr = b""
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def send_bytes(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -63,6 +64,11 @@ class RawClient:
 
     def exit_status(self) -> int:
         return self.process.wait(timeout=HANG)
+
+    def all_stderr(self) -> str:
+        """Everything the server wrote on stderr (once it has exited)."""
+        self._stderr_reader.join(timeout=HANG)
+        return self.stderr.decode()
 
     def initialize(self) -> None:
         self.request(1, "initialize", INITIALIZE)

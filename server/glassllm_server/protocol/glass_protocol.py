@@ -1,6 +1,7 @@
 """The server's protocol: pygls' with the fixes glassllm needs at the JSON-RPC edge.
 
-- a request whose params do not deserialize gets a -32602 answer (pygls sends none);
+- a request whose params do not deserialize gets a -32602 answer (pygls sends none), and
+  so does a command without ``arguments`` that needs some;
 - a result may be JSON already written (:class:`RawJSON`), spliced in as it is;
 - every request sees the documents as they were when it arrived (:mod:`.arrival`);
 - document lifecycle: ``didOpen``, ``didChange`` and ``didClose`` go only to the server's
@@ -39,6 +40,15 @@ logger = logging.getLogger(__name__)
 logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
 
 
+def _not_a_deserialize_traceback(record: logging.LogRecord) -> bool:
+    # pygls logs a full traceback for every malformed message; the protocol logs one
+    # line instead (see GlassProtocol.structure_message): a client's mistake is routine.
+    return not str(record.msg).startswith("Unable to deserialize message")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_a_deserialize_traceback)
+
+
 class RawJSON:
     """A result already serialized: JSON text, spliced into the response as it is.
 
@@ -72,6 +82,12 @@ class GlassProtocol(SnapshotsAtArrival):
         return self._server.open_documents.snapshots()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        params = data.get("params")
+        command = data.get("method") == types.WORKSPACE_EXECUTE_COMMAND
+        if command and isinstance(params, dict) and "arguments" not in params:
+            # LSP makes the member optional: none is an empty list, checked as one
+            # (pygls would call the command with no arguments at all).
+            data = {**data, "params": {**params, "arguments": []}}
         missing = "jsonrpc" in data and "method" in data and "params" not in data
         if missing:
             # Custom methods cannot even be read without the member; null is the same.
@@ -85,12 +101,11 @@ class GlassProtocol(SnapshotsAtArrival):
                 detail = messages("error.missing_params", method=method)
             else:
                 detail = messages("error.invalid_params", method=method, detail=describe_invalid(error.__cause__))
+            logger.warning("%s", detail)
             if "id" in data and "method" in data:
                 self._send_response(
                     data["id"], error=types.ResponseError(code=JsonRpcInvalidParams.CODE, message=detail)
                 )
-            else:
-                logger.warning("%s", detail)
             return _Answered()
 
     def handle_message(self, message: Any) -> None:
