@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         server.start_tcp(arguments.host, arguments.port)
     else:
         server.start_io()
+        sys.exit(server.exit_status)
 
 
 if __name__ == "__main__":

@@ -62,10 +62,12 @@ class GlassServer(LanguageServer):
         self.compare_set = CompareSet()
         self._reported: set[str] = set()
         self._notification_error_reported = False
+        self.exit_status = 0
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve over stdio (see :mod:`glassllm_server.protocol.transport`)."""
-        serve_stdio(self, stdin, stdout)
+        """Serve over stdio (see :mod:`glassllm_server.protocol.transport`); the exit
+        status LSP asks for is kept in :attr:`exit_status`."""
+        self.exit_status = serve_stdio(self, stdin, stdout)
 
     # Position encoding and locale
 

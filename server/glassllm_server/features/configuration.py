@@ -1,5 +1,11 @@
 """Configuration: ``initializationOptions``, ``workspace/configuration`` pulls and
-``workspace/didChangeConfiguration``, merged into the server's typed settings."""
+``workspace/didChangeConfiguration``, merged into the server's typed settings.
+
+The last settings the client sent win, whatever order the work finishes in: each source
+takes a ticket when it is sent (a push as it arrives, a pull as it is asked), and an
+answer older than the settings already applied is dropped. A client that cannot be
+pulled from has its last pushed section reused by every reload.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +30,9 @@ class Configuration(Feature):
     def __init__(self, server: GlassServer) -> None:
         super().__init__(server)
         self.pulls: set[asyncio.Future[None]] = set()  # the event loop keeps only weak references
-        self.pushes = 0  # sections the client pushed, so that an older pull's answer loses to them
+        self.pushed: Any = None  # the last section the client pushed
+        self.tickets = 0  # the last ticket handed out
+        self.applied = 0  # the ticket of the settings in use
 
     @on_message(types.INITIALIZE)
     def initialize(self, params: types.InitializeParams) -> None:
@@ -53,8 +61,8 @@ class Configuration(Feature):
         if isinstance(pushed, dict) and isinstance(pushed.get(SECTION), dict):
             # Applied now, not in a task: requests read after this notification must
             # see the new settings (a new tokenizer above all).
-            self.pushes += 1
-            self.apply(pushed[SECTION])
+            self.pushed = pushed[SECTION]
+            self.apply(self.ticket(), self.pushed)
         else:
             task = asyncio.ensure_future(self.reload())
             self.pulls.add(task)
@@ -62,14 +70,18 @@ class Configuration(Feature):
 
     async def reload(self) -> None:
         """Settings from the initialization options, then the client's current section."""
-        pushes = self.pushes
-        section = await self.pull()
-        # A section pushed while the pull was on its way (the pull that follows
-        # ``initialized`` above all) is newer than the answer: keep it.
-        if self.pushes == pushes:
-            self.apply(section)
+        ticket = self.ticket()
+        self.apply(ticket, await self.pull())
 
-    def apply(self, section: Any) -> None:
+    def ticket(self) -> int:
+        self.tickets += 1
+        return self.tickets
+
+    def apply(self, ticket: int, section: Any) -> None:
+        if ticket < self.applied:
+            logger.debug("settings %d dropped: %d, sent later, are in use", ticket, self.applied)
+            return
+        self.applied = ticket
         server = self.server
         before = server.settings
         server.configure(server.initialization_options, section)
@@ -81,7 +93,7 @@ class Configuration(Feature):
         server = self.server
         workspace = server.client_capabilities.workspace
         if workspace is None or not workspace.configuration:
-            return None
+            return self.pushed
         scope = server.root_path.as_uri() if server.root_path is not None else None
         try:
             answer = await server.workspace_configuration_async(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
 import sys
 import time
 import uuid
@@ -186,6 +187,9 @@ async def _run(job: _Job, progress: _Progress, cancelled: Callable[[], bool]) ->
             await child.wait()
         raise
     if not {"done", "cancelled", "error"} & set(last):
+        if cancelled() and child.returncode == -signal.SIGTERM:
+            # Asked to stop before the child installed its handler: still a cancel.
+            return {"cancelled": True}
         return {"error": errors.splitlines()[-1] if errors else messages("train.stopped", status=child.returncode)}
     return last
 

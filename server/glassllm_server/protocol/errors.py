@@ -15,11 +15,22 @@ class RequestFailed(JsonRpcException):
 
 
 def describe_invalid(error: BaseException | None) -> str:
-    """A short, readable account of a cattrs validation error."""
+    """A short, readable account of a cattrs validation error: each leaf problem with the
+    path of attributes that leads to it ("params.position: Position.line should be …")."""
     if error is None:
         return "malformed"
-    parts = [str(error)]
-    for inner in getattr(error, "exceptions", []) or []:
-        notes = getattr(inner, "__notes__", None)
-        parts.append(f"{notes[0] if notes else ''} {inner}".strip())
-    return "; ".join(parts)
+    found = [f"{'.'.join(path) + ': ' if path else ''}{problem}" for path, problem in _leaves(error, ())]
+    return "; ".join(found) or str(error)
+
+
+def _leaves(error: BaseException, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
+    for note in getattr(error, "__notes__", None) or []:
+        # cattrs notes where an error happened: "Structuring class X @ attribute name".
+        name = str(note).rpartition("@ attribute ")[2]
+        if name and name != str(note):
+            path = (*path, name)
+    inner = getattr(error, "exceptions", None)
+    if not inner:
+        problem = "missing" if isinstance(error, KeyError) else str(error)
+        return [(path, problem)]
+    return [leaf for exception in inner for leaf in _leaves(exception, path)]

@@ -1,11 +1,15 @@
 """The server's protocol: pygls' with the fixes glassllm needs at the JSON-RPC edge.
 
-- a request whose params do not deserialize gets a -32602 answer (pygls sends none);
+- a request whose params do not deserialize gets a -32602 answer (pygls sends none), and
+  so does a command without ``arguments`` that needs some;
 - a result may be JSON already written (:class:`RawJSON`), spliced in as it is;
 - every request sees the documents as they were when it arrived (:mod:`.arrival`);
 - document lifecycle: ``didOpen``, ``didChange`` and ``didClose`` go only to the server's
   own open documents, never to pygls' workspace, which rebuilds the whole text on every
   keystroke;
+- lifecycle (LSP 3.17): a request before ``initialize`` is answered -32002
+  ServerNotInitialized, a second ``initialize`` or any request after ``shutdown`` -32600
+  InvalidRequest; notifications then are dropped, except ``exit``;
 - routine error answers (a closed document, a cancelled request) and cancels of requests
   already answered are not logged as problems.
 """
@@ -36,6 +40,15 @@ logger = logging.getLogger(__name__)
 logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.WARNING)
 
 
+def _not_a_deserialize_traceback(record: logging.LogRecord) -> bool:
+    # pygls logs a full traceback for every malformed message; the protocol logs one
+    # line instead (see GlassProtocol.structure_message): a client's mistake is routine.
+    return not str(record.msg).startswith("Unable to deserialize message")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_a_deserialize_traceback)
+
+
 class RawJSON:
     """A result already serialized: JSON text, spliced into the response as it is.
 
@@ -45,6 +58,10 @@ class RawJSON:
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+_SERVER_NOT_INITIALIZED = -32002
+_INVALID_REQUEST = -32600
 
 
 class _Answered:
@@ -59,11 +76,18 @@ class GlassProtocol(SnapshotsAtArrival):
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
         self._writes: set[asyncio.Future[Any]] = set()
+        self._initialize_arrived = False
 
     def take_snapshots(self) -> dict[str, Document]:
         return self._server.open_documents.snapshots()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        params = data.get("params")
+        command = data.get("method") == types.WORKSPACE_EXECUTE_COMMAND
+        if command and isinstance(params, dict) and "arguments" not in params:
+            # LSP makes the member optional: none is an empty list, checked as one
+            # (pygls would call the command with no arguments at all).
+            data = {**data, "params": {**params, "arguments": []}}
         missing = "jsonrpc" in data and "method" in data and "params" not in data
         if missing:
             # Custom methods cannot even be read without the member; null is the same.
@@ -77,17 +101,25 @@ class GlassProtocol(SnapshotsAtArrival):
                 detail = messages("error.missing_params", method=method)
             else:
                 detail = messages("error.invalid_params", method=method, detail=describe_invalid(error.__cause__))
+            logger.warning("%s", detail)
             if "id" in data and "method" in data:
                 self._send_response(
                     data["id"], error=types.ResponseError(code=JsonRpcInvalidParams.CODE, message=detail)
                 )
-            else:
-                logger.warning("%s", detail)
             return _Answered()
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _Answered):
             return
+        method = getattr(message, "method", None)
+        if method is not None and method != types.EXIT and (refusal := self._lifecycle_refusal(method)):
+            if hasattr(message, "id"):
+                self._send_response(message.id, error=types.ResponseError(code=refusal[0], message=refusal[1]))
+            else:
+                logger.debug("notification %s dropped: %s", method, refusal[1])
+            return
+        if method == types.INITIALIZE:
+            self._initialize_arrived = True
         super().handle_message(message)
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
@@ -98,6 +130,22 @@ class GlassProtocol(SnapshotsAtArrival):
         futures = self._request_futures
         for msg_id in [msg_id for msg_id, future in futures.items() if future.done()]:
             del futures[msg_id]
+
+    def _lifecycle_refusal(self, method: str) -> tuple[int, str] | None:
+        """Why a message with ``method`` cannot be handled now (None when it can)."""
+        if self._shutdown:
+            return _INVALID_REQUEST, f"{method}: the server is shutting down (shutdown was received)"
+        if not self._initialize_arrived:
+            if method != types.INITIALIZE:
+                return _SERVER_NOT_INITIALIZED, f"{method}: the server is not initialized yet"
+        elif method == types.INITIALIZE:
+            return _INVALID_REQUEST, "initialize: the server is already initialized"
+        return None
+
+    def answer_unidentified(self, code: int, message: str) -> None:
+        """An error answer to a message whose id cannot be known (JSON-RPC's ``id: null``)."""
+        error = {"code": code, "message": message}
+        self._send_body(json.dumps({"jsonrpc": self.VERSION, "id": None, "error": error}))
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if error is None and isinstance(result, RawJSON):

@@ -4,10 +4,6 @@ LSP 3.17's lifecycle and JSON-RPC 2.0's framing, checked byte by byte with a raw
 since a library client (pytest-lsp) would never send what these cases send: a request
 before ``initialize``, ``exit`` without ``shutdown``, a request after ``shutdown``, a body
 that is not JSON, a lowercase header name.
-
-The cases that do not hold yet are marked ``xfail(strict=True)`` with the reason: the
-server round fixes them (pygls answers them so today), and a fix makes the mark fail, so
-it has to go.
 """
 
 from __future__ import annotations
@@ -24,7 +20,6 @@ import pytest
 
 SERVER_COMMAND = [sys.executable, "-m", "glassllm_server"]
 HANG = 30  # seconds: far more than any answer takes, so only a missing answer reaches it
-SERVER_ROUND = pytest.mark.xfail(strict=True, reason="issue 15 §4: the server round makes this hold")
 
 INITIALIZE = {"processId": None, "rootUri": None, "capabilities": {}}
 HOVER = {"textDocument": {"uri": "file:///tmp/never-opened.txt"}, "position": {"line": 0, "character": 0}}
@@ -41,7 +36,8 @@ class RawClient:
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr = b""
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def send_bytes(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -68,6 +64,11 @@ class RawClient:
 
     def exit_status(self) -> int:
         return self.process.wait(timeout=HANG)
+
+    def all_stderr(self) -> str:
+        """Everything the server wrote on stderr (once it has exited)."""
+        self._stderr_reader.join(timeout=HANG)
+        return self.stderr.decode()
 
     def initialize(self) -> None:
         self.request(1, "initialize", INITIALIZE)
@@ -126,7 +127,6 @@ def test_shutdown_then_exit_ends_with_status_0(server):
     assert server.exit_status() == 0
 
 
-@SERVER_ROUND
 @pytest.mark.parametrize("method", ["textDocument/hover", "textDocument/codeAction", "textDocument/codeLens"])
 def test_a_request_before_initialize_is_refused_as_not_initialized(server, method):
     params = dict(HOVER)
@@ -144,20 +144,17 @@ def test_a_request_before_initialize_is_refused_as_not_initialized(server, metho
     server.initialize()  # and the server still starts normally afterwards
 
 
-@SERVER_ROUND
 def test_exit_without_shutdown_ends_with_status_1(server):
     server.initialize()
     server.notify("exit")
     assert server.exit_status() == 1
 
 
-@SERVER_ROUND
 def test_exit_before_initialize_ends_with_status_1(server):
     server.notify("exit")
     assert server.exit_status() == 1
 
 
-@SERVER_ROUND
 def test_a_request_after_shutdown_is_an_invalid_request(server):
     server.initialize()
     server.request(2, "shutdown")
@@ -166,7 +163,6 @@ def test_a_request_after_shutdown_is_an_invalid_request(server):
     assert server.answer(3)["error"]["code"] == -32600
 
 
-@SERVER_ROUND
 def test_a_body_that_is_not_json_is_answered_with_a_parse_error(server):
     server.initialize()
     body = b'{"jsonrpc": "2.0", "id": 5, "method": '
@@ -177,9 +173,47 @@ def test_a_body_that_is_not_json_is_answered_with_a_parse_error(server):
     assert server.answer(6)["result"] is None
 
 
-@SERVER_ROUND
 def test_header_names_are_case_insensitive(server):
     server.send({"id": 1, "method": "initialize", "params": INITIALIZE}, header="content-length")
     assert "result" in server.answer(1)
     server.request(2, "shutdown")  # the next, well-framed message is not lost with it
     assert server.answer(2)["result"] is None
+
+
+def test_a_notification_before_initialize_is_dropped(server):
+    uri = HOVER["textDocument"]["uri"]
+    server.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": "Era"}}
+    )
+    server.initialize()
+    server.request(2, "textDocument/hover", HOVER)
+    assert server.answer(2)["error"]["code"] == -32803  # the document was never opened
+
+
+def test_a_second_initialize_is_an_invalid_request(server):
+    server.initialize()
+    server.request(2, "initialize", INITIALIZE)
+    assert server.answer(2)["error"]["code"] == -32600
+
+
+def test_a_json_value_that_is_not_a_message_is_an_invalid_request(server):
+    server.initialize()
+    server.send_bytes(b"Content-Length: 6\r\n\r\n[1, 2]")
+    assert server.answer(None)["error"]["code"] == -32600
+    server.request(6, "shutdown")
+    assert server.answer(6)["result"] is None
+
+
+def test_a_body_over_the_limit_is_skipped_and_refused(server):
+    from glassllm_server.protocol.framing import MAX_BODY
+
+    server.initialize()
+    length = MAX_BODY + 1
+    server.send_bytes(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: %d\r\n\r\n" % length)
+    chunk = b" " * (1024 * 1024)
+    for _ in range(length // len(chunk)):
+        server.send_bytes(chunk)
+    server.send_bytes(b" " * (length % len(chunk)))
+    assert server.answer(None)["error"]["code"] == -32600
+    server.request(6, "shutdown")  # the framing is intact after it
+    assert server.answer(6)["result"] is None

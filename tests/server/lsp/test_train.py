@@ -151,6 +151,23 @@ async def test_cancelling_the_progress_stops_training_and_writes_nothing(client:
     assert percentages[-1] is not None and percentages[-1] < 100
 
 
+async def test_cancelling_right_at_begin_is_a_cancel(client: GlassClient, tmp_path: Path):
+    corpus = big_corpus(tmp_path)
+    output = tmp_path / "out" / "never.json"
+    seen = set(client.progress_reports)
+    running = asyncio.ensure_future(train(client, str(corpus), 30000, str(output)))
+    for _ in range(1000):
+        fresh = [t for t in client.progress_reports if t not in seen]
+        if fresh and client.progress_reports[fresh[0]]:
+            break
+        await asyncio.sleep(0.001)
+    else:
+        raise AssertionError("no progress begun")
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=fresh[0]))
+    assert await running == {"cancelled": True, "path": str(output)}
+    assert not output.exists()
+
+
 def big_corpus(folder: Path) -> Path:
     """A corpus that takes seconds to train at a large vocabulary."""
     generator = random.Random(7)

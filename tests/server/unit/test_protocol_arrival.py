@@ -36,7 +36,8 @@ def test_the_other_private_names_the_protocol_uses_still_exist():
     for name in ("_send_response", "_send_data", "_send_handler_result", "_handle_cancel_notification"):
         assert callable(getattr(JsonRPCProtocol, name, None)), name
     server = GlassServer()
-    for name in ("_request_futures", "_result_types", "msg_id", "writer"):
+    # _shutdown: the lifecycle refuses requests after shutdown by it.
+    for name in ("_request_futures", "_result_types", "_shutdown", "msg_id", "writer"):
         assert hasattr(server.protocol, name), name
     assert list(inspect.signature(JsonRPCProtocol._send_handler_result).parameters) == ["self", "future", "msg_id"]
 
@@ -44,6 +45,7 @@ def test_the_other_private_names_the_protocol_uses_still_exist():
 async def test_a_request_sees_its_snapshot_whatever_changes_before_it_runs():
     server = GlassServer()
     protocol = server.protocol
+    protocol._initialize_arrived = True  # past initialize: requests before it are refused
     answers: list[tuple[object, object, object]] = []
     protocol._send_response = lambda msg_id, result=None, error=None: answers.append((msg_id, result, error))  # type: ignore[method-assign]
     uri = "file:///arrival.txt"
