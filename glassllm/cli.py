@@ -22,7 +22,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -289,6 +289,23 @@ def _parser() -> argparse.ArgumentParser:
             )
         return sub
 
+    _add_text_commands(command)
+    cli_train.add_parsers(command)
+    _add_export(commands.add_parser)
+    _add_inspect(command)
+    _html_options(cli_compare.add_parser(command, _read_text))
+    completion = commands.add_parser(
+        "completion",
+        help="print the tab-completion script for a shell",
+        description='print the tab-completion script for a shell; e.g. eval "$(glassllm completion bash)" in ~/.bashrc',
+    )
+    completion.add_argument("shell", choices=_SHELLS)
+    completion.set_defaults(run=_completion)
+    return parser
+
+
+def _add_text_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``encode``, ``decode`` and ``explain``, with ``command(name, help)`` of the parser."""
     encode = command("encode", "print the token IDs of a text")
     encode.add_argument("text", nargs="?", help="the text (default: standard input)")
     encode.add_argument("--json", action="store_true", help="print a JSON list")
@@ -307,9 +324,9 @@ def _parser() -> argparse.ArgumentParser:
     _html_options(explain)
     explain.set_defaults(run=_explain)
 
-    cli_train.add_parsers(command)
 
-    export = commands.add_parser(
+def _add_export(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
+    export = add_parser(
         "export",
         help="write a tokenizer as a Hugging Face tokenizer.json",
         description="write a tokenizer as a "
@@ -322,6 +339,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     export.set_defaults(run=_export)
 
+
+def _add_inspect(command: Callable[..., argparse.ArgumentParser]) -> None:
     inspect = command("inspect", "show a text piece by piece, with IDs, chunks and the token count")
     inspect.epilog = "'at' is where a token's characters are: line:column of the first and the last, counted from 1."
     inspect.add_argument("text", nargs="?", help="the text (default: standard input)")
@@ -331,17 +350,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     _html_options(inspect)
     inspect.set_defaults(run=_inspect)
-
-    _html_options(cli_compare.add_parser(command, _read_text))
-
-    completion = commands.add_parser(
-        "completion",
-        help="print the tab-completion script for a shell",
-        description='print the tab-completion script for a shell; e.g. eval "$(glassllm completion bash)" in ~/.bashrc',
-    )
-    completion.add_argument("shell", choices=_SHELLS)
-    completion.set_defaults(run=_completion)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

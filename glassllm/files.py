@@ -71,11 +71,28 @@ class TokenizerFile:
 
 def read_tokenizer_file(path: str | Path) -> TokenizerFile:
     """Read and validate a tokenizer file (within the bounds the module describes)."""
-    return _validate(_parse(read_bounded(path, "tokenizer file"), path), path)
+    return parse_tokenizer_file(read_bounded_bytes(path, "tokenizer file"), path)
+
+
+def parse_tokenizer_file(raw: bytes, path: str | Path) -> TokenizerFile:
+    """Validate the bytes of a tokenizer file already read (``path`` names it in errors)."""
+    return _validate(_parse(_utf8(raw, path), path), path)
 
 
 def read_bounded(path: str | Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
-    """The UTF-8 text of ``path``, a regular file or a pipe of at most ``limit`` bytes.
+    """The UTF-8 text of ``path``, read as :func:`read_bounded_bytes` reads it."""
+    return _utf8(read_bounded_bytes(path, what, limit), path)
+
+
+def _utf8(raw: bytes, path: str | Path) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise problem(ValueError, "file.not_utf8", path=path, reason=error.reason, byte=error.start) from error
+
+
+def read_bounded_bytes(path: str | Path, what: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, a regular file or a pipe of at most ``limit`` bytes.
 
     Never blocks for good: a pipe is read without blocking, a FIFO no one writes to is
     refused at once, and one that sends nothing for :data:`PIPE_IDLE_SECONDS` is given up.
@@ -104,10 +121,7 @@ def read_bounded(path: str | Path, what: str, limit: int = MAX_FILE_BYTES) -> st
         os.close(descriptor)
     if len(raw) > limit:  # a file that grew while it was read
         raise _too_large(path, limit, what)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise problem(ValueError, "file.not_utf8", path=path, reason=error.reason, byte=error.start) from error
+    return raw
 
 
 def _too_large(path: str | Path, limit: int, what: str) -> ValueError:

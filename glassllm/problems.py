@@ -167,10 +167,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: not a BPE model ({found}); glassllm reads BPE models",
         "{path}: não é um modelo BPE ({found}); o glassllm lê modelos BPE",
     ),
-    "model.too_large": (
-        "{path}: larger than {megabytes} MB, too large for a tokenizer file",
-        "{path}: maior que {megabytes} MB, grande demais para um arquivo de tokenizador",
-    ),
     "hub.absent": (
         "{spec}: {repo} is not in the local Hugging Face cache ({cache}); glassllm never downloads: "
         "fetch it once with `hf download {repo} tokenizer.json` (or point HF_HUB_CACHE at the cache that has it)",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from glassllm.files import parse_tokenizer_file, read_bounded_bytes
 from glassllm.models.base import ModelTokenizer
 from glassllm.models.hf_bpe import HFByteLevelBPE, load_hf_bpe
 from glassllm.models.hub import PREFIX, resolve
@@ -41,8 +42,6 @@ _EXPECTED_PT = (
     "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE em bytes), um JSON "
     "Tekken ou um .model BPE do SentencePiece"
 )
-# A tokenizer file larger than this is refused before it is read (GPT-4o's is 10 MB).
-MAX_BYTES = 256 << 20
 
 
 def model_kind(data: bytes) -> str | None:
@@ -54,10 +53,11 @@ def model_kind(data: bytes) -> str | None:
 def _recognize(data: bytes) -> tuple[str | None, object]:
     """The format of ``data`` and, for JSON, the parsed document (parsed once: a large
     ``tokenizer.json`` takes a while)."""
-    if data.lstrip()[:1] == b"{":
+    if data.lstrip()[:1] in (b"{", b"["):
         try:
             parsed = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            # glassllm's own reader says what is wrong with it (load_model).
             return None, None
         if isinstance(parsed, dict) and isinstance(parsed.get("model"), dict):
             return "hf", parsed
@@ -70,15 +70,11 @@ def _recognize(data: bytes) -> tuple[str | None, object]:
 
 
 def read_model_file(path: str | Path) -> bytes:
-    """The bytes of a tokenizer file, refusing one too large to be a tokenizer."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except OSError as error:
-        raise type(error)(error.errno, f"cannot read tokenizer file: {error.strerror}", str(path)) from error
-    if len(data) > MAX_BYTES:
-        raise problem(ValueError, "model.too_large", path=path, megabytes=MAX_BYTES >> 20)
-    return data
+    """The bytes of a tokenizer file, refusing one too large to be a tokenizer; never
+    blocks for good (a FIFO no one writes to, a device: see :func:`read_bounded_bytes`)."""
+    # The library's one bound for every tokenizer file (files.MAX_FILE_BYTES, 32 MB): the
+    # largest real one here, Tekken's, is 19 MB.
+    return read_bounded_bytes(path, "tokenizer file")
 
 
 def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenizer:
@@ -100,7 +96,9 @@ def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenize
         return load_hf_bpe(path, parsed, match_specials=match_specials)
     if kind == "tekken" and isinstance(parsed, dict):
         return load_tekken(path, parsed, match_specials=match_specials)
-    if kind == "glassllm" or data.lstrip()[:1] == b"{":
-        # glassllm's own reader says what is wrong with any other JSON.
-        return Tokenizer.load(path)
+    if kind == "glassllm" or data.lstrip()[:1] in (b"{", b"["):
+        # glassllm's own reader says what is wrong with any other JSON, from the bytes
+        # already read (a pipe cannot be read twice).
+        contents = parse_tokenizer_file(data, path)
+        return Tokenizer(contents.alphabet, contents.merges, contents.merge_counts)
     raise problem(ValueError, "model.unknown_file", path=path, expected=EXPECTED, expected_pt=_EXPECTED_PT)
