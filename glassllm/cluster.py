@@ -60,12 +60,14 @@ def dask_client(address: str | None = None, workers: int | None = None) -> Itera
 
 
 def count_parts_on_dask(
-    parts: Sequence[Part], client: Any, progress: Callable[[int], None] | None = None
+    parts: Sequence[Part],
+    client: Any,
+    count_part: Callable[[Part], Counter[str]],
+    progress: Callable[[int], None] | None = None,
 ) -> Counter[str]:
-    """The summed chunk counts of ``parts``, counted by the workers of ``client``.
-    ``progress(n)`` is told of each part's ``n`` bytes as it finishes."""
-    from glassllm.counting import count_part
-
+    """The summed chunk counts of ``parts``, each counted by ``count_part`` on the workers
+    of ``client`` (given by :mod:`glassllm.counting`, which imports this module only for
+    a Dask run). ``progress(n)`` is told of each part's ``n`` bytes as it finishes."""
     if not parts:
         return Counter()
     distributed = _distributed()

@@ -122,7 +122,7 @@ def count_files(
     if client is not None:
         from glassllm.cluster import count_parts_on_dask
 
-        total = count_parts_on_dask(parts, client, done.add)
+        total = count_parts_on_dask(parts, client, count_part, done.add)
     else:
         total = _count_parts(parts, min(workers, len(parts)), done)
     done.finish()

@@ -13,13 +13,13 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from editor_env import portuguese_environment
 from emacs_setup import init_file, install_package, require_emacs, server_command
 
 from glassllm import packaged
@@ -49,11 +49,8 @@ def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
     out = folder / "report.json"
-    environment = {name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_MESSAGES")}
-    environment.update(
-        HOME=str(folder),
-        XDG_CACHE_HOME=str(folder / "cache"),
-        LANG="pt_BR.UTF-8",
+    environment = portuguese_environment(
+        folder,
         GLASSLLM_INIT=str(init_file(folder)),
         GLASSLLM_FILE=str(document),
         GLASSLLM_OUT=str(out),

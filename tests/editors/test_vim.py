@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from editor_env import portuguese_environment
 
 from glassllm import packaged
 from glassllm.places import TextPlaces
@@ -84,11 +85,8 @@ def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         encoding="utf-8",
     )
     out = folder / "report.json"
-    environment = {name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_MESSAGES")}
-    environment.update(
-        HOME=str(folder),
-        XDG_CACHE_HOME=str(folder / "cache"),
-        LANG="pt_BR.UTF-8",
+    environment = portuguese_environment(
+        folder,
         GLASSLLM_FILE=str(document),
         GLASSLLM_HOVER=f"{HOVER[0]} {_byte_column(LINES[HOVER[0] - 1], HOVER[1] - 1) + 1}",
         GLASSLLM_EDIT=INSERTED,

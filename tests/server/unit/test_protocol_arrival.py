@@ -32,14 +32,23 @@ def test_pygls_still_has_the_private_method_with_the_signature_we_override():
 
 
 def test_the_other_private_names_the_protocol_uses_still_exist():
-    # Overridden (a quiet answer to routine errors, raw JSON results, cancels) or read.
-    for name in ("_send_response", "_send_data", "_send_handler_result", "_handle_cancel_notification"):
+    # Overridden (a quiet answer to routine errors, raw JSON results, cancels, finished
+    # notifications' futures dropped) or read.
+    names = (
+        "_send_response",
+        "_send_data",
+        "_send_handler_result",
+        "_handle_cancel_notification",
+        "_handle_notification",
+    )
+    for name in names:
         assert callable(getattr(JsonRPCProtocol, name, None)), name
     server = GlassServer()
     # _shutdown: the lifecycle refuses requests after shutdown by it.
     for name in ("_request_futures", "_result_types", "_shutdown", "msg_id", "writer"):
         assert hasattr(server.protocol, name), name
     assert list(inspect.signature(JsonRPCProtocol._send_handler_result).parameters) == ["self", "future", "msg_id"]
+    assert list(inspect.signature(JsonRPCProtocol._handle_notification).parameters) == ["self", "method_name", "params"]
 
 
 async def test_a_request_sees_its_snapshot_whatever_changes_before_it_runs():
