@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,22 @@ from glassllm import packaged, packaged_path
 
 HANG = 120  # seconds: far more than any case takes on a busy machine, so only a hang reaches it
 CLI = [sys.executable, "-m", "glassllm.cli"]
+# Linux counts the memory a process had when it forked into its child's peak: a command
+# forked from this (large, long-running) test process would report the test's memory as
+# its own. So a small Python starts the command, waits for it with ``os.wait4`` and writes
+# its peak to the file named by its first argument; it ends as the command did.
+_MEASURE = """
+import os, signal, subprocess, sys
+child = subprocess.Popen(sys.argv[2:], close_fds=False)
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as peak:
+    peak.write(str(usage.ru_maxrss * 1024))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
 
 
 @dataclass
@@ -40,29 +57,37 @@ def glassllm(
     pass_fds: tuple[int, ...] = (),
     locale: str = "C.UTF-8",
 ) -> Run:
-    """Run the command, wait for it with ``os.wait4`` to learn its peak memory."""
-    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run the command and learn its peak memory (see ``_MEASURE``)."""
+    with (
+        tempfile.TemporaryFile() as given,
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory() as scratch,
+    ):
         given.write(stdin)
         given.seek(0)
+        peak = Path(scratch) / "peak"
         process = subprocess.Popen(
-            [*CLI, *args],
+            [sys.executable, "-c", _MEASURE, str(peak), *CLI, *args],
             stdin=given,
             stdout=out,
             stderr=err,
             cwd=cwd,
             pass_fds=pass_fds,
             env={**os.environ, "LC_ALL": locale},
+            start_new_session=True,  # a hang is killed with the command it started
         )
-        timer = threading.Timer(HANG, process.kill)
+        timer = threading.Timer(HANG, lambda: os.killpg(process.pid, signal.SIGKILL))
         timer.start()
         try:
-            _, status, usage = os.wait4(process.pid, 0)
+            process.wait()
         finally:
             timer.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return Run(process.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss * 1024)
+        return Run(
+            process.returncode, out.read().decode(), err.read().decode(), int(peak.read_text()) if peak.exists() else 0
+        )
 
 
 def shell(script: str, *args: str) -> subprocess.CompletedProcess[str]:
