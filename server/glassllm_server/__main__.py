@@ -1,6 +1,8 @@
 """``glassllm-lsp`` / ``python -m glassllm_server``: start the language server.
 
-stdio by default (what editors use); ``--tcp --host --port`` for a socket.
+stdio by default (what editors use); ``--tcp --workspace DIR --host --port`` for a socket,
+which any local user can reach: it serves one client and reads and writes only inside
+the ``--workspace`` folders (see :mod:`glassllm_server.confinement`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import argparse
 import gc
 import logging
 import sys
+from pathlib import Path
 
 from glassllm_server import __version__
 
@@ -23,14 +26,42 @@ def _parser() -> argparse.ArgumentParser:
     transport.add_argument("--tcp", action="store_true", help="listen on a TCP socket instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    parser.add_argument(
+        "--workspace",
+        action="append",
+        metavar="DIR",
+        help="with --tcp (required there, may repeat): the only folders the server reads and writes in",
+    )
     parser.add_argument("--log-file", help="write the log to this file (default: standard error)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log detail (-v info, -vv debug)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
+def _workspace(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> tuple[Path, ...] | None:
+    """The folders a TCP server is confined to, resolved (None over stdio)."""
+    if not arguments.tcp:
+        if arguments.workspace:
+            parser.error(
+                "--workspace goes with --tcp (over stdio the editor that starts the server is its only client)"
+            )
+        return None
+    if not arguments.workspace:
+        parser.error(
+            "--tcp needs --workspace DIR (one or more): any local user can connect to a TCP port, "
+            "so the server reads and writes only inside the folders given here"
+        )
+    folders = tuple(Path(folder).expanduser().resolve() for folder in arguments.workspace)
+    for given, folder in zip(arguments.workspace, folders, strict=True):
+        if not folder.is_dir():
+            parser.error(f"--workspace {given}: not a folder")
+    return folders
+
+
 def main(argv: list[str] | None = None) -> None:
-    arguments = _parser().parse_args(argv)
+    parser = _parser()
+    arguments = parser.parse_args(argv)
+    confined_to = _workspace(parser, arguments)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(arguments.verbose, 2)]
     handler: logging.Handler = (
         logging.FileHandler(arguments.log_file, encoding="utf-8")
@@ -51,12 +82,12 @@ def main(argv: list[str] | None = None) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
-    if arguments.tcp:
-        server.confined = True
+    if confined_to is not None:
+        server.confined_to = confined_to
         server.start_tcp(arguments.host, arguments.port)
     else:
         server.start_io()
-        sys.exit(server.exit_status)
+    sys.exit(server.exit_status)
 
 
 if __name__ == "__main__":

@@ -20,12 +20,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from glassllm import PACKAGED, ComparedChunk, Tokenizer, by_difference, load_own_tokenizer
+from glassllm import PACKAGED, ComparedChunk, Tokenizer, by_difference
 from glassllm.bpe import apply_merges
 from glassllm.caches import LruCache
 from glassllm.chunks import pre_tokenize
-from glassllm.packaged import load_problem
-from glassllm.problems import Locale
 from glassllm.tokenizer import SPECIALS, UNK_ID
 from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation
@@ -246,43 +244,46 @@ def _overlapping(tok: Tokenizer, text: str, low: int, high: int) -> Iterator[Any
 
 
 class CompareSet:
-    """The compared tokenizers, loaded once each and kept while the setting names them."""
+    """The compared tokenizers, kept while the setting names them, and those that failed
+    to load. Loading is the caller's (the server loads files off the event loop)."""
 
     def __init__(self) -> None:
         self._loaded: dict[str, ComparedTokenizer] = {}
-        self._failed: dict[str, str] = {}
+        self._failed: set[str] = set()
 
     def forget_failures(self) -> None:
         """Try files that failed to load again (the settings changed: they may be fixed)."""
         self._failed.clear()
 
+    def add(self, name: str, tokenizer: Tokenizer) -> None:
+        """``name``'s tokenizer, loaded."""
+        self._loaded[name] = ComparedTokenizer(tokenizer, name)
+
+    def fail(self, name: str) -> None:
+        """``name`` did not load: left out until :meth:`forget_failures`."""
+        self._failed.add(name)
+
     def get(
-        self, names: Sequence[str], current: str, locale: Locale = "en"
-    ) -> tuple[list[ComparedTokenizer], list[tuple[str, str]]]:
+        self, names: Sequence[str], current: str, load: Callable[[str], Tokenizer | None]
+    ) -> list[ComparedTokenizer]:
         """The tokenizers ``names`` (resolved: "pt", "en" or absolute paths), without
-        ``current`` (the one in use) or repeats; and ``(name, problem)`` for each that
-        fails to load now, the problem worded in ``locale`` (one that failed before is
-        left out without a word until :meth:`forget_failures`). Tokenizers no longer
-        named are let go."""
+        ``current`` (the one in use) or repeats. One neither loaded nor failed is asked of
+        ``load``: its tokenizer, or None while it is not ready (left out for now).
+        Tokenizers no longer named are let go."""
         wanted = [name for name in dict.fromkeys(names) if name != current]
         compared: list[ComparedTokenizer] = []
-        failures: list[tuple[str, str]] = []
         for name in wanted:
             if name in self._failed:
                 continue
-            loaded = self._loaded.get(name)
-            if loaded is None:
-                try:
-                    loaded = ComparedTokenizer(load_own_tokenizer(name), name)
-                except (OSError, KeyError, ValueError) as error:
-                    self._failed[name] = load_problem(error, locale)
-                    failures.append((name, self._failed[name]))
+            if name not in self._loaded:
+                tokenizer = load(name)
+                if tokenizer is None:
                     continue
-                self._loaded[name] = loaded
-            compared.append(loaded)
+                self.add(name, tokenizer)
+            compared.append(self._loaded[name])
         for name in set(self._loaded) - set(wanted):
             del self._loaded[name]
-        return compared, failures
+        return compared
 
 
 # The "Compare tokenizers" page

@@ -281,12 +281,39 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "pt": "{path} existe e não é um arquivo de tokenizador do glassllm, e não é possível perguntar ao editor "
         "se deve substituí-lo: escolha outro caminho de saída",
     },
-    # Over TCP, commands stay inside the workspace
+    "train.not_regular": {
+        "en": "{path}: not a regular file or a folder",
+        "pt": "{path}: não é um arquivo comum nem uma pasta",
+    },
+    # Over TCP, the server stays inside the workspace folders given when it started
     "path.outside": {
         "en": "glassllm: {path} is outside the workspace folders; over TCP, glassllm reads and writes only "
-        "inside them and its cache folder ({folders})",
+        "inside them ({folders})",
         "pt": "glassllm: {path} está fora das pastas do espaço de trabalho; via TCP, o glassllm só lê e escreve "
-        "dentro delas e da sua pasta de cache ({folders})",
+        "dentro delas ({folders})",
+    },
+    "tokenizer.outside": {
+        "en": "it is outside the workspace folders, and over TCP glassllm reads tokenizer files only inside "
+        "them ({folders})",
+        "pt": "ele está fora das pastas do espaço de trabalho, e via TCP o glassllm só lê arquivos de "
+        "tokenizador dentro delas ({folders})",
+    },
+    "tokenizer.hidden": {
+        "en": "{path}: not a tokenizer file glassllm can use (over TCP, messages do not quote a file's content)",
+        "pt": "{path}: não é um arquivo de tokenizador que o glassllm possa usar (via TCP, as mensagens não "
+        "citam o conteúdo de um arquivo)",
+    },
+    "tokenizer.hidden_at": {
+        "en": "{path}: not a tokenizer file glassllm can use: {place} is not valid (over TCP, messages do not "
+        "quote a file's content)",
+        "pt": "{path}: não é um arquivo de tokenizador que o glassllm possa usar: {place} não é válido (via TCP, "
+        "as mensagens não citam o conteúdo de um arquivo)",
+    },
+    "tcp.busy": {
+        "en": "this glassllm-lsp serves one client, and one is connected: start another `glassllm-lsp --tcp` "
+        "on another port for this client",
+        "pt": "este glassllm-lsp atende um cliente, e há um conectado: inicie outro `glassllm-lsp --tcp` "
+        "em outra porta para este cliente",
     },
 }
 

@@ -9,6 +9,8 @@ receive a :class:`DocumentSnapshot` from :meth:`GlassServer.snapshot`.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -16,15 +18,17 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from glassllm import PACKAGED, load_own_tokenizer, packaged
+from glassllm import PACKAGED, Tokenizer, load_own_tokenizer, packaged
 from glassllm.packaged import load_problem
 from glassllm_server import __version__
 from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
+from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.loads import Loads
 from glassllm_server.messages import Locale, Messages, choose_locale
 from glassllm_server.positions import Encoding
 from glassllm_server.protocol import GlassProtocol, RequestFailed, documents_at_arrival
-from glassllm_server.protocol.transport import serve_stdio
+from glassllm_server.protocol.transport import serve_stdio, serve_tcp
 from glassllm_server.settings import Problem, Settings, parse_settings
 from glassllm_server.snapshot import DocumentSnapshot
 from glassllm_server.workspace import OpenDocuments
@@ -51,15 +55,20 @@ class GlassServer(LanguageServer):
         self.initialization_options: Any = None  # the client's, kept for every reload
         self.client_locale: str | None = None
         self.root_path: Path | None = None
-        # Over TCP any local user can connect: commands then stay inside the workspace.
-        self.confined = False
-        # The tokenizer in use and the setting value it came from ("pt", "en" or a path).
+        # Over TCP any local user can connect: the server then reads and writes only inside
+        # these folders, fixed when it started (see confinement.py). None over stdio.
+        self.confined_to: tuple[Path, ...] | None = None
+        # The tokenizer in use and the setting value it came from ("pt", "en" or a path),
+        # and the one the settings ask for (being loaded while they differ).
         self.tokenizer = LineTokenizer(packaged("pt"), "pt")
+        self.wanted_tokenizer = "pt"
+        self.loads: Loads[Tokenizer] = Loads(self.load_tokenizer)
         # A tokenizer the user switched to from the editor (after training one), and the
         # tokenizer setting it replaced: it stays until that setting changes.
         self.switched_tokenizer: tuple[str, str] | None = None
         # The tokenizers of glassllm.compareWith, loaded once each (see compared()).
         self.compare_set = CompareSet()
+        self._compare_loading: set[str] = set()
         self._reported: set[str] = set()
         self._notification_error_reported = False
         self.exit_status = 0
@@ -68,6 +77,11 @@ class GlassServer(LanguageServer):
         """Serve over stdio (see :mod:`glassllm_server.protocol.transport`); the exit
         status LSP asks for is kept in :attr:`exit_status`."""
         self.exit_status = serve_stdio(self, stdin, stdout)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client on a TCP port, confined to :attr:`confined_to` (see
+        :mod:`glassllm_server.protocol.transport`); the exit status as for stdio."""
+        self.exit_status = serve_tcp(self, host, port)
 
     # Position encoding and locale
 
@@ -122,10 +136,12 @@ class GlassServer(LanguageServer):
 
     # Settings and the tokenizer
 
-    def configure(self, *raw: Any) -> bool:
+    def configure(self, *raw: Any) -> None:
         """Settings from the defaults and each raw source in turn (later ones win).
 
-        Invalid values are reported once each; True when the tokenizer changed.
+        Invalid values are reported once each. The tokenizer and the compared ones the
+        settings name are switched to now when packaged, else loaded off the event loop
+        (see :mod:`glassllm_server.loads`) and used once they are ready.
         """
         settings = Settings()
         problems: list[Problem] = []
@@ -136,13 +152,12 @@ class GlassServer(LanguageServer):
         for problem in problems:
             self.report_once(self._problem_text(problem))
         if self.switched_tokenizer is not None and self.switched_tokenizer[0] == settings.tokenizer:
-            changed = self.use_tokenizer(self.switched_tokenizer[1])
+            self.use_tokenizer(self.switched_tokenizer[1])
         else:
             self.switched_tokenizer = None
-            changed = self.use_tokenizer(settings.tokenizer)
+            self.use_tokenizer(settings.tokenizer)
         self.compare_set.forget_failures()
-        self.compared()  # tells the user now about compared tokenizers that do not load
-        return changed
+        self.compared()  # starts loading the compared tokenizers, to tell the user now of those that fail
 
     def _problem_text(self, problem: Problem) -> str:
         messages = self.messages
@@ -150,46 +165,107 @@ class GlassServer(LanguageServer):
             "settings.invalid", key=problem.key, value=repr(problem.value), expected=messages(problem.expected)
         )
 
-    def use_tokenizer(self, name: str) -> bool:
-        """Switch to tokenizer ``name``; on failure tell the user once and keep the old one."""
+    def load_tokenizer(self, name: str) -> Tokenizer:
+        """The tokenizer ``name`` (resolved: "pt", "en" or an absolute path), read within the
+        library's bounds; over TCP, a file only inside the workspace folders. Every
+        tokenizer a setting names is loaded here, in a worker thread for a file."""
+        if name in PACKAGED:
+            return packaged(name)
+        if self.confined_to is not None and not inside(Path(name), self.confined_to):
+            raise OutsideWorkspace(name, self.confined_to)
+        return load_own_tokenizer(name)
+
+    def load_failure(self, error: Exception, name: str) -> str:
+        """Why ``name`` did not load, for the user (over TCP, without the file's content).
+        A broken file is the user's routine mistake; any other failure is logged whole."""
+        if not isinstance(error, (OSError, KeyError, ValueError)):
+            logger.error("loading the tokenizer %s failed", name, exc_info=error)
+        if self.confined_to is not None:
+            return quiet_problem(error, name, self.locale)
+        return load_problem(error, self.locale)
+
+    def use_tokenizer(self, name: str) -> asyncio.Future[bool]:
+        """Switch to tokenizer ``name`` (as a setting gives it): a packaged one now, a file
+        once it is loaded, unless the settings asked for another meanwhile. On failure
+        the user is told once and the tokenizer in use stays. The future is True when
+        the tokenizer changed."""
         name = self.resolve_tokenizer(name)
+        self.wanted_tokenizer = name
+        switched: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         if name == self.tokenizer.name:
-            return False
-        try:
-            tokenizer = load_own_tokenizer(name)
-        except (OSError, KeyError, ValueError) as error:
-            self.report_once(
-                self.messages(
-                    "tokenizer.broken",
-                    path=name,
-                    problem=load_problem(error, self.locale),
-                    previous=self.tokenizer_label(),
-                )
-            )
-            return False
-        self.tokenizer = LineTokenizer(tokenizer, name)
-        self.open_documents.set_tokenizer(self.tokenizer)
-        return True
+            switched.set_result(False)
+        elif name in PACKAGED:
+            self._switch(LineTokenizer(packaged(name), name))
+            switched.set_result(True)
+        else:
+            self.loads.start(name).add_done_callback(functools.partial(self._tokenizer_loaded, name, switched))
+        return switched
+
+    def _tokenizer_loaded(self, name: str, switched: asyncio.Future[bool], load: asyncio.Future[Tokenizer]) -> None:
+        changed = False
+        if load.cancelled() or self.wanted_tokenizer != name or self.tokenizer.name == name:
+            pass  # the server stops, the settings moved on, or an earlier wait for this load switched
+        elif isinstance(error := load.exception(), Exception):
+            previous = self.tokenizer_label()
+            problem = self.load_failure(error, name)
+            self.report_once(self.messages("tokenizer.broken", path=name, problem=problem, previous=previous))
+        else:
+            self._switch(LineTokenizer(load.result(), name))
+            self.refresh_views()
+            changed = True
+        if not switched.done():  # its waiter may have been cancelled
+            switched.set_result(changed)
+
+    def _switch(self, tokenizer: LineTokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.open_documents.set_tokenizer(tokenizer)
 
     def resolve_tokenizer(self, name: str) -> str:
         """A tokenizer setting's value as loaded: "pt", "en", or an absolute path (a
         relative one is taken from the workspace root)."""
         if name in PACKAGED:
             return name
-        path = Path(name).expanduser()
+        try:
+            path = Path(name).expanduser()
+        except RuntimeError:  # ~user of no user: the path as written, which will not load
+            path = Path(name)
         if not path.is_absolute() and self.root_path is not None:
             path = self.root_path / path
         return str(path)
 
     def compared(self) -> list[ComparedTokenizer]:
-        """The tokenizers to compare with (``glassllm.compareWith``), loaded; one that
-        does not load is left out and reported once."""
+        """The tokenizers to compare with (``glassllm.compareWith``) that are ready. A file
+        not loaded yet starts loading (off the event loop) and is left out until it is
+        ready; one that fails is reported once and left out until the settings change."""
+        return self.compare_set.get(self._compare_names(), self.tokenizer.name, self._compared_now)
+
+    def _compare_names(self) -> list[str]:
         names = self.settings.compare_with
-        wanted = default_compare_with(self.tokenizer.name) if names is None else map(self.resolve_tokenizer, names)
-        compared, failures = self.compare_set.get(list(wanted), self.tokenizer.name, self.locale)
-        for name, problem in failures:
-            self.report_once(self.messages("compare.broken", path=name, problem=problem))
-        return compared
+        if names is None:
+            return default_compare_with(self.tokenizer.name)
+        return [self.resolve_tokenizer(name) for name in names]
+
+    def _compared_now(self, name: str) -> Tokenizer | None:
+        """A compared tokenizer if it can be had at once (a packaged one); else its load
+        is started (once) and None returned."""
+        if name in PACKAGED:
+            return packaged(name)
+        if name not in self._compare_loading:
+            self._compare_loading.add(name)
+            self.loads.start(name).add_done_callback(functools.partial(self._compared_loaded, name))
+        return None
+
+    def _compared_loaded(self, name: str, load: asyncio.Future[Tokenizer]) -> None:
+        self._compare_loading.discard(name)
+        if load.cancelled():  # the server stops
+            return
+        error = load.exception()
+        if not isinstance(error, Exception):
+            self.compare_set.add(name, load.result())
+            return
+        self.compare_set.fail(name)
+        if name in self._compare_names():
+            self.report_once(self.messages("compare.broken", path=name, problem=self.load_failure(error, name)))
 
     def refresh_views(self) -> None:
         """Ask the client to re-request what depends on the tokens, where it can."""

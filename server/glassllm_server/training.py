@@ -17,7 +17,7 @@ import json
 import signal
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +65,7 @@ class TrainingSource:
     """What to train on: text files (each a text of its own), or an open document's text."""
 
     files: list[Path]
-    skipped: list[Path]  # files with a text suffix that are not UTF-8 text
+    skipped: list[Path]  # files with a text suffix left out: not UTF-8 text, or (over TCP) leading outside
     text: str | None = None
 
     def count(self) -> Counter[str]:
@@ -76,15 +76,21 @@ class TrainingSource:
         return count_files(self.files, jobs=None)
 
 
-def gather_files(path: Path) -> TrainingSource:
+def gather_files(path: Path, inside: Sequence[Path] | None = None) -> TrainingSource:
     """A file, or the text files under a folder (hidden ones excluded), checked to be text.
 
     Files are taken in sorted path order, so training is reproducible; each is counted
     as a text of its own, so the last chunk of one never joins the first of the next.
+    With ``inside`` (over TCP), a file of the folder whose links lead outside those
+    folders is left out, as are the files of a linked folder outside them.
     Raises ``OSError`` when ``path`` is missing or unreadable and :class:`SourceProblem`
-    (a ``ValueError``) when a single file is not UTF-8 text or a folder holds no text.
+    (a ``ValueError``) when a single file is not a regular UTF-8 text file or a folder
+    holds no text.
     """
     if not path.is_dir():
+        if path.exists() and not path.is_file():
+            # A FIFO would block the reader, /dev/zero fill its memory.
+            raise SourceProblem("train.not_regular", path=path)
         try:
             _check_text(path)
         except UnicodeDecodeError as error:
@@ -92,11 +98,15 @@ def gather_files(path: Path) -> TrainingSource:
         return TrainingSource([path], [])
     files: list[Path] = []
     skipped: list[Path] = []
+    folders = None if inside is None else [folder.resolve() for folder in inside]
     for candidate in sorted(path.rglob("*")):
         relative = candidate.relative_to(path)
         if any(part.startswith(".") for part in relative.parts) or not candidate.is_file():
             continue
         if candidate.suffix.lower() not in TEXT_SUFFIXES:
+            continue
+        if folders is not None and not any(candidate.resolve().is_relative_to(folder) for folder in folders):
+            skipped.append(candidate)
             continue
         try:
             _check_text(candidate)
@@ -178,16 +188,17 @@ class Percent:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m glassllm_server.training VOCAB_SIZE OUTPUT [SOURCE] [--replace] [--locale pt]``:
-    train on the file or folder SOURCE, or on standard input (UTF-8) without one.
-    ``--replace`` replaces OUTPUT even when it is not a tokenizer file (the user said yes);
-    ``--locale`` is the language of the errors (English by default).
+    """``python -m glassllm_server.training VOCAB_SIZE OUTPUT [SOURCE] [--replace] [--locale pt]
+    [--inside DIR]...``: train on the file or folder SOURCE, or on standard input (UTF-8)
+    without one. ``--replace`` replaces OUTPUT even when it is not a tokenizer file (the
+    user said yes); ``--locale`` is the language of the errors (English by default);
+    ``--inside`` (over TCP) leaves out a folder's files that lead outside those folders.
 
     Writes one JSON object per line to standard output: ``{"progress": [done, total]}``
     at each new percent, then ``{"done": {...}}``, ``{"cancelled": true}`` or
     ``{"error": "..."}``. SIGTERM cancels at the next merge.
     """
-    vocab_size, output, source, replace, locale = _arguments(sys.argv[1:] if argv is None else argv)
+    vocab_size, output, source, replace, locale, inside = _arguments(sys.argv[1:] if argv is None else argv)
     stop: list[bool] = []
     signal.signal(signal.SIGTERM, lambda number, frame: stop.append(True))
     percent = Percent()
@@ -202,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         if source:
-            corpus = gather_files(Path(source))
+            corpus = gather_files(Path(source), inside)
         else:
             corpus = TrainingSource([], [], sys.stdin.buffer.read().decode("utf-8"))
         tok = train_tokenizer(
@@ -230,9 +241,10 @@ def main(argv: list[str] | None = None) -> None:
     )
 
 
-def _arguments(argv: list[str]) -> tuple[str, str, str | None, bool, Locale]:
+def _arguments(argv: list[str]) -> tuple[str, str, str | None, bool, Locale, list[Path] | None]:
     """``main``'s arguments: vocabulary size, output, source (None: standard input),
-    whether to replace a file that is not a tokenizer, and the errors' language."""
+    whether to replace a file that is not a tokenizer, the errors' language, and the
+    folders a folder's files must lie in (None: anywhere)."""
     arguments = list(argv)
     replace = "--replace" in arguments
     locale: Locale = "en"
@@ -240,8 +252,13 @@ def _arguments(argv: list[str]) -> tuple[str, str, str | None, bool, Locale]:
         at = arguments.index("--locale")
         locale = "pt" if arguments[at + 1] == "pt" else "en"
         del arguments[at : at + 2]
+    inside: list[Path] | None = None
+    while "--inside" in arguments:
+        at = arguments.index("--inside")
+        inside = [*(inside or []), Path(arguments[at + 1])]
+        del arguments[at : at + 2]
     vocab_size, output, *source = [argument for argument in arguments if argument != "--replace"]
-    return vocab_size, output, source[0] if source else None, replace, locale
+    return vocab_size, output, source[0] if source else None, replace, locale, inside
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 The last settings the client sent win, whatever order the work finishes in: each source
 takes a ticket when it is sent (a push as it arrives, a pull as it is asked), and an
 answer older than the settings already applied is dropped. A client that cannot be
-pulled from has its last pushed section reused by every reload.
+pulled from has its last pushed section reused by every reload. A tokenizer file the
+settings name is loaded off the event loop (see :mod:`glassllm_server.loads`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from glassllm_server.confinement import inside
 from glassllm_server.features.feature import Feature, on_message
 from glassllm_server.server import GlassServer
 from glassllm_server.settings import SECTION
@@ -47,8 +49,13 @@ class Configuration(Feature):
             server.root_path = Path(path)
         elif params.root_path:
             server.root_path = Path(params.root_path)
+        folders = server.confined_to
+        if folders is not None and (server.root_path is None or not inside(server.root_path, folders)):
+            # Over TCP the workspace is the server's own: relative paths start in it.
+            server.root_path = folders[0]
         server.initialization_options = params.initialization_options
-        # Apply the options now, so that requests before the first pull already use them.
+        # Apply the options now, so that requests before the first pull already use them
+        # (a tokenizer file being loaded meanwhile: initialize never waits for one).
         server.configure(server.initialization_options)
 
     @on_message(types.INITIALIZED)

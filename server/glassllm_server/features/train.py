@@ -6,7 +6,8 @@ merges done). Cancelling the progress, or the request, stops it before anything 
 written (see :mod:`glassllm_server.training`). When it succeeds the server offers to
 switch to the new tokenizer for this session. An output that exists and is not a glassllm
 tokenizer file is replaced only when the user says yes to ``window/showMessageRequest``;
-over TCP, both paths must lie inside the workspace (see :mod:`glassllm_server.confinement`).
+over TCP, both paths must lie inside the workspace, and so must every file read from a
+folder (see :mod:`glassllm_server.confinement`).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ async def _offer(server: GlassServer, path: Path, done: str) -> None:
         return
     if answer is None or answer.title != use:
         return
-    if server.use_tokenizer(str(path)):
+    if await server.use_tokenizer(str(path)):
         server.switched_tokenizer = (server.settings.tokenizer, str(path))
         server.refresh_views()
         server.window_show_message(
@@ -157,6 +158,7 @@ class _Job(NamedTuple):
     vocab_size: int
     output: Path
     replace: bool  # the user said yes to replacing a file that is not a tokenizer
+    inside: tuple[Path, ...] | None  # over TCP: files of a folder are read only if inside these
 
 
 async def _run(job: _Job, progress: _Progress, cancelled: Callable[[], bool]) -> dict[str, Any]:
@@ -165,6 +167,8 @@ async def _run(job: _Job, progress: _Progress, cancelled: Callable[[], bool]) ->
     messages = progress.server.messages
     arguments = [str(job.vocab_size), str(job.output), "--locale", messages.locale]
     arguments += ([] if job.source is None else [str(job.source)]) + (["--replace"] if job.replace else [])
+    for folder in job.inside or ():
+        arguments += ["--inside", str(folder)]
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -276,7 +280,7 @@ class TrainTokenizer(Feature):
         if replace and not await _may_replace(server, output_path):
             return None
         text = None if snapshot is None else snapshot.document.text
-        return _Job(text, source_path, vocab_size, output_path, replace)
+        return _Job(text, source_path, vocab_size, output_path, replace, server.confined_to)
 
     def trained(
         self, source: str, output: Path, trained: dict[str, Any], seconds: float, progress: _Progress

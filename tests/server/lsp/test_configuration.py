@@ -128,6 +128,13 @@ async def test_a_real_model_tokenizer_is_refused_once_and_the_old_one_kept(clien
     for _ in range(2):
         did_change_configuration(client, {"tokenizer": str(path)})
         assert (await stats(client, uri))["tokenizer"] == "pt"
+
+    async def reported():
+        return len(client.messages) > before
+
+    # A model file takes about a second to read, longer than requests wait for a load.
+    assert await eventually(reported)
+    assert (await stats(client, uri))["tokenizer"] == "pt"
     shown = client.messages[before:]
     assert len(shown) == 1
     assert str(path) in shown[0].message and "only the glassllm command and the library" in shown[0].message

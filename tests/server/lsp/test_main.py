@@ -19,7 +19,7 @@ def test_version_and_help():
     done = subprocess.run([*COMMAND, "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == f"glassllm-lsp {__version__}"
     done = subprocess.run([*COMMAND, "--help"], capture_output=True, text=True, check=True)
-    for option in ("--tcp", "--host", "--port", "--log-file", "-v"):
+    for option in ("--tcp", "--workspace", "--host", "--port", "--log-file", "-v"):
         assert option in done.stdout
 
 
@@ -50,7 +50,19 @@ def test_tcp_with_a_log_file(tmp_path):
     port = _free_port()
     log = tmp_path / "server.log"
     server = subprocess.Popen(
-        [*COMMAND, "--tcp", "--host", "127.0.0.1", "--port", str(port), "--log-file", str(log), "-v"]
+        [
+            *COMMAND,
+            "--tcp",
+            "--workspace",
+            str(tmp_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-file",
+            str(log),
+            "-v",
+        ]
     )
     try:
         deadline = time.monotonic() + 20
@@ -107,3 +119,19 @@ def test_stdio_flag_is_accepted_as_the_default_transport():
     assert b"capabilities" in done.stdout
     rejected = subprocess.run([*COMMAND, "--stdio", "--tcp"], capture_output=True, text=True, timeout=60)
     assert rejected.returncode == 2 and "not allowed with argument" in rejected.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        (["--tcp"], "--tcp needs --workspace DIR (one or more): any local user can connect to a TCP port"),
+        (["--tcp", "--workspace", "{missing}"], "--workspace {missing}: not a folder"),
+        (["--workspace", "{here}"], "--workspace goes with --tcp"),
+    ],
+)
+def test_tcp_needs_the_workspace_folders(tmp_path, arguments, error):
+    places = {"missing": str(tmp_path / "missing"), "here": str(tmp_path)}
+    done = subprocess.run(
+        [*COMMAND, *(argument.format(**places) for argument in arguments)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and error.format(**places) in done.stderr

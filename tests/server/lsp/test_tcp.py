@@ -1,14 +1,18 @@
-"""Over TCP (``glassllm-lsp --tcp``) the commands read and write only inside the workspace
-folders the client declared and the explanation-page cache folder.
+"""Over TCP (``glassllm-lsp --tcp --workspace DIR…``) any local user can connect, so the
+server serves one client and reads and writes only inside the folders it was started
+with, whatever folders the client declares: commands, training on a folder (links
+leading outside left out) and the tokenizer files the settings name, whose errors never
+quote the file's content.
 
 The server runs as a user would start it, on a free local port; a plain pygls client
-connects to it.
+connects to it, and a second client speaks raw LSP framing on a socket.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -27,6 +31,25 @@ from glassllm import Tokenizer
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
+# Characters no other file here holds, and a file's content no message may quote.
+SECRET = "ẞŒ segredo\n"
+TOPSECRET_VERSION = json.dumps({"version": "TOPSECRET-v9", "alphabet": ["a"], "merges": []})
+TOPSECRET_MERGE = json.dumps({"version": 1, "alphabet": ["a"], "merges": [["a", "TOPSECRET-piece"]]})
+
+
+class TcpClient(LanguageClient):
+    """A pygls client of the server on ``port`` that keeps the window messages it is shown."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__("tcp-test", "1")
+        self.port = port
+        self.shown: list[str] = []
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE)
+        def show(params: types.ShowMessageParams) -> None:
+            self.shown.append(params.message)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -40,20 +63,28 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     for folder in found.values():
         folder.mkdir()
     (found["outside"] / "corpus.txt").write_text("banana banana\n", encoding="utf-8")
+    (found["outside"] / "secret.txt").write_text(SECRET, encoding="utf-8")
+    (found["outside"] / "secret.json").write_text(TOPSECRET_VERSION, encoding="utf-8")
     (found["workspace"] / "corpus.txt").write_text("banana banana\n", encoding="utf-8")
     (found["workspace"] / "escape").symlink_to(found["outside"])
+    (found["workspace"] / "leak.txt").symlink_to(found["outside"] / "secret.txt")
+    (found["workspace"] / "version.json").write_text(TOPSECRET_VERSION, encoding="utf-8")
+    (found["workspace"] / "merges.json").write_text(TOPSECRET_MERGE, encoding="utf-8")
+    (found["workspace"] / "linked.json").symlink_to(found["outside"] / "secret.json")
+    Tokenizer.train("banana banana\n", 20).save(found["workspace"] / "banana.json")
     return found
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def client(folders):
     port = free_port()
+    workspace = ["--workspace", str(folders["workspace"]), "--workspace", str(folders["second"])]
     server = subprocess.Popen(
-        [sys.executable, "-m", "glassllm_server", "--tcp", "--port", str(port)],
+        [sys.executable, "-m", "glassllm_server", "--tcp", "--port", str(port), *workspace],
         env={**os.environ, "XDG_CACHE_HOME": str(folders["cache"])},
         stderr=subprocess.DEVNULL,
     )
-    client = LanguageClient("tcp-test", "1")
+    client = TcpClient(port)
 
     @client.feature(types.WORKSPACE_CONFIGURATION)
     def configuration(params: types.ConfigurationParams) -> list[None]:
@@ -75,7 +106,9 @@ async def client(folders):
         await client.initialize_async(
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),
+                # A client may declare anything: the server keeps to its --workspace folders.
                 workspace_folders=[
+                    types.WorkspaceFolder(uri="file:///", name="everything"),
                     types.WorkspaceFolder(uri=folders["workspace"].as_uri(), name="workspace"),
                     types.WorkspaceFolder(uri=folders["second"].as_uri(), name="second"),
                 ],
@@ -149,3 +182,105 @@ async def test_explanation_pages_still_go_to_the_cache_folder(client, folders):
     selection = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}}
     answer = await command(client, "glassllm.explainMerges", uri, selection)
     assert Path(answer["page"].removeprefix("file://")).parent == folders["cache"] / "glassllm"
+
+
+async def test_a_second_client_is_refused_and_the_first_one_served(client: TcpClient, folders):
+    uri = folders["workspace"].joinpath("first.txt").as_uri()
+    open_document(client, uri, "Era uma vez")
+    reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+    try:
+        initialize = {"capabilities": {}, "rootUri": "file:///", "locale": "pt-BR"}
+        send(writer, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
+        answer = await asyncio.wait_for(receive(reader), 10)
+        assert answer["id"] == 1 and answer["error"]["code"] == -32600
+        assert answer["error"]["message"] == (
+            "este glassllm-lsp atende um cliente, e há um conectado: inicie outro `glassllm-lsp --tcp` "
+            "em outra porta para este cliente"
+        )
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # and closed
+    finally:
+        writer.close()
+    stats = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+    assert (stats.tokens, stats.tokenizer) == (4, "pt")
+
+
+async def test_training_on_a_folder_leaves_out_links_leading_outside(client: TcpClient, folders):
+    answer = await command(client, "glassllm.trainTokenizer", str(folders["workspace"]), 40, "folder.json")
+    assert answer["files"] == [str(folders["workspace"] / "corpus.txt")]
+    assert answer["skipped"] == [str(folders["workspace"] / "leak.txt")]
+    alphabet = Tokenizer.load(folders["workspace"] / "folder.json").alphabet
+    assert not set("ẞŒsegrdo") & set(alphabet)  # nothing of the outside file
+
+
+async def messages_after(client: TcpClient, before: int, count: int) -> list[str]:
+    for _ in range(200):  # 10 s
+        if len(client.shown) >= before + count:
+            break
+        await asyncio.sleep(0.05)
+    return client.shown[before:]
+
+
+def push(client: TcpClient, section: dict[str, Any]) -> None:
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": section}))
+
+
+async def test_a_tokenizer_file_outside_the_workspace_is_not_read(client: TcpClient, folders):
+    places = [
+        folders["outside"] / "secret.json",
+        folders["outside"] / "missing.json",
+        folders["workspace"] / "linked.json",
+    ]
+    before = len(client.shown)
+    for count, place in enumerate(places, 1):
+        push(client, {"tokenizer": str(place)})
+        await messages_after(client, before, count)
+    shown = client.shown[before:]
+    folders_named = f"{folders['workspace']}, {folders['second']}"
+    # The same words whether the file exists or not: nothing is learnt of it.
+    assert shown == [
+        f"glassllm: cannot use the tokenizer {place}: it is outside the workspace folders, and over TCP "
+        f"glassllm reads tokenizer files only inside them ({folders_named}). Still using Portuguese (pt)."
+        for place in places
+    ]
+    push(client, {"compareWith": [str(places[0])]})
+    (compared,) = await messages_after(client, before + len(places), 1)
+    assert compared.startswith(f"glassllm: cannot compare with the tokenizer {places[0]}: it is outside")
+    push(client, {})
+
+
+@pytest.mark.parametrize(("name", "place"), [("version.json", "version"), ("merges.json", "merges[0]")])
+async def test_errors_do_not_quote_a_files_content(client: TcpClient, folders, name, place):
+    path = folders["workspace"] / name
+    before = len(client.shown)
+    push(client, {"tokenizer": name, "compareWith": [name]})  # relative: from the workspace
+    shown = await messages_after(client, before, 2)
+    assert len(shown) == 2 and all("TOPSECRET" not in message for message in shown)
+    assert (
+        f"cannot use the tokenizer {path}: {path}: not a tokenizer file glassllm can use: {place} is not valid "
+        "(over TCP, messages do not quote a file's content)"
+    ) in shown[0]
+    push(client, {})
+
+
+async def test_a_tokenizer_file_inside_the_workspace_is_used(client: TcpClient, folders):
+    uri = folders["workspace"].joinpath("banana.txt").as_uri()
+    open_document(client, uri, "banana banana\n")
+    push(client, {"tokenizer": "banana.json"})
+    stats = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+    assert stats.tokenizer == str(folders["workspace"] / "banana.json")
+    assert stats.tokens == len(Tokenizer.load(folders["workspace"] / "banana.json").encode("banana banana\n"))
+    push(client, {})
+
+
+def send(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
+    body = json.dumps(message).encode("utf-8")
+    writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+async def receive(reader: asyncio.StreamReader) -> dict[str, Any]:
+    length = 0
+    while (line := await reader.readline()) != b"\r\n":
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    return json.loads(await reader.readexactly(length))

@@ -69,21 +69,27 @@ def test_range_counts_agree_with_the_tokens_that_overlap():
             assert (counts.tokens, counts.unknown) == (len(hit), hit.count(UNK_ID)), (first, last)
 
 
-def test_the_compare_set_loads_once_skips_the_current_and_reports_broken_files(tmp_path):
-    broken = tmp_path / "broken.json"
-    broken.write_text("{", encoding="utf-8")
+def test_the_compare_set_asks_once_skips_the_current_and_remembers_failures():
+    asked: list[str] = []
+    ready = {"en": EN}
+
+    def load(name: str) -> Tokenizer | None:
+        asked.append(name)
+        return ready.get(name)
+
     compare_set = CompareSet()
-    compared, failures = compare_set.get(["pt", "en", "en", str(broken)], "pt", locale="pt")
-    assert [tok.name for tok in compared] == ["en"]
-    assert [name for name, _ in failures] == [str(broken)]
-    assert failures[0][1].startswith(f"{broken}: não é JSON válido")  # the library's error, in Portuguese
-    again, _ = compare_set.get(["en"], "pt")
-    assert again[0] is compared[0]  # its caches are kept
-    Tokenizer.train("banana banana", 12).save(broken)
-    assert compare_set.get([str(broken)], "pt") == ([], [])  # left out, said once, until the settings change
-    compare_set.forget_failures()
-    loaded, failures = compare_set.get([str(broken)], "pt")
-    assert failures == [] and loaded[0].tokenizer.merges == Tokenizer.train("banana banana", 12).merges
+    compared = compare_set.get(["pt", "en", "en", "/x/slow.json"], "pt", load)
+    assert [tok.name for tok in compared] == ["en"] and asked == ["en", "/x/slow.json"]
+    assert compare_set.get(["en"], "pt", load)[0] is compared[0]  # its caches are kept
+    assert asked == ["en", "/x/slow.json"]
+    compare_set.fail("/x/slow.json")
+    assert compare_set.get(["/x/slow.json", "en"], "pt", load) == compared  # left out, not asked again
+    assert asked == ["en", "/x/slow.json"]
+    compare_set.forget_failures()  # the settings changed: the file may be fixed
+    banana = Tokenizer.train("banana banana", 12)
+    compare_set.add("/x/slow.json", banana)
+    (loaded,) = compare_set.get(["/x/slow.json"], "pt", load)
+    assert loaded.tokenizer is banana and asked == ["en", "/x/slow.json"]
 
 
 def test_hover_lines_name_each_tokenizer_and_count():

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,6 +42,31 @@ def test_a_folder_without_text_and_a_binary_file_are_errors(tmp_path):
         gather_files(tmp_path / "x.txt")
     with pytest.raises(OSError):
         gather_files(tmp_path / "missing.txt")
+
+
+def test_over_tcp_a_folder_leaves_out_files_that_lead_outside(tmp_path):
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    (outside / "folder").mkdir(parents=True)
+    (outside / "secret.txt").write_text("segredo", encoding="utf-8")
+    (outside / "folder" / "deep.txt").write_text("segredo", encoding="utf-8")
+    workspace.mkdir()
+    (workspace / "own.txt").write_text("banana", encoding="utf-8")
+    (workspace / "leak.txt").symlink_to(outside / "secret.txt")
+    (workspace / "linked").symlink_to(outside / "folder")
+    (workspace / "near.txt").symlink_to(workspace / "own.txt")  # a link that stays inside
+    source = gather_files(workspace, [workspace])
+    assert [path.name for path in source.files] == ["near.txt", "own.txt"]
+    assert [path.name for path in source.skipped] == ["leak.txt"]
+    # Over stdio the user's links are the user's wish.
+    assert [path.name for path in gather_files(workspace).files] == ["leak.txt", "near.txt", "own.txt"]
+
+
+def test_a_source_that_is_not_a_regular_file_is_refused_unread(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(ValueError, match=re.escape(f"{path}: not a regular file or a folder")):
+            gather_files(path)
 
 
 def test_training_writes_the_tokenizer_and_reports_each_merge(tmp_path):
