@@ -6,8 +6,8 @@
 [11, 7, 11]
 """
 
-# The one place the version is written: the package metadata (hatch), `glassllm --version`
-# and the language server's serverInfo all read it.
+# The one place the version is written: the package metadata (hatch), `glassllm --version`,
+# the stamp of counts files and the language server's serverInfo all read it.
 __version__ = "0.1.0"
 
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare

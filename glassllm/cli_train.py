@@ -44,9 +44,7 @@ def _refuse_to_replace_counts(path: str, force: bool) -> None:
     try:
         read_counts(path)
     except (OSError, ValueError):
-        raise ValueError(
-            f"{path} exists and is not a counts file this glassllm reads; not replacing it (--force replaces it)"
-        ) from None
+        raise problem(ValueError, "cli.replace_counts", path=path) from None
 
 
 class _Stage:
@@ -135,7 +133,7 @@ def _count_command(args: argparse.Namespace, out: TextIO) -> None:
 
 def _train_command(args: argparse.Namespace, out: TextIO) -> None:
     if not args.corpus and not args.counts:
-        raise ValueError("name corpus files, counts files (--counts), or both")
+        raise problem(ValueError, "cli.no_corpus")
     refuse_to_replace(args.output, args.force)
     started = time.perf_counter()
     counts = _count(args, sys.stderr)

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from glassllm.corpus import Part
+from glassllm.optional import optional
 
 __all__ = ["FAN_IN", "count_parts_on_dask", "dask_client"]
 
@@ -28,20 +29,12 @@ __all__ = ["FAN_IN", "count_parts_on_dask", "dask_client"]
 FAN_IN = 4
 
 
-def _distributed() -> Any:
-    try:
-        import distributed
-    except ImportError:
-        raise ValueError('counting on Dask needs Dask: pip install "glassllm[dask]"') from None
-    return distributed
-
-
 @contextmanager
 def dask_client(address: str | None = None, workers: int | None = None) -> Iterator[Any]:
     """A Dask client, closed on leaving: of the scheduler at ``address``, or of a new
     cluster on this machine (``address`` ``None``) of ``workers`` processes (one per
     core by default) with one thread each, since counting holds the interpreter's lock."""
-    distributed = _distributed()
+    distributed = optional("distributed", "dask")
     if address is not None:
         with distributed.Client(address) as client:
             yield client
@@ -70,7 +63,7 @@ def count_parts_on_dask(
     a Dask run). ``progress(n)`` is told of each part's ``n`` bytes as it finishes."""
     if not parts:
         return Counter()
-    distributed = _distributed()
+    distributed = optional("distributed", "dask")
     futures = client.map(count_part, parts, pure=False)
     sizes = {future.key: part.size for future, part in zip(futures, parts, strict=True)}
     finished = distributed.as_completed(futures)

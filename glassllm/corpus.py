@@ -26,6 +26,7 @@ file and the line (or row).
 from __future__ import annotations
 
 import bz2
+import errno
 import glob
 import gzip
 import io
@@ -38,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from glassllm.problems import os_problem
+from glassllm.optional import optional
+from glassllm.problems import MESSAGES, Problem, os_problem, problem, with_problem
 
 __all__ = ["Part", "corpus_files", "corpus_parts", "open_compressed", "read_part", "reading"]
 
@@ -71,11 +73,7 @@ def is_url(path: str) -> bool:
 
 def _fs(path: str) -> tuple[Any, str]:
     """The ``fsspec`` filesystem of a URL and the path inside it."""
-    try:
-        from fsspec.core import url_to_fs
-    except ImportError:
-        raise ValueError(f"{path}: reading URLs needs fsspec (pip install fsspec)") from None
-    return url_to_fs(path)
+    return optional("fsspec.core", "urls", path=path).url_to_fs(path)
 
 
 @contextmanager
@@ -119,14 +117,6 @@ def kind_of(name: str) -> str:
     return "text"
 
 
-def _zstandard() -> Any:
-    try:
-        import zstandard
-    except ImportError:
-        raise ValueError('reading or writing .zst needs zstandard: pip install "glassllm[zstd]"') from None
-    return zstandard
-
-
 @contextmanager
 def open_compressed(path: str) -> Iterator[BinaryIO]:
     """``path`` opened for reading bytes, decompressed as its suffix says."""
@@ -145,7 +135,8 @@ def _decompressing(raw: IO[bytes], name: str) -> BinaryIO:
     elif compression == ".xz":
         stream = lzma.LZMAFile(raw, "rb")  # noqa: SIM115 (the caller closes it)
     elif compression == ".zst":
-        stream = io.BufferedReader(_zstandard().ZstdDecompressor().stream_reader(raw, read_across_frames=True))
+        zstandard = optional("zstandard", "zstd")
+        stream = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
     return stream
 
 
@@ -161,7 +152,8 @@ def compressing_writer(raw: IO[bytes], name: str) -> BinaryIO:
     elif compression == ".xz":
         stream = lzma.LZMAFile(raw, "wb")  # noqa: SIM115 (the caller closes it)
     elif compression == ".zst":
-        stream = _zstandard().ZstdCompressor().stream_writer(raw, closefd=False)
+        zstandard = optional("zstandard", "zstd")
+        stream = zstandard.ZstdCompressor().stream_writer(raw, closefd=False)
     return stream
 
 
@@ -176,7 +168,7 @@ def corpus_files(inputs: Iterable[str | Path]) -> list[str]:
         elif glob.has_magic(item) and not os.path.exists(item):  # "notes[1].txt" may be a name
             matches = sorted(path for path in glob.glob(item, recursive=True) if os.path.isfile(path))
             if not matches:
-                raise FileNotFoundError(2, "no corpus file matches this pattern", item)
+                raise _nothing_found("corpus.no_match", item)
             files.extend(matches)
         elif os.path.isdir(item):
             found = sorted(
@@ -187,7 +179,7 @@ def corpus_files(inputs: Iterable[str | Path]) -> list[str]:
                 and not any(part.startswith(".") for part in Path(os.path.relpath(folder, item)).parts)
             )
             if not found:
-                raise FileNotFoundError(2, "no corpus file in this folder", item)
+                raise _nothing_found("corpus.empty_folder", item)
             files.extend(found)
         else:
             with reading(item):
@@ -209,8 +201,12 @@ def _url_files(url: str) -> list[str]:
         names = []
     names = [name for name in names if not os.path.basename(name).startswith(".")]
     if not names:
-        raise FileNotFoundError(2, "no corpus file at this URL", url)
+        raise _nothing_found("corpus.empty_url", url)
     return [name if "://" in name else f"{protocol}://{name}" for name in names]
+
+
+def _nothing_found(code: str, path: str) -> FileNotFoundError:
+    return with_problem(FileNotFoundError(errno.ENOENT, MESSAGES[code][0], path), Problem(code, {"path": path}))
 
 
 def corpus_parts(files: Iterable[str], part_bytes: int, field: str | None = None) -> list[Part]:
@@ -222,7 +218,7 @@ def corpus_parts(files: Iterable[str], part_bytes: int, field: str | None = None
         kind = kind_of(path)
         if kind != "text" and field is None:
             name = "JSON Lines" if kind == "jsonl" else "Parquet"
-            raise ValueError(f"{path}: a {name} file needs the field that holds the text (--field text)")
+            raise problem(ValueError, "corpus.field_needed", path=path, kind=name)
         with reading(path):
             size = file_size(path)
             if kind == "parquet":
@@ -264,11 +260,7 @@ def _line_ranges(path: str, size: int, part_bytes: int) -> list[tuple[int, int]]
 
 
 def _parquet_file(path: str) -> Any:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ValueError(f'{path}: reading Parquet needs pyarrow: pip install "glassllm[parquet]"') from None
-    return pq.ParquetFile(_open_raw(path))
+    return optional("pyarrow.parquet", "parquet", path=path).ParquetFile(_open_raw(path))
 
 
 def _parquet_parts(path: str, size: int, part_bytes: int, field: str | None) -> list[Part]:
@@ -277,7 +269,7 @@ def _parquet_parts(path: str, size: int, part_bytes: int, field: str | None) -> 
     try:
         names = parquet.schema_arrow.names
         if field not in names:
-            raise ValueError(f"{path}: no field {field!r} (its fields: {', '.join(names)})")
+            raise problem(ValueError, "corpus.no_field", path=path, field=field, fields=", ".join(names))
         metadata = parquet.metadata
         weights = [
             sum(group.column(column).total_compressed_size for column in range(group.num_columns))
@@ -319,7 +311,7 @@ def read_part(part: Part, progress: Callable[[int], None] | None = None) -> Iter
                 yield lines.decode("utf-8"), 0
             except UnicodeDecodeError as error:
                 line = first_line() + lines.count(b"\n", 0, error.start)
-                raise ValueError(f"{part.path}:{line}: not UTF-8 text ({error.reason})") from None
+                raise problem(ValueError, "corpus.not_utf8", path=part.path, line=line, reason=error.reason) from None
 
 
 def _line_blocks(part: Part, progress: Callable[[int], None] | None) -> Iterator[tuple[bytes, Callable[[], int]]]:
@@ -374,26 +366,33 @@ def _records(part: Part, lines: bytes, first_line: Callable[[], int]) -> Block:
     for index, line in enumerate(lines.split(b"\n")):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{part.path}:{first_line() + index}: not UTF-8 text ({error.reason})") from None
-        except ValueError as error:
-            raise ValueError(f"{part.path}:{first_line() + index}: not a JSON record ({error})") from None
-        if not isinstance(record, dict) or part.field not in record:
-            raise ValueError(f"{part.path}:{first_line() + index}: the record has no field {part.field!r}")
-        text = record[part.field]
-        if not isinstance(text, str):
-            raise ValueError(
-                f"{part.path}:{first_line() + index}: field {part.field!r} holds {type(text).__name__}, not text"
-            )
+        text = _record_text(line, part.field)
+        if isinstance(text, tuple):
+            code, fields = text
+            raise problem(ValueError, code, path=part.path, line=first_line() + index, **fields)
         texts.append(text)
     return "\n".join(texts), max(len(texts) - 1, 0)
 
 
-def _parquet_blocks(part: Part, progress: Callable[[int], None] | None) -> Iterator[Block]:
-    import pyarrow as pa
+def _record_text(line: bytes, field: str | None) -> str | tuple[str, dict[str, Any]]:
+    """The text in ``field`` of the JSON record ``line``, or what is wrong with the
+    record: a problem's code and fields, to which the caller adds the file and line."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        return "corpus.not_utf8", {"reason": error.reason}
+    except ValueError as error:
+        return "corpus.not_json", {"reason": str(error)}
+    if not isinstance(record, dict) or field not in record:
+        return "corpus.record_field", {"field": field}
+    text = record[field]
+    if not isinstance(text, str):
+        return "corpus.not_text", {"field": field, "found": type(text).__name__}
+    return text
 
+
+def _parquet_blocks(part: Part, progress: Callable[[int], None] | None) -> Iterator[Block]:
+    pa = optional("pyarrow", "parquet", path=part.path)
     parquet = _parquet_file(part.path)
     try:
         metadata = parquet.metadata
@@ -401,7 +400,9 @@ def _parquet_blocks(part: Part, progress: Callable[[int], None] | None) -> Itera
         rows = sum(metadata.row_group(group).num_rows for group in range(part.start, part.end))
         column_type = parquet.schema_arrow.field(part.field).type
         if not (pa.types.is_string(column_type) or pa.types.is_large_string(column_type)):
-            raise ValueError(f"{part.path}: field {part.field!r} holds {column_type}, not text")
+            raise problem(
+                ValueError, "corpus.column_not_text", path=part.path, field=part.field, found=str(column_type)
+            )
         reported = 0
         for batch in parquet.iter_batches(
             batch_size=4096, row_groups=range(part.start, part.end), columns=[part.field], use_threads=False
@@ -409,12 +410,13 @@ def _parquet_blocks(part: Part, progress: Callable[[int], None] | None) -> Itera
             column = batch.column(0)
             if column.null_count:
                 missing = column.is_null().index(True).as_py()
-                raise ValueError(f"{part.path}: row {row + missing}: field {part.field!r} is missing (null)")
+                raise problem(ValueError, "corpus.null", path=part.path, row=row + missing, field=part.field)
             try:
                 column.validate(full=True)
                 texts = column.to_pylist()
             except (pa.ArrowInvalid, UnicodeDecodeError):
-                raise ValueError(f"{part.path}: row {row + _first_invalid(column)}: not UTF-8 text") from None
+                found = row + _first_invalid(column)
+                raise problem(ValueError, "corpus.row_not_utf8", path=part.path, row=found) from None
             yield "\n".join(texts), max(len(texts) - 1, 0)
             row += len(texts)
             if progress is not None and rows:

@@ -31,22 +31,16 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from glassllm import __version__
 from glassllm.chunks import CHUNK_PATTERN, SPACE
 from glassllm.corpus import compressing_writer, open_compressed, reading
+from glassllm.problems import problem
 
 __all__ = ["COUNTS_FORMAT", "counts_stamp", "read_counts", "sum_counts", "write_counts"]
 
 COUNTS_FORMAT = 1
-
-
-def glassllm_version() -> str:
-    try:
-        return version("glassllm")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown"
 
 
 @cache
@@ -66,7 +60,7 @@ def rule_digest() -> str:
 
 def counts_stamp() -> dict[str, int | str]:
     """The first line of a counts file this glassllm writes and accepts."""
-    return {"glassllm_counts": COUNTS_FORMAT, "glassllm": glassllm_version(), "rule": rule_digest()}
+    return {"glassllm_counts": COUNTS_FORMAT, "glassllm": __version__, "rule": rule_digest()}
 
 
 def write_counts(counts: Mapping[str, int], path: str | Path) -> None:
@@ -115,14 +109,14 @@ def _read_into(total: Counter[str], path: str) -> None:
                 try:
                     chunk, count = json.loads(line)
                 except (ValueError, TypeError):
-                    raise ValueError(f"{path}:{number}: expected [chunk, count], found {line.strip()[:80]!r}") from None
+                    raise problem(ValueError, "counts.line", path=path, line=number, found=line.strip()[:80]) from None
                 if not isinstance(chunk, str) or not chunk:
-                    raise ValueError(f"{path}:{number}: a chunk must be a non-empty string, found {chunk!r}")
+                    raise problem(ValueError, "counts.chunk", path=path, line=number, chunk=chunk)
                 if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-                    raise ValueError(f"{path}:{number}: {chunk!r} has count {count!r}, expected a positive integer")
+                    raise problem(ValueError, "counts.count", path=path, line=number, chunk=chunk, count=count)
                 total[chunk] += count
         except UnicodeDecodeError as error:
-            raise ValueError(f"{path}: not UTF-8 text ({error.reason})") from None
+            raise problem(ValueError, "counts.not_utf8", path=path, reason=error.reason) from None
 
 
 def _check_stamp(path: str, first_line: str) -> None:
@@ -131,18 +125,10 @@ def _check_stamp(path: str, first_line: str) -> None:
     except ValueError:
         stamp = None
     if not isinstance(stamp, dict) or "glassllm_counts" not in stamp:
-        raise ValueError(f"{path}: not a glassllm counts file (its first line is not a counts stamp)")
+        raise problem(ValueError, "counts.not_counts", path=path)
     if stamp["glassllm_counts"] != COUNTS_FORMAT:
-        raise ValueError(
-            f"{path}: counts format {stamp['glassllm_counts']!r}; this glassllm reads format {COUNTS_FORMAT}"
-        )
+        raise problem(ValueError, "counts.format", path=path, found=stamp["glassllm_counts"], expected=COUNTS_FORMAT)
     if stamp.get("rule") != rule_digest():
-        raise ValueError(
-            f"{path}: counted with another normalization or chunk rule ({stamp.get('rule')!r}, this glassllm "
-            f"has {rule_digest()!r}), so its chunks are not the ones the tokenizer will see; count the corpus again"
-        )
-    if stamp.get("glassllm") != glassllm_version():
-        raise ValueError(
-            f"{path}: counted by glassllm {stamp.get('glassllm')!r}, this is glassllm {glassllm_version()!r}; "
-            "count the corpus again with this version"
-        )
+        raise problem(ValueError, "counts.rule", path=path, found=stamp.get("rule"), expected=rule_digest())
+    if stamp.get("glassllm") != __version__:
+        raise problem(ValueError, "counts.version", path=path, found=stamp.get("glassllm"), expected=__version__)

@@ -158,6 +158,95 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "contagens de trechos: {chunk!r} tem contagem {count!r}, esperava um inteiro positivo",
     ),
     "count.jobs": ("jobs must be at least 1, got {jobs}", "jobs deve ser pelo menos 1, veio {jobs}"),
+    # Counts files (glassllm.counts).
+    "counts.line": (
+        "{path}:{line}: expected [chunk, count], found {found!r}",
+        "{path}:{line}: esperava [trecho, contagem], encontrou {found!r}",
+    ),
+    "counts.chunk": (
+        "{path}:{line}: a chunk must be a non-empty string, found {chunk!r}",
+        "{path}:{line}: um trecho deve ser uma string não vazia, encontrou {chunk!r}",
+    ),
+    "counts.count": (
+        "{path}:{line}: {chunk!r} has count {count!r}, expected a positive integer",
+        "{path}:{line}: {chunk!r} tem contagem {count!r}, esperava um inteiro positivo",
+    ),
+    "counts.not_utf8": ("{path}: not UTF-8 text ({reason})", "{path}: não é texto UTF-8 ({reason})"),
+    "counts.not_counts": (
+        "{path}: not a glassllm counts file (its first line is not a counts stamp)",
+        "{path}: não é um arquivo de contagens do glassllm (a primeira linha não é um carimbo de contagens)",
+    ),
+    "counts.format": (
+        "{path}: counts format {found!r}; this glassllm reads format {expected}",
+        "{path}: formato de contagens {found!r}; este glassllm lê o formato {expected}",
+    ),
+    "counts.rule": (
+        "{path}: counted with another normalization or chunk rule ({found!r}, this glassllm has {expected!r}), "
+        "so its chunks are not the ones the tokenizer will see; count the corpus again",
+        "{path}: contado com outra normalização ou regra de trechos ({found!r}, este glassllm tem {expected!r}), "
+        "então os trechos dele não são os que o tokenizador verá; conte o corpus de novo",
+    ),
+    "counts.version": (
+        "{path}: counted by glassllm {found!r}, this is glassllm {expected!r}; "
+        "count the corpus again with this version",
+        "{path}: contado pelo glassllm {found!r}, este é o glassllm {expected!r}; "
+        "conte o corpus de novo com esta versão",
+    ),
+    # Corpora (glassllm.corpus). "no corpus file…" are the strerror of a FileNotFoundError,
+    # which names the path itself.
+    "corpus.no_match": (
+        "no corpus file matches this pattern",
+        "{path}: nenhum arquivo do corpus corresponde a este padrão",
+    ),
+    "corpus.empty_folder": ("no corpus file in this folder", "{path}: nenhum arquivo do corpus nesta pasta"),
+    "corpus.empty_url": ("no corpus file at this URL", "{path}: nenhum arquivo do corpus nesta URL"),
+    "corpus.field_needed": (
+        "{path}: a {kind} file needs the field that holds the text (--field text)",
+        "{path}: um arquivo {kind} precisa do campo que contém o texto (--field text)",
+    ),
+    "corpus.no_field": (
+        "{path}: no field {field!r} (its fields: {fields})",
+        "{path}: não há o campo {field!r} (os campos dele: {fields})",
+    ),
+    "corpus.not_utf8": ("{path}:{line}: not UTF-8 text ({reason})", "{path}:{line}: não é texto UTF-8 ({reason})"),
+    "corpus.not_json": (
+        "{path}:{line}: not a JSON record ({reason})",
+        "{path}:{line}: não é um registro JSON ({reason})",
+    ),
+    "corpus.record_field": (
+        "{path}:{line}: the record has no field {field!r}",
+        "{path}:{line}: o registro não tem o campo {field!r}",
+    ),
+    "corpus.not_text": (
+        "{path}:{line}: field {field!r} holds {found}, not text",
+        "{path}:{line}: o campo {field!r} contém {found}, não texto",
+    ),
+    "corpus.column_not_text": (
+        "{path}: field {field!r} holds {found}, not text",
+        "{path}: o campo {field!r} contém {found}, não texto",
+    ),
+    "corpus.null": (
+        "{path}: row {row}: field {field!r} is missing (null)",
+        "{path}: linha {row}: falta o campo {field!r} (null)",
+    ),
+    "corpus.row_not_utf8": ("{path}: row {row}: not UTF-8 text", "{path}: linha {row}: não é texto UTF-8"),
+    # What installs an optional dependency (glassllm.optional).
+    "optional.dask": (
+        'counting on Dask needs Dask: pip install "glassllm[dask]"',
+        'contar no Dask requer o Dask: pip install "glassllm[dask]"',
+    ),
+    "optional.parquet": (
+        '{path}: reading Parquet needs pyarrow: pip install "glassllm[parquet]"',
+        '{path}: ler Parquet requer o pyarrow: pip install "glassllm[parquet]"',
+    ),
+    "optional.zstd": (
+        'reading or writing .zst needs zstandard: pip install "glassllm[zstd]"',
+        'ler ou gravar .zst requer o zstandard: pip install "glassllm[zstd]"',
+    ),
+    "optional.urls": (
+        "{path}: reading URLs needs fsspec (pip install fsspec)",
+        "{path}: ler URLs requer o fsspec (pip install fsspec)",
+    ),
     # Real models' tokenizers (glassllm.models).
     "model.unknown_file": (
         "{path}: not a tokenizer file: expected {expected}",
@@ -217,6 +306,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "cli.file_utf8": (
         "{path}: not UTF-8 text (byte 0x{byte:02x} at offset {offset})",
         "{path}: não é texto UTF-8 (byte 0x{byte:02x} na posição {offset})",
+    ),
+    "cli.no_corpus": (
+        "name corpus files, counts files (--counts), or both",
+        "indique arquivos do corpus, arquivos de contagens (--counts) ou ambos",
+    ),
+    "cli.replace_counts": (
+        "{path} exists and is not a counts file this glassllm reads; not replacing it (--force replaces it)",
+        "{path} existe e não é um arquivo de contagens que este glassllm lê; não foi substituído (--force o substitui)",
     ),
     "cli.empty_corpus": (
         "{corpus}: no text to learn from; {output} is left as it was",

@@ -12,16 +12,7 @@
 ;; is done here (the idle timer of `lsp-deferred', the fontification jit-lock would
 ;; ask for, flymake's start).  Positions are 0-based code-point offsets.
 
-(require 'json)
-(require 'seq)
-
-(defun glassllm-test--wait (predicate what &optional seconds)
-  "Process output and timers until PREDICATE is non-nil; signal an error naming WHAT
-after SECONDS (30 by default)."
-  (let ((deadline (+ (float-time) (or seconds 30))))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (or (funcall predicate) (error "Timed out waiting for %s" what))))
+(load (expand-file-name "emacs_session_helpers.el" (file-name-directory load-file-name)) nil t)
 
 (defun glassllm-test--run-idle-timers ()
   "Run the idle timers due, as an idle Emacs would."
@@ -39,24 +30,14 @@ an lsp-mode semantic face."
              (faces (ensure-list (get-text-property pos 'face)))
              (semantic (seq-find (lambda (face) (string-prefix-p "lsp-face-semhl-" (symbol-name face))) faces)))
         (when semantic
-          (push (vector (1- pos) (1- next) (symbol-name semantic)) runs))
+          (push (vector (glassllm-test--offset pos) (glassllm-test--offset next) (symbol-name semantic)) runs))
         (setq pos next)))
     (vconcat (nreverse runs))))
 
-(defun glassllm-test--count ()
-  "The glassllm part of the mode line: its lighter in `minor-mode-alist', an
-\=(:eval FORM) construct, evaluated as redisplay would (`format-mode-line' gives
-nothing in batch mode, which has no frame to draw)."
-  (pcase (cadr (assq 'glassllm-mode minor-mode-alist))
-    (`(:eval ,form) (string-trim (eval form t)))
-    (lighter (error "Unexpected lighter %S" lighter))))
-
 (let ((file (getenv "GLASSLLM_FILE"))
       (report nil))
-  (package-activate-all)
-  (load (getenv "GLASSLLM_INIT") nil t)
+  (glassllm-test--start)
   (push (cons "eglot_loaded" (and (featurep 'eglot) t)) report)
-  (transient-mark-mode 1)
   ;; The folder as an lsp-mode project, as `lsp' would ask the first time.
   (require 'lsp-mode)
   (setq lsp-session-file (expand-file-name "lsp-session" (getenv "HOME")))
@@ -80,15 +61,7 @@ nothing in batch mode, which has no frame to draw)."
   ;; The diagnostics, as flymake (or flycheck) shows them.
   (push (cons "checker" (cond ((bound-and-true-p flycheck-mode) "flycheck") ((bound-and-true-p flymake-mode) "flymake"))) report)
   (flymake-start)
-  (glassllm-test--wait (lambda () (flymake-diagnostics)) "the diagnostics")
-  (push (cons "diagnostics"
-              (vconcat (mapcar (lambda (diagnostic)
-                                 (vector (1- (flymake-diagnostic-beg diagnostic))
-                                         (1- (flymake-diagnostic-end diagnostic))
-                                         (symbol-name (flymake-diagnostic-type diagnostic))
-                                         (flymake-diagnostic-text diagnostic)))
-                               (sort (flymake-diagnostics) (lambda (a b) (< (flymake-diagnostic-beg a) (flymake-diagnostic-beg b)))))))
-        report)
+  (push (cons "diagnostics" (glassllm-test--diagnostics)) report)
   ;; The hover, as `lsp-describe-thing-at-point' shows it.
   (goto-char (string-to-number (getenv "GLASSLLM_HOVER")))
   (lsp-describe-thing-at-point)
@@ -98,26 +71,12 @@ nothing in batch mode, which has no frame to draw)."
   (glassllm-test--wait (lambda () (not (string-empty-p (glassllm-test--count)))) "the token count")
   (push (cons "count" (glassllm-test--count)) report)
   ;; C-c g e on a region.
-  (let* ((before (buffer-list))
-         (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION"))))
-         (command (key-binding (kbd "C-c g e"))))
-    (goto-char (car region))
-    (push-mark (cadr region) t t)
-    (exchange-point-and-mark)
-    (call-interactively command)
-    (deactivate-mark)
-    (let ((page (glassllm-test--wait
-                 (lambda () (seq-find (lambda (buffer)
-                                        (and (not (memq buffer before)) (buffer-file-name buffer)
-                                             (string-match-p "/glassllm/explain-" (buffer-file-name buffer))))
-                                      (buffer-list)))
-                 "the explanation page")))
-      (push (cons "key" (symbol-name command)) report)
-      (push (cons "page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max)))) report)
-      (push (cons "page_shown" (and (get-buffer-window page) t)) report)
-      (push (cons "page_served" (buffer-local-value 'glassllm-mode page)) report)
-      (push (cons "messages" (with-current-buffer (messages-buffer) (buffer-substring-no-properties (point-min) (point-max))))
-            report)))
+  (let* ((ran (glassllm-test--keys-on-region "C-c g e" "the explanation page"))
+         (page (cdr ran)))
+    (setq report (append (glassllm-test--page-entries ran) report))
+    (push (cons "page_served" (buffer-local-value 'glassllm-mode page)) report)
+    (push (cons "messages" (with-current-buffer (messages-buffer) (buffer-substring-no-properties (point-min) (point-max))))
+          report))
   (switch-to-buffer (get-file-buffer file))
   ;; An edit: lsp-mode sends it at once, and the count follows.
   (let ((before (glassllm-test--count)))
@@ -126,9 +85,6 @@ nothing in batch mode, which has no frame to draw)."
     (glassllm-test--wait (lambda () (not (equal (glassllm-test--count) before))) "the count after the edit")
     (push (cons "edited_count" (glassllm-test--count)) report)
     (push (cons "edited_text" (buffer-substring-no-properties (point-min) (point-max))) report))
-  (with-temp-file (getenv "GLASSLLM_OUT")
-    (set-buffer-file-coding-system 'utf-8)
-    (insert (json-encode report)))
-  (kill-emacs 0))
+  (glassllm-test--finish report))
 
 ;;; emacs_lsp_mode_session.el ends here

@@ -13,19 +13,7 @@
 ;; request that jit-lock would make). Positions are reported as 0-based code-point
 ;; offsets into the buffer's text.
 
-(require 'json)
-(require 'seq)
-
-(defun glassllm-test--wait (predicate what &optional seconds)
-  "Process output and timers until PREDICATE is non-nil; signal an error naming WHAT
-after SECONDS (20 by default)."
-  (let ((deadline (+ (float-time) (or seconds 20))))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (or (funcall predicate) (error "Timed out waiting for %s" what))))
-
-(defun glassllm-test--offset (position)
-  (1- position))
+(load (expand-file-name "emacs_session_helpers.el" (file-name-directory load-file-name)) nil t)
 
 (defun glassllm-test--hover-at (position)
   "The hover at POSITION: (:eldoc what eldoc shows :visible that text less what
@@ -66,54 +54,9 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
                   (overlays-in (point-min) (point-max)))
         (lambda (a b) (< (aref a 0) (aref b 0))))))
 
-(defun glassllm-test--diagnostics ()
-  (glassllm-test--wait (lambda () (flymake-diagnostics)) "diagnostics")
-  (vconcat
-   (sort (mapcar (lambda (diagnostic)
-                  (vector (glassllm-test--offset (flymake-diagnostic-beg diagnostic))
-                        (glassllm-test--offset (flymake-diagnostic-end diagnostic))
-                        (symbol-name (flymake-diagnostic-type diagnostic))
-                        (flymake-diagnostic-text diagnostic)))
-                (flymake-diagnostics))
-        (lambda (a b) (< (aref a 0) (aref b 0))))))
-
-(defun glassllm-test--count ()
-  "The glassllm part of the mode line: its lighter in `minor-mode-alist', an
-\=(:eval FORM) construct, evaluated as redisplay would (`format-mode-line' gives
-nothing in batch mode, which has no frame to draw)."
-  (pcase (cadr (assq 'glassllm-mode minor-mode-alist))
-    (`(:eval ,form) (string-trim (eval form t)))
-    (lighter (error "Unexpected lighter %S" lighter))))
-
-(defun glassllm-test--page-buffer (before)
-  "A buffer visiting an explanation page that was not among BEFORE."
-  (seq-find (lambda (buffer)
-              (and (not (memq buffer before))
-                   (buffer-file-name buffer)
-                   (string-match-p "/glassllm/" (buffer-file-name buffer))))
-            (buffer-list)))
-
-(defun glassllm-test--keys-on-region (keys what)
-  "Run KEYS on the region GLASSLLM_REGION: (the command they ran . the page it opened).
-WHAT names the page while waiting for it."
-  (let ((before (buffer-list))
-        (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION"))))
-        (command (key-binding (kbd keys))))
-    (goto-char (car region))
-    (push-mark (cadr region) t t)
-    (exchange-point-and-mark)
-    (call-interactively command)
-    (deactivate-mark)
-    (cons command (glassllm-test--wait (lambda () (glassllm-test--page-buffer before)) what))))
-
 (let ((file (getenv "GLASSLLM_FILE"))
       (report nil))
-  ;; What a user's Emacs does at startup: packages installed from ELPA or Debian
-  ;; (markdown-mode) become available.
-  (package-activate-all)
-  ;; The README's lines for the init file, with this machine's paths.
-  (load (getenv "GLASSLLM_INIT") nil t)
-  (transient-mark-mode 1)
+  (glassllm-test--start)
   (switch-to-buffer (find-file-noselect file))
   (run-hooks 'post-command-hook)  ; eglot-ensure connects from there
   (glassllm-test--wait (lambda () (and (eglot-current-server) eglot--managed-mode)) "eglot to connect")
@@ -140,11 +83,8 @@ WHAT names the page while waiting for it."
   (push (cons "hints" (glassllm-test--hints)) report)
   (push (cons "hover" (glassllm-test--hover-at (string-to-number (getenv "GLASSLLM_HOVER")))) report)
   ;; C-c g e, then C-c g c, on a region, as the keys would run them.
-  (let* ((ran (glassllm-test--keys-on-region "C-c g e" "the explanation page"))
-         (page (cdr ran)))
-    (push (cons "key" (symbol-name (car ran))) report)
-    (push (cons "page" (with-current-buffer page (buffer-substring-no-properties (point-min) (point-max)))) report)
-    (push (cons "page_shown" (and (get-buffer-window page) t)) report))
+  (setq report (append (glassllm-test--page-entries (glassllm-test--keys-on-region "C-c g e" "the explanation page"))
+                       report))
   (let ((ran (glassllm-test--keys-on-region "C-c g c" "the comparison page")))
     (push (cons "compare_key" (symbol-name (car ran))) report)
     (push (cons "compare_page" (with-current-buffer (cdr ran) (buffer-substring-no-properties (point-min) (point-max))))
@@ -161,9 +101,6 @@ WHAT names the page while waiting for it."
     (push (cons "edited_count" (glassllm-test--count)) report)
     (push (cons "edited_text" (buffer-substring-no-properties (point-min) (point-max))) report)
     (push (cons "edited_hover" (glassllm-test--hover-at (string-to-number (nth 2 edit)))) report))
-  (with-temp-file (getenv "GLASSLLM_OUT")
-    (set-buffer-file-coding-system 'utf-8)
-    (insert (json-encode report)))
-  (kill-emacs 0))
+  (glassllm-test--finish report))
 
 ;;; emacs_session.el ends here

@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from glassllm import Tokenizer, packaged
+from glassllm import Tokenizer, __version__, packaged
 from glassllm.counting import count_files
+from glassllm.counts import counts_stamp
 from glassllm.problems import MESSAGES, describe, environment_locale
 
 
@@ -99,3 +100,50 @@ def test_the_command_line_speaks_the_locales_language(tmp_path):
     assert "IDs fora do intervalo para 1024 entradas" in run_cli(["decode", "5000"], LC_ALL="pt_BR.UTF-8").stderr
     refused = run_cli(["export", "pt", "-o", str(path)], LC_MESSAGES="pt_BR.UTF-8")
     assert "não é um arquivo de tokenizador do Hugging Face" in refused.stderr
+
+
+def test_counts_and_corpus_errors_speak_the_locales_language(tmp_path):
+    stale = tmp_path / "old.counts"
+    stale.write_text(json.dumps({**counts_stamp(), "glassllm": "0.0.1"}) + '\n["a", 1]\n', encoding="utf-8")
+    train = ["train", "--counts", str(stale), "-o", str(tmp_path / "tok.json")]
+    assert run_cli(train, LANG="en_US.UTF-8").stderr == (
+        f"glassllm train: {stale}: counted by glassllm '0.0.1', this is glassllm '{__version__}'; "
+        "count the corpus again with this version\n"
+    )
+    assert run_cli(train, LANG="pt_BR.UTF-8").stderr == (
+        f"glassllm train: {stale}: contado pelo glassllm '0.0.1', este é o glassllm '{__version__}'; "
+        "conte o corpus de novo com esta versão\n"
+    )
+    corpus, notes = tmp_path / "corpus.txt", tmp_path / "notes.txt"
+    corpus.write_text("banana banana\n", encoding="utf-8")
+    notes.write_text("my notes\n", encoding="utf-8")
+    refused = run_cli(["count", str(corpus), "-o", str(notes)], LC_MESSAGES="pt_BR.UTF-8")
+    assert refused.stderr == (
+        f"glassllm count: {notes} existe e não é um arquivo de contagens que este glassllm lê; "
+        "não foi substituído (--force o substitui)\n"
+    )
+    assert notes.read_text(encoding="utf-8") == "my notes\n"
+
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("uma linha\noutra\nação\n".encode("latin-1"))
+    # Two processes: the error crosses from the one that counted the file, its problem too.
+    count = ["count", "--quiet", "--jobs", "2", str(latin1), "-o", str(tmp_path / "c.counts")]
+    english = run_cli(count, LC_ALL="C.UTF-8")
+    assert english.returncode == 1
+    assert english.stderr == f"glassllm count: {latin1}:3: not UTF-8 text (invalid continuation byte)\n"
+    portuguese = run_cli(count, LC_ALL="pt_BR.UTF-8", LANG="en_US.UTF-8")
+    assert portuguese.returncode == 1
+    assert portuguese.stderr == f"glassllm count: {latin1}:3: não é texto UTF-8 (invalid continuation byte)\n"
+    assert not (tmp_path / "c.counts").exists()
+
+
+def test_corpus_files_that_name_nothing_keep_their_type_and_read_in_portuguese(tmp_path):
+    with pytest.raises(FileNotFoundError) as caught:
+        count_files([str(tmp_path / "*.jsonl")])
+    assert caught.value.filename == str(tmp_path / "*.jsonl")
+    assert str(caught.value) == f"[Errno 2] no corpus file matches this pattern: '{tmp_path / '*.jsonl'}'"
+    assert describe(caught.value, "pt") == f"{tmp_path / '*.jsonl'}: nenhum arquivo do corpus corresponde a este padrão"
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError) as caught:
+        count_files([tmp_path / "empty"])
+    assert describe(caught.value, "pt") == f"{tmp_path / 'empty'}: nenhum arquivo do corpus nesta pasta"

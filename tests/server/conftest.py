@@ -12,21 +12,7 @@ Both have module scope; mark the test module with ``pytestmark = LOOP``.
 
 from __future__ import annotations
 
-import pytest
-import pytest_lsp
+from tests.server.session import session_fixture
 
-from tests.server.session import PRESETS, GlassClient, server_config, start_session
-
-
-@pytest_lsp.fixture(config=server_config(), params=PRESETS, scope="module")
-async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
-    await start_session(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=server_config(), params=PRESETS, scope="module")
-async def client_pt(request: pytest.FixtureRequest, lsp_client: GlassClient):
-    await start_session(lsp_client, request.param, locale="pt-BR")
-    yield
-    await lsp_client.shutdown_session()
+client = session_fixture()
+client_pt = session_fixture(locale="pt-BR")

@@ -1,10 +1,11 @@
 """Real clients of the server over stdio, for the end-to-end tests in ``tests/server/lsp``.
 
-The ``client`` and ``client_pt`` fixtures (``tests/server/conftest.py``) start sessions
-with :func:`start_session`; to start a session of your own, use :func:`start_session`
-inside a ``pytest_lsp.fixture`` configured by :func:`server_config`. Mark the test module
-with ``pytestmark = LOOP``. :func:`read_code_actions_right` makes a client tell code
-actions from bare commands.
+The ``client`` and ``client_pt`` fixtures (``tests/server/conftest.py``) are made by
+:func:`session_fixture`; a module that needs a session of its own (its own cache folder,
+locale, settings or server command) makes one the same way, by the fixture's name:
+``client = session_fixture(cache=CACHE)``. Mark the test module with
+``pytestmark = LOOP``. :func:`read_code_actions_right` makes a client tell code actions
+from bare commands.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import os
+import shutil
 import sys
 from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pygls.uris import to_fs_path
@@ -28,13 +33,15 @@ PRESETS = ["neovim@0.11", "visual-studio-code", "emacs"]
 ENCODING_OF_PRESET = {"neovim@0.11": "utf-8", "visual-studio-code": "utf-16", "emacs": "utf-32"}
 SERVER_COMMAND = [sys.executable, "-m", "glassllm_server"]
 LOOP = pytest.mark.asyncio(loop_scope="module")
+# The workspace folder every session opens; its documents' URIs are under it.
+WORKSPACE = Path("/tmp/glassllm-tests")
 
 _uris = itertools.count()
 
 
 def new_uri(name: str = "doc") -> str:
     """A fresh document URI, so that tests sharing a server never collide."""
-    return f"file:///tmp/glassllm-tests/{name}-{next(_uris)}.txt"
+    return f"{WORKSPACE.as_uri()}/{name}-{next(_uris)}.txt"
 
 
 class GlassClient(LanguageClient):
@@ -88,13 +95,65 @@ async def start_session(
             capabilities=client_capabilities(preset),
             locale=locale,
             initialization_options=options,
-            workspace_folders=[types.WorkspaceFolder(uri="file:///tmp/glassllm-tests", name="tests")],
+            workspace_folders=[types.WorkspaceFolder(uri=WORKSPACE.as_uri(), name="tests")],
         )
     )
     client.encoding = str(result.capabilities.position_encoding or "utf-16")
     client.preset = preset
     client.server_capabilities = result.capabilities
     return result
+
+
+def session_fixture(
+    presets: Sequence[str] | str = PRESETS,
+    *,
+    command: list[str] = SERVER_COMMAND,
+    env: dict[str, str] | None = None,
+    cache: str | None = None,
+    code_actions: bool = False,
+    **session: Any,
+) -> Any:
+    """A module-scoped fixture: a :class:`GlassClient` of the server started by
+    ``command`` in ``env``, in a session :func:`start_session` began (``session`` holds
+    its ``locale``, ``options``, ``configuration``) and ends with the module.
+
+    A list of ``presets`` runs each test once per preset, the preset in its ID; one
+    preset alone does not parametrize. ``cache``: a folder of the module's own that the
+    server writes its pages to (``$XDG_CACHE_HOME``), removed after each session.
+    ``code_actions``: the client reads code actions right (:func:`read_code_actions_right`).
+    """
+    if cache is not None:
+        env = {**(os.environ if env is None else env), "XDG_CACHE_HOME": cache}
+    only = presets if isinstance(presets, str) else None
+    params = None if only is not None else list(presets)
+
+    @pytest_lsp.fixture(config=server_config(command, env), params=params, scope="module")
+    async def fixture(request: pytest.FixtureRequest, lsp_client: GlassClient):
+        await start_session(lsp_client, only or request.param, **session)
+        if code_actions:
+            read_code_actions_right(lsp_client)
+        yield
+        await lsp_client.shutdown_session()
+        if cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
+
+    return fixture
+
+
+def configure(client: LanguageClient, section: dict[str, Any]) -> None:
+    """Send ``section`` as the glassllm settings, as an editor does when the user changes them."""
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": section}))
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 10.0) -> Any:
+    """Poll ``check`` (an async callable) until it returns a true value, or ``timeout``
+    seconds have passed; its last value."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = await check()
+        if result or asyncio.get_running_loop().time() > deadline:
+            return result
+        await asyncio.sleep(0.02)
 
 
 def identifier(uri: str) -> types.TextDocumentIdentifier:

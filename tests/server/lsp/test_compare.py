@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import shutil
 import tempfile
@@ -13,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -23,39 +21,26 @@ from tests.server.oracle import TRICKY, line_spans, lsp_lines, offset_of, positi
 from tests.server.session import (
     LOOP,
     PRESETS,
+    WORKSPACE,
     GlassClient,
     change_document,
     code_actions,
     command_of,
+    configure,
     file_of,
     hover,
     markdown,
     open_document,
-    read_code_actions_right,
-    server_config,
-    start_session,
+    session_fixture,
 )
 
 pytestmark = LOOP
 
 PT, EN = packaged("pt"), packaged("en")
-WORKSPACE = Path("/tmp/glassllm-tests")
 # The server writes pages to $XDG_CACHE_HOME/glassllm: a folder of this module's own.
 CACHE = tempfile.mkdtemp(prefix="glassllm-test-compare-")
-ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 
-
-@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS, scope="module")
-async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
-    await start_session(lsp_client, request.param)
-    read_code_actions_right(lsp_client)
-    yield
-    await lsp_client.shutdown_session()
-    shutil.rmtree(CACHE, ignore_errors=True)
-
-
-def configure(client: GlassClient, section: dict[str, Any]) -> None:
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": section}))
+client = session_fixture(cache=CACHE, code_actions=True)
 
 
 async def full_stats(client: GlassClient, uri: str, lsp_range: types.Range | None = None) -> dict[str, Any]:
@@ -328,11 +313,7 @@ async def test_the_command_on_an_unknown_document_fails_clearly(client):
         )
 
 
-@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS[:1], scope="module")
-async def client_pt(request: pytest.FixtureRequest, lsp_client: GlassClient):
-    await start_session(lsp_client, request.param, locale="pt-BR")
-    yield
-    await lsp_client.shutdown_session()
+client_pt = session_fixture(PRESETS[:1], cache=CACHE, locale="pt-BR")
 
 
 async def test_a_portuguese_client_reads_the_comparison_in_portuguese(client_pt):

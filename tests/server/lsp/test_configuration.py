@@ -4,55 +4,37 @@ pulled configuration."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import uuid
-from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 
 from glassllm import packaged, packaged_path
 from tests.models.fixtures import model_file
 from tests.server.session import (
     LOOP,
-    PRESETS,
-    GlassClient,
+    WORKSPACE,
+    configure,
+    eventually,
     hover,
     markdown,
     open_document,
-    server_config,
-    start_session,
+    session_fixture,
     stats,
 )
 
 pytestmark = LOOP
 
 PT, EN = packaged("pt"), packaged("en")
-WORKSPACE = Path("/tmp/glassllm-tests")
-
-
-async def eventually(check, timeout: float = 10.0):
-    """Poll ``check`` (an async callable) until it returns a true value."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = await check()
-        if result or asyncio.get_running_loop().time() > deadline:
-            return result
-        await asyncio.sleep(0.02)
-
-
-def did_change_configuration(client: GlassClient, section: dict) -> None:
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": section}))
 
 
 async def test_switching_the_tokenizer_retokenizes_and_refreshes(client):
     text = "Once upon a time"
     uri = open_document(client, text)
     assert (await stats(client, uri))["tokens"] == len(PT.encode(text))
-    did_change_configuration(client, {"tokenizer": "en"})
+    configure(client, {"tokenizer": "en"})
     assert await stats(client, uri) == {
         "tokens": len(EN.encode(text)),
         "chunks": 4,
@@ -72,7 +54,7 @@ async def test_switching_the_tokenizer_retokenizes_and_refreshes(client):
         return set(client.refreshes) == expected
 
     assert await eventually(refreshed)
-    did_change_configuration(client, {"tokenizer": "pt"})
+    configure(client, {"tokenizer": "pt"})
     assert (await stats(client, uri))["tokenizer"] == "pt"
 
 
@@ -81,11 +63,11 @@ async def test_a_tokenizer_path_relative_to_the_workspace(client):
     name = f"custom-{uuid.uuid4().hex}.json"
     shutil.copy(packaged_path("en"), WORKSPACE / name)
     uri = open_document(client, "Once upon a time")
-    did_change_configuration(client, {"tokenizer": name})
+    configure(client, {"tokenizer": name})
     answer = await stats(client, uri)
     assert answer["tokenizer"] == str(WORKSPACE / name)
     assert answer["tokens"] == len(EN.encode("Once upon a time"))
-    did_change_configuration(client, {"tokenizer": "pt"})
+    configure(client, {"tokenizer": "pt"})
     (WORKSPACE / name).unlink()
 
 
@@ -105,7 +87,7 @@ async def test_a_broken_tokenizer_file_is_reported_once_and_the_old_one_kept(cli
     uri = open_document(client, "Era uma vez")
     before = len(client.messages)
     for _ in range(3):
-        did_change_configuration(client, {"tokenizer": str(path)})
+        configure(client, {"tokenizer": str(path)})
         answer = await stats(client, uri)
         assert answer["tokenizer"] == "pt"
         assert answer["tokens"] == len(PT.encode("Era uma vez"))
@@ -114,7 +96,7 @@ async def test_a_broken_tokenizer_file_is_reported_once_and_the_old_one_kept(cli
     assert str(path) in shown[0].message and problem in shown[0].message
     assert "Portuguese (pt)" in shown[0].message
     assert shown[0].type == types.MessageType.Error
-    did_change_configuration(client, {"tokenizer": "pt"})
+    configure(client, {"tokenizer": "pt"})
     path.unlink(missing_ok=True)
 
 
@@ -126,7 +108,7 @@ async def test_a_real_model_tokenizer_is_refused_once_and_the_old_one_kept(clien
     uri = open_document(client, "Era uma vez")
     before = len(client.messages)
     for _ in range(2):
-        did_change_configuration(client, {"tokenizer": str(path)})
+        configure(client, {"tokenizer": str(path)})
         assert (await stats(client, uri))["tokenizer"] == "pt"
 
     async def reported():
@@ -138,46 +120,38 @@ async def test_a_real_model_tokenizer_is_refused_once_and_the_old_one_kept(clien
     shown = client.messages[before:]
     assert len(shown) == 1
     assert str(path) in shown[0].message and "only the glassllm command and the library" in shown[0].message
-    did_change_configuration(client, {"tokenizer": "pt"})
+    configure(client, {"tokenizer": "pt"})
     path.unlink()
 
 
 async def test_an_invalid_setting_is_reported_once(client):
     before = len(client.messages)
     for _ in range(2):
-        did_change_configuration(client, {"inlayHints": {"chunkBoundaries": "sim"}})
+        configure(client, {"inlayHints": {"chunkBoundaries": "sim"}})
     uri = open_document(client, "Era uma vez")
     await stats(client, uri)
     shown = client.messages[before:]
     assert len(shown) == 1
     assert "glassllm.inlayHints.chunkBoundaries" in shown[0].message and "'sim'" in shown[0].message
-    did_change_configuration(client, {})
+    configure(client, {})
 
 
 async def test_inlay_hint_switches_take_effect(client):
     uri = open_document(client, "Era uma")
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=7))
     params = types.InlayHintParams(text_document=types.TextDocumentIdentifier(uri=uri), range=whole)
-    did_change_configuration(
-        client, {"inlayHints": {"chunkBoundaries": False, "spaceMarkers": False, "tokenBoundaries": True}}
-    )
+    configure(client, {"inlayHints": {"chunkBoundaries": False, "spaceMarkers": False, "tokenBoundaries": True}})
     hints = await client.text_document_inlay_hint_async(params)
     assert [(hint.position.character, hint.label) for hint in hints] == [(1, "·")]
-    did_change_configuration(client, {})
+    configure(client, {})
     assert [hint.label for hint in await client.text_document_inlay_hint_async(params)] == ["¦", "▁"]
 
 
-@pytest_lsp.fixture(config=server_config(), params=PRESETS, scope="module")
-async def configured(request: pytest.FixtureRequest, lsp_client: GlassClient):
-    await start_session(
-        lsp_client,
-        request.param,
-        locale="en",
-        options={"glassllm": {"tokenizer": "en", "locale": "pt"}},
-        configuration={"glassllm": {"inlayHints": {"tokenBoundaries": True}}},
-    )
-    yield
-    await lsp_client.shutdown_session()
+configured = session_fixture(
+    locale="en",
+    options={"glassllm": {"tokenizer": "en", "locale": "pt"}},
+    configuration={"glassllm": {"inlayHints": {"tokenBoundaries": True}}},
+)
 
 
 async def test_initialization_options_and_pulled_configuration(configured):

@@ -11,7 +11,7 @@ from lsprotocol import types
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from tests.server.oracle import TEXTS, covered, lsp_lines
-from tests.server.session import LOOP, GlassClient, change_document, open_document
+from tests.server.session import LOOP, GlassClient, change_document, configure, open_document
 
 pytestmark = LOOP
 TOK = packaged("pt")
@@ -139,14 +139,12 @@ async def test_pushes_follow_edits_and_close_where_the_client_cannot_pull(client
 async def test_the_setting_turns_diagnostics_off_and_on(client: GlassClient):
     uri = open_document(client, "um 🧪")
     assert len(await diagnostics(client, uri)) == 1
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}})
-    )
+    configure(client, {"diagnostics": False})
     await asyncio.sleep(0.3)
     assert await pulled(client, uri) == []
     if client.preset != "neovim@0.11":
         assert await pushed(client, uri, count=0) == []
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    configure(client, {})
     await asyncio.sleep(0.3)
     assert len(await pulled(client, uri)) == 1
 

@@ -3,44 +3,32 @@ to ``encode_verbose`` and ``encode``), and the page shown with no plugin."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 
 from glassllm import packaged
 from tests.server.oracle import TRICKY, covered, position_of
 from tests.server.session import (
     LOOP,
-    PRESETS,
     GlassClient,
     code_actions,
     command_of,
     file_of,
     open_document,
     read_code_actions_right,
-    server_config,
-    start_session,
+    session_fixture,
 )
 
 pytestmark = LOOP
 
 # The server writes pages to $XDG_CACHE_HOME/glassllm: a folder of this module's own.
 CACHE = tempfile.mkdtemp(prefix="glassllm-test-cache-")
-ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 TOK = packaged("pt")
 
-
-@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS, scope="module")
-async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
-    await start_session(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-    shutil.rmtree(CACHE, ignore_errors=True)
+client = session_fixture(cache=CACHE)
 
 
 def whole_range(text: str, encoding: str) -> types.Range:

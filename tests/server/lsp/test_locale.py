@@ -8,12 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 
 from glassllm import packaged
 from glassllm_server.messages import CATALOGUE
-from tests.server.session import LOOP, GlassClient, open_document, server_config, start_session
+from tests.server.session import LOOP, GlassClient, configure, open_document, session_fixture
 
 TOK = packaged("pt")
 SERVER = Path(__file__).resolve().parents[3] / "server" / "glassllm_server"
@@ -78,23 +77,19 @@ async def test_an_english_client_reads_english_until_the_setting_says_portuguese
     page = await explain_page(client, uri, 3)
     step = TOK.explain("Era")[0].steps[0]
     assert f"rank {step.rank}: `r` + `a` → `ra` (pair seen {step.count:,} times in training)" in page
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "pt-BR"}})
-    )
+    configure(client, {"locale": "pt-BR"})
     assert await action_title(client, uri) == "Explicar fusões BPE"
     assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' não está no alfabeto do tokenizador português")
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    configure(client, {})
     assert await action_title(client, uri) == "Explain BPE merges"
 
 
 @LOOP
 async def test_the_setting_can_also_make_a_portuguese_client_read_english(client_pt: GlassClient):
     uri = open_document(client_pt, "Era")
-    client_pt.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}})
-    )
+    configure(client_pt, {"locale": "en"})
     assert await action_title(client_pt, uri) == "Explain BPE merges"
-    client_pt.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    configure(client_pt, {})
     assert await action_title(client_pt, uri) == "Explicar fusões BPE"
 
 
@@ -129,11 +124,7 @@ PORTUGUESE_ENVIRONMENT = {
 }
 
 
-@pytest_lsp.fixture(config=server_config(env=PORTUGUESE_ENVIRONMENT), scope="module")
-async def client_without_locale(lsp_client: GlassClient):
-    await start_session(lsp_client, "emacs", locale=None)
-    yield
-    await lsp_client.shutdown_session()
+client_without_locale = session_fixture("emacs", env=PORTUGUESE_ENVIRONMENT, locale=None)
 
 
 @LOOP
@@ -144,7 +135,5 @@ async def test_without_a_client_locale_lang_decides_until_the_setting_says_other
     uri = open_document(client, "Era uma vez 🧪")
     assert await action_title(client, uri) == "Explicar fusões BPE"
     assert (await diagnostic_messages(client, uri))[0].startswith("'🧪' não está no alfabeto do tokenizador português")
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"glassllm": {"locale": "en"}})
-    )
+    configure(client, {"locale": "en"})
     assert await action_title(client, uri) == "Explain BPE merges"

@@ -11,14 +11,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
-import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import client_capabilities
@@ -27,19 +24,17 @@ from glassllm import packaged
 from tests.server.oracle import covered, position_of
 from tests.server.session import (
     LOOP,
-    PRESETS,
     GlassClient,
     change_document,
     open_document,
-    server_config,
-    start_session,
+    session_fixture,
 )
 
 pytestmark = LOOP
 TOK = packaged("pt")
 
+# The server writes pages to $XDG_CACHE_HOME/glassllm: a folder of this module's own.
 CACHE = tempfile.mkdtemp(prefix="glassllm-test-cache-")
-ENV = {**os.environ, "XDG_CACHE_HOME": CACHE}
 CONTENT_MODIFIED = -32801
 
 # 🧪 is unknown to the Portuguese tokenizer: the diagnostics have something to place.
@@ -47,12 +42,7 @@ TEXT = "Era uma vez 🧪 e mais\nsegunda linha, cafe\u0301\n"
 EDIT = "Olá, "
 
 
-@pytest_lsp.fixture(config=server_config(env=ENV), params=PRESETS, scope="module")
-async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
-    await start_session(lsp_client, request.param)
-    yield
-    await lsp_client.shutdown_session()
-    shutil.rmtree(CACHE, ignore_errors=True)
+client = session_fixture(cache=CACHE)
 
 
 def plain(value: Any) -> Any:

@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import FeatureNotificationError, FeatureRequestError, JsonRpcException
 
@@ -19,23 +18,17 @@ from glassllm_server.server import GlassServer
 from tests.server.session import (
     LOOP,
     SERVER_COMMAND,
-    GlassClient,
     hover,
     open_document,
     send_raw_notification,
-    server_config,
-    start_session,
+    session_fixture,
 )
 
 LOG = Path(tempfile.mkdtemp(prefix="glassllm-test-log-")) / "server.log"
 
 
-@pytest_lsp.fixture(config=server_config([*SERVER_COMMAND, "--log-file", str(LOG)]), scope="module")
-async def client(lsp_client: GlassClient):
-    # The log does not depend on the position encoding: one preset is enough.
-    await start_session(lsp_client, "visual-studio-code")
-    yield
-    await lsp_client.shutdown_session()
+# The log does not depend on the position encoding: one preset is enough.
+client = session_fixture("visual-studio-code", command=[*SERVER_COMMAND, "--log-file", str(LOG)])
 
 
 @LOOP

@@ -10,7 +10,14 @@ import pytest
 from lsprotocol import types
 
 from tests.server.oracle import TEXTS, TRICKY, bands, expected_bands, offset_of, position_of
-from tests.server.session import LOOP, GlassClient, change_document, open_document, semantic_tokens_full
+from tests.server.session import (
+    LOOP,
+    GlassClient,
+    change_document,
+    configure,
+    open_document,
+    semantic_tokens_full,
+)
 
 pytestmark = LOOP
 
@@ -98,9 +105,7 @@ async def test_a_delta_turns_the_previous_answer_into_the_new_one(client: GlassC
 
 async def test_the_setting_turns_bands_off_and_on(client: GlassClient):
     uri = open_document(client, "Era uma vez")
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"glassllm": {"semanticTokens": False}})
-    )
+    configure(client, {"semanticTokens": False})
     assert list((await semantic_tokens_full(client, uri)).data) == []
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    configure(client, {})
     assert len((await semantic_tokens_full(client, uri)).data) == 5 * 4

@@ -14,7 +14,7 @@ from lsprotocol import types
 from pytest_lsp.client import captured_exception_key
 
 from glassllm import Tokenizer
-from tests.server.session import LOOP, GlassClient, open_document
+from tests.server.session import LOOP, GlassClient, configure, open_document
 
 pytestmark = LOOP
 HELDOUT = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
@@ -99,15 +99,11 @@ async def test_training_on_a_document_reports_percent_writes_the_file_and_switch
     assert any(message.message.startswith(f"glassllm now uses {output}") for message in client.messages)
 
     # An unrelated setting keeps the switch; a new tokenizer setting ends it.
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"glassllm": {"diagnostics": False}})
-    )
+    configure(client, {"diagnostics": False})
     assert (await stats(client, uri)).tokenizer == str(output)
-    client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"glassllm": {"tokenizer": "en"}})
-    )
+    configure(client, {"tokenizer": "en"})
     assert (await stats(client, uri)).tokenizer == "en"
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"glassllm": {}}))
+    configure(client, {})
     assert (await stats(client, uri)).tokenizer == "pt"
 
 
