@@ -24,6 +24,7 @@ from pathlib import Path
 from glassllm import Tokenizer
 from glassllm.counting import count_chunks, count_files
 from glassllm.files import may_replace
+from glassllm.problems import describe
 from glassllm_server.messages import Locale, Messages
 
 __all__ = [
@@ -226,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         emit({"error": error.say(locale)})
         return
     except (OSError, ValueError) as error:
-        emit({"error": str(error)})
+        emit({"error": describe(error, locale)})
         return
     emit(
         {

@@ -152,6 +152,8 @@ def test_the_training_process_words_its_errors_in_the_users_language(tmp_path):
     assert error == {"error": f"{tmp_path / 'empty'}: nenhum arquivo de texto para treinar"}
     (error,) = run_child("12", str(tmp_path / "t.json"), str(tmp_path / "empty"))
     assert error == {"error": f"{tmp_path / 'empty'}: no text files to train on"}
+    (error,) = run_child("5", str(tmp_path / "v.json"), "--locale", "pt", text="banana")
+    assert "não comporta" in error["error"]
 
 
 def test_sigterm_cancels_the_training_process_before_it_writes(tmp_path):
