@@ -352,6 +352,7 @@ def test_compare_key_opens_the_tokenizers_side_by_side(nvim):
 RECORD_OPENED = """
 _G.glassllm_opened = {}
 _G.glassllm_real_open = _G.glassllm_real_open or vim.ui.open
+_G.glassllm_page_window = vim.api.nvim_get_current_win()
 vim.ui.open = function(uri)
   table.insert(_G.glassllm_opened, uri)
   return { wait = function() return { code = 0 } end }, nil
@@ -377,7 +378,10 @@ def test_compare_in_browser_opens_the_html_page_with_every_tokenizer(nvim):
         nvim.keys("<Esc>:2GlassLLM compare-in-browser<CR>")
         (uri,) = nvim.wait_for("return _G.glassllm_opened", lambda opened: len(opened) > 0, "vim.ui.open of the page")
     finally:
-        nvim.lua("vim.ui.open = _G.glassllm_real_open return true")
+        # Neovim's own opener back, and the focus back where it was (on the page).
+        nvim.lua(
+            "vim.ui.open = _G.glassllm_real_open vim.api.nvim_set_current_win(_G.glassllm_page_window) return true"
+        )
     path = Path(unquote(urlparse(uri).path))
     assert uri.startswith("file://") and path.parent == nvim.home / "cache" / "glassllm", uri
     assert re.fullmatch(rf"compare-sample-[0-9a-f]{{8}}-2\.1-2\.{len(TEXT.splitlines()[1])}\.html", path.name)

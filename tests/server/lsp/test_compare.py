@@ -185,7 +185,9 @@ async def test_compare_with_follows_the_setting(client):
     assert "English (en):" not in value
     start = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
     # Nothing to compare with: neither "Compare tokenizers" nor its page in a browser.
-    offered = [(command_of(a).command, command_of(a).arguments) for a in await code_actions(client, uri, start)]
+    offered = [
+        (command_of(a).command, list(command_of(a).arguments or [])) for a in await code_actions(client, uri, start)
+    ]
     selection = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
     assert offered == [
         ("glassllm.explainMerges", [uri, selection]),
