@@ -249,12 +249,20 @@ async function runServerCommand(
   return next(command, args);
 }
 
-/** Explanations arrive as Markdown files: show them rendered, beside the text they explain. */
+/**
+ * Explanations arrive as Markdown files: show them rendered, beside the text they explain.
+ * A page for the browser opens in the user's default browser where it can reach the file.
+ */
 async function showExplanation(
   params: { uri: string; external?: boolean; takeFocus?: boolean },
   next: (params: { uri: string }, token: CancellationToken) => unknown,
 ): Promise<{ success: boolean }> {
   const uri = vscode.Uri.parse(params.uri);
+  if (params.external && uri.scheme === 'file' && (vscode.env.uiKind === vscode.UIKind.Web || vscode.env.remoteName)) {
+    // The page is a file on the server's machine, out of reach of the user's browser in a
+    // remote or web window: the server then says where the file is.
+    return { success: false };
+  }
   if (!params.external && uri.scheme === 'file' && uri.path.endsWith('.md')) {
     try {
       await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
