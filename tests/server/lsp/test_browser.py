@@ -169,6 +169,7 @@ async def test_the_explanation_opens_in_the_browser_with_the_librarys_tokens(cli
             arguments=[uri, selection_json(range_of(TEXT, start, end, client.encoding))],
         )
     )
+    assert isinstance(explained, dict), explained
     assert [token_id for _, token_id, _ in page.tokens] == [i for chunk in explained["chunks"] for i in chunk["ids"]]
 
 
