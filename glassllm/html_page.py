@@ -269,8 +269,9 @@ def _differing(comparison: Comparison, words: _Words) -> str:
     )
 
 
-def inspect_page(text: str, name: str, tokenizer: Tokenizer, language: str) -> str:
-    """The text as coloured pieces with their IDs, chunks and merges, and the totals."""
+def inspect_page(text: str, name: str, tokenizer: Tokenizer, language: str, note: str = "") -> str:
+    """The text as coloured pieces with their IDs, chunks and merges, and the totals;
+    ``note`` (plain text, e.g. where the text comes from) goes under the title."""
     words = _Words(language)
     spans = tokenizer.encode_spans(text)
     body = (
@@ -278,11 +279,12 @@ def inspect_page(text: str, name: str, tokenizer: Tokenizer, language: str) -> s
         f"{escape(words('tokenizer'))} {escape(name)}</h2>{_tokens(text, spans, tokenizer, name, words)}</section>"
         + _totals_table([_totals(name, text, spans)], words)
     )
-    return _page(words, "inspect", body)
+    return _page(words, "inspect", body, note)
 
 
-def explain_page(text: str, name: str, tokenizer: Tokenizer, language: str) -> str:
-    """The pieces, then every chunk's merge steps from its characters to its pieces."""
+def explain_page(text: str, name: str, tokenizer: Tokenizer, language: str, note: str = "") -> str:
+    """The pieces, then every chunk's merge steps from its characters to its pieces;
+    ``note`` as in :func:`inspect_page`."""
     words = _Words(language)
     spans = tokenizer.encode_spans(text)
     steps = "".join(_steps(item, words) for item in tokenizer.explain(text))
@@ -292,11 +294,12 @@ def explain_page(text: str, name: str, tokenizer: Tokenizer, language: str) -> s
         f'<section aria-labelledby="steps"><h2 id="steps">{escape(words("explain"))}</h2>{steps}</section>'
         + _totals_table([_totals(name, text, spans)], words)
     )
-    return _page(words, "explain", body)
+    return _page(words, "explain", body, note)
 
 
-def compare_page(text: str, tokenizers: Mapping[str, Tokenizer], language: str) -> str:
-    """Each tokenizer's pieces side by side, the chunks they split differently, the totals."""
+def compare_page(text: str, tokenizers: Mapping[str, Tokenizer], language: str, note: str = "") -> str:
+    """Each tokenizer's pieces side by side, the chunks they split differently, the totals;
+    ``note`` as in :func:`inspect_page`."""
     words = _Words(language)
     comparison = compare(text, tokenizers)
     panels = "".join(
@@ -310,7 +313,7 @@ def compare_page(text: str, tokenizers: Mapping[str, Tokenizer], language: str) 
         + _differing(comparison, words)
         + _totals_table(comparison.totals, words)
     )
-    return _page(words, "compare", body)
+    return _page(words, "compare", body, note)
 
 
 PAGES: dict[str, Callable[[str, str, Tokenizer, str], str]] = {"inspect": inspect_page, "explain": explain_page}
@@ -433,7 +436,7 @@ _PAGE = Template("""<!DOCTYPE html>
 <style>$css</style>
 </head>
 <body>
-<header><h1>$title</h1><p class="help">$help</p></header>
+<header><h1>$title</h1>$note<p class="help">$help</p></header>
 <main>$body</main>
 <div id="tip" role="tooltip" hidden></div>
 <footer><p>$made</p></footer>
@@ -444,7 +447,7 @@ _PAGE = Template("""<!DOCTYPE html>
 """)
 
 
-def _page(words: _Words, kind: str, body: str) -> str:
+def _page(words: _Words, kind: str, body: str, note: str = "") -> str:
     labels = {key: words(key) for key in ("id", "tokenizer", "chunk", "merges", "single", "unk")}
     labels["unkId"] = str(UNK_ID)
     # "</" cannot end the script element early: JSON allows "<\\/".
@@ -455,6 +458,7 @@ def _page(words: _Words, kind: str, body: str) -> str:
         version=escape(__version__),
         title=escape(words(kind)),
         css=_CSS,
+        note=f'<p class="note">{escape(note)}</p>' if note else "",
         help=escape(words("help")),
         body=body,
         made=escape(words("made", version=__version__)),

@@ -21,6 +21,7 @@
 ;; - colored bands on the tokens (lsp-mode's semantic tokens; eglot 1.23+);
 ;; - C-c g e / C-c g c: the merge steps, or the tokenizers side by side, for
 ;;   the region or the token at point, on a page beside the text;
+;; - C-c g E / C-c g C: the same pages in a browser, one HTML file to hand over;
 ;; - the document's token count in the mode line.
 ;;
 ;; Install the server (`python3 -m pip install .' in glassllm's checkout), this
@@ -80,6 +81,9 @@ are the server's, listed in glassllm's README; false is :json-false."
   '((explain . "glassllm.explainMerges")
     (compare . "glassllm.compareTokenizers"))
   "The server's commands behind `glassllm-explain' and `glassllm-compare'.")
+
+(defconst glassllm--browser-command "glassllm.openInBrowser"
+  "The server's command that opens either page in a browser, for sharing.")
 
 (defconst glassllm--page-file-regexp "/glassllm/\\(?:explain\\|compare\\)-[^/]*\\.md\\'"
   "Matches the pages the server writes: they are for reading, not for tokenizing.")
@@ -245,24 +249,40 @@ Eglot reads JSON objects as property lists, lsp-mode (unless
       (list (region-beginning) (region-end))
     (list (point) (point))))
 
-(defun glassllm--run (kind beg end)
+(defun glassllm--run (kind beg end &optional browser)
   "Run the server's KIND command on the region from BEG to END.
-KIND is explain or compare, as in `glassllm--commands'."
+KIND is explain or compare, as in `glassllm--commands'.  With BROWSER non-nil,
+open that page in a browser instead, as the HTML page of `glassllm --html'."
   (unless (glassllm--connected-p)
     (user-error "No glassllm server in this buffer (see `glassllm-mode')"))
-  (let ((command (alist-get kind glassllm--commands))
-        (arguments (vector (glassllm--uri)
-                           (list :start (glassllm--lsp-position beg)
-                                 :end (glassllm--lsp-position end)))))
-    ;; The command itself, not the code action menu: the server offers two actions
-    ;; (explain, compare) with the same kind, and a key should not ask which one.
-    (if (eq glassllm--registered 'eglot)
-        ;; The server opens the page itself (window/showDocument).
-        (eglot-execute (eglot-current-server) `(:command ,command :arguments ,arguments))
+  (let ((command (if browser glassllm--browser-command (alist-get kind glassllm--commands)))
+        (arguments (vconcat (vector (glassllm--uri)
+                                    (list :start (glassllm--lsp-position beg)
+                                          :end (glassllm--lsp-position end)))
+                            (and browser (vector (symbol-name kind))))))
+    ;; The command itself, not the code action menu: the server offers several actions
+    ;; with the same kind, and a key should not ask which one.
+    (cond
+     ((eq glassllm--registered 'eglot)
+      ;; The server opens the page itself (window/showDocument; in a browser, eglot
+      ;; hands it to `browse-url').
+      (eglot-execute (eglot-current-server) `(:command ,command :arguments ,arguments)))
+     (browser
+      (glassllm--request :workspace/executeCommand
+                         `(:command ,command :arguments ,arguments)
+                         #'glassllm--browse-page))
+     (t
       (setq glassllm--page-pending t)
       (glassllm--request :workspace/executeCommand
                          `(:command ,command :arguments ,arguments)
-                         #'glassllm--show-page))))
+                         #'glassllm--show-page)))))
+
+(defun glassllm--browse-page (result)
+  "Open the HTML page of a browser command's RESULT with `browse-url-of-file'.
+lsp-mode does not open documents for servers, so the page is opened here."
+  (let ((path (glassllm--field result :path)))
+    (when (stringp path)
+      (browse-url-of-file path))))
 
 (defun glassllm--show-page (result)
   "Show the page of a command's RESULT beside the text."
@@ -292,6 +312,22 @@ KIND is explain or compare, as in `glassllm--commands'."
   "Compare the tokenizers on the region from BEG to END, or on the token at point."
   (interactive (glassllm--region))
   (glassllm--run 'compare beg end))
+
+;;;###autoload
+(defun glassllm-explain-in-browser (beg end)
+  "Open the merge explanation of the region from BEG to END in a browser.
+Without a region, of the token at point.  The page is one self-contained HTML
+file in glassllm's cache folder, to hand over."
+  (interactive (glassllm--region))
+  (glassllm--run 'explain beg end t))
+
+;;;###autoload
+(defun glassllm-compare-in-browser (beg end)
+  "Open the tokenizer comparison of the region from BEG to END in a browser.
+Without a region, of the token at point.  The page is one self-contained HTML
+file in glassllm's cache folder, to hand over."
+  (interactive (glassllm--region))
+  (glassllm--run 'compare beg end t))
 
 ;;;; The token count in the mode line
 
@@ -352,6 +388,8 @@ As the server decides: its locale setting, or else the environment."
   (let ((map (make-sparse-keymap)))
     (define-key map "e" #'glassllm-explain)
     (define-key map "c" #'glassllm-compare)
+    (define-key map "E" #'glassllm-explain-in-browser)
+    (define-key map "C" #'glassllm-compare-in-browser)
     map)
   "The commands of `glassllm-mode', under `glassllm-keymap-prefix'.")
 (fset 'glassllm-command-map glassllm-command-map)

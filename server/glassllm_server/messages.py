@@ -198,6 +198,17 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     },
     "compare.step": {"en": "rank {rank}", "pt": "posição {rank}"},
     "compare.seen": {"en": "seen {count} times", "pt": "visto {count} vezes"},
+    # Open in browser (the code actions, the command and its messages)
+    "browser.explain_title": {"en": "Explain BPE merges in a browser", "pt": "Explicar fusões BPE num navegador"},
+    "browser.compare_title": {"en": "Compare tokenizers in a browser", "pt": "Comparar tokenizadores num navegador"},
+    "browser.opened_nowhere": {
+        "en": "glassllm: the page is in {path}; open that file in a browser to read it or hand it over.",
+        "pt": "glassllm: a página está em {path}; abra esse arquivo num navegador para lê-la ou compartilhá-la.",
+    },
+    "browser.unwritable": {
+        "en": "glassllm: cannot write the page to the cache folder {folder}: {problem}",
+        "pt": "glassllm: não foi possível gravar a página na pasta de cache {folder}: {problem}",
+    },
     # Unknown characters (diagnostics)
     "unknown.one": {
         "en": "{characters} is not in the {tokenizer} tokenizer's alphabet: it becomes {unk} (id {id}) "

@@ -1,16 +1,23 @@
 """Where the pages the user reads (the merge explanation, the tokenizer comparison) are
-written: files in the user's cache folder, written atomically, the newest few kept."""
+written: files in the user's cache folder, written atomically, the newest few kept.
+
+Markdown pages (shown in the editor) get a fresh name each time; the HTML pages opened in
+a browser (:func:`write_html_page`) get a name fixed by the document and the range, so
+opening the same selection again replaces its page and a browser tab on it reloads.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
 import tempfile
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlparse
 
-__all__ = ["PAGES_KEPT", "cache_folder", "write_page"]
+__all__ = ["PAGES_KEPT", "cache_folder", "html_page_name", "write_html_page", "write_page"]
 
 
 # Pages are written fresh each time (an editor may hold an older one open and would not
@@ -38,7 +45,7 @@ def write_page(markdown: str, document: str, folder: Path | None = None, kind: s
     beyond :data:`PAGES_KEPT` go."""
     folder = cache_folder() if folder is None else folder
     folder.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^\w.-]+", "_", Path(document).stem)[:60] or "selection"
+    stem = _stem(document)
     handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=".md", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
@@ -48,7 +55,46 @@ def write_page(markdown: str, document: str, folder: Path | None = None, kind: s
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    pages = sorted(folder.glob(f"{kind}-*.md"), key=lambda page: page.stat().st_mtime_ns)
+    _keep_newest(folder, f"{kind}-*.md")
+    return path
+
+
+def html_page_name(kind: str, uri: str, first: tuple[int, int], last: tuple[int, int]) -> str:
+    """The HTML page's file name for the ``kind`` page of document ``uri`` over
+    ``first``–``last`` (0-based line and code-point column, the last one excluded):
+    ``explain-story-1f0c9e2a-3.1-5.12.html``, positions counted from 1 as editors show
+    them. A short digest of the URI keeps apart documents of the same name."""
+    digest = hashlib.sha256(uri.encode("utf-8")).hexdigest()[:8]
+    stem = _stem(PurePosixPath(unquote(urlparse(uri).path)).name)
+    where = f"{first[0] + 1}.{first[1] + 1}-{last[0] + 1}.{last[1]}"
+    return f"{kind}-{stem}-{digest}-{where}.html"
+
+
+def write_html_page(html: str, kind: str, name: str, folder: Path | None = None) -> Path:
+    """Write (or replace) the HTML page ``name`` (see :func:`html_page_name`) in the cache
+    folder and return its path. The write is atomic; older HTML pages of that ``kind``
+    beyond :data:`PAGES_KEPT` go."""
+    folder = cache_folder() if folder is None else folder
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=".html", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
+            page.write(html)
+        path = folder / name
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    _keep_newest(folder, f"{kind}-*.html")
+    return path
+
+
+def _stem(document: str) -> str:
+    """A document's name without its extension, safe in a file name."""
+    return re.sub(r"[^\w.-]+", "_", Path(document).stem)[:60] or "selection"
+
+
+def _keep_newest(folder: Path, pattern: str) -> None:
+    pages = sorted(folder.glob(pattern), key=lambda page: page.stat().st_mtime_ns)
     for old in pages[:-PAGES_KEPT]:
         old.unlink(missing_ok=True)
-    return path

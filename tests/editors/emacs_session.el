@@ -5,8 +5,8 @@
 ;; (the region for C-c g e), GLASSLLM_EDIT (where to insert what, base64, and where to
 ;; hover then) and GLASSLLM_OUT (where the JSON report goes). It visits the file and
 ;; records what eglot got: diagnostics, the count in the mode line, inlay hints, a
-;; hover, the pages that C-c g e and C-c g c open on a region, and the count and a
-;; hover after an edit.
+;; hover, the pages that C-c g e and C-c g c open on a region, the URL that C-c g E
+;; hands to the browser, and the count and a hover after an edit.
 ;;
 ;; Batch mode runs no command loop and no idle timers: what they would do is done here
 ;; explicitly (post-command-hook for eglot-ensure, didChange after an edit, the hint
@@ -90,6 +90,22 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
     (push (cons "compare_page" (with-current-buffer (cdr ran) (buffer-substring-no-properties (point-min) (point-max))))
           report))
   ;; The page took the focus, as pages do: back to the document.
+  (switch-to-buffer (get-file-buffer file))
+  ;; C-c g E on the region: eglot hands the page's URL to `browse-url'; no browser runs
+  ;; in batch mode, so the browser function only keeps the URL.
+  (let* ((opened nil)
+         (browse-url-browser-function (lambda (url &rest _) (push url opened)))
+         (browse-url-handlers nil)
+         (region (mapcar #'string-to-number (split-string (getenv "GLASSLLM_REGION"))))
+         (command (key-binding (kbd "C-c g E"))))
+    (goto-char (car region))
+    (push-mark (cadr region) t t)
+    (exchange-point-and-mark)
+    (call-interactively command)
+    (deactivate-mark)
+    (glassllm-test--wait (lambda () opened) "the page handed to the browser")
+    (push (cons "browser_key" (symbol-name command)) report)
+    (push (cons "browser_urls" (vconcat opened)) report))
   (switch-to-buffer (get-file-buffer file))
   ;; An edit, then a hover on the edited text.
   (let ((edit (split-string (getenv "GLASSLLM_EDIT") " ")))

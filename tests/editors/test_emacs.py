@@ -11,12 +11,14 @@ fails these tests (see ``emacs_setup.py``).
 from __future__ import annotations
 
 import base64
+import html
 import itertools
 import json
 import re
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 from editor_env import portuguese_environment
@@ -25,6 +27,7 @@ from emacs_setup import init_file, install_package, require_emacs, server_comman
 from glassllm import packaged
 from glassllm.places import TextPlaces, span
 from glassllm.tokenizer import UNK_ID, TokenSpan
+from glassllm.visible import visible
 from glassllm_server.settings import parse_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -195,6 +198,19 @@ def test_c_c_g_c_on_a_region_compares_the_tokenizers_chunk_by_chunk(emacs):
         # Each chunk's own pieces under the tokenizer in use, and where it is.
         assert f"Em {lines.span(line_start + items[0].start, line_start + items[-1].end)}." in page
         assert " ".join(f"`{item.piece}` ({item.id})" for item in items if item.id != UNK_ID) in page
+
+
+def test_c_c_g_capital_e_opens_the_explanation_in_the_browser_as_one_html_page(emacs):
+    assert emacs["browser_key"] == "glassllm-explain-in-browser"
+    (url,) = emacs["browser_urls"]
+    path = Path(unquote(urlparse(url).path))
+    assert url.startswith("file://") and path.parent.name == "glassllm" and path.suffix == ".html", url
+    page = path.read_text(encoding="utf-8")
+    assert '<html lang="pt-BR">' in page  # eglot sends no locale: the environment's
+    _, chunks = _region_chunks()
+    expected = [(item.id, visible(item.piece)) for items in chunks.values() for item in items]
+    found = [(int(i), html.unescape(p)) for i, p in re.findall(r'data-id="(\d+)" data-piece="([^"]*)"', page)]
+    assert found == expected
 
 
 def _count(text: str) -> int:

@@ -13,8 +13,10 @@ code action opens, the health report, the help page. Expected values come from t
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,11 +25,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 
 import glassllm
 from glassllm import packaged
+from glassllm.visible import visible
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "nvim"
@@ -340,6 +344,55 @@ def test_compare_key_opens_the_tokenizers_side_by_side(nvim):
     for chunk in (pt, en):
         for step in chunk.steps:
             assert f"rank {step.rank:,}: `{step.pair[0]}` + `{step.pair[1]}` → `{step.result}`" in text, step
+
+
+# Neovim's window/showDocument handler opens an external page with vim.ui.open; there is
+# no browser here, so the test replaces vim.ui.open (Neovim's own API) with one that keeps
+# the URI and answers as xdg-open would on success.
+RECORD_OPENED = """
+_G.glassllm_opened = {}
+_G.glassllm_real_open = _G.glassllm_real_open or vim.ui.open
+_G.glassllm_page_window = vim.api.nvim_get_current_win()
+vim.ui.open = function(uri)
+  table.insert(_G.glassllm_opened, uri)
+  return { wait = function() return { code = 0 } end }, nil
+end
+for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+  if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)):match('sample%.txt$') then
+    vim.api.nvim_set_current_win(win)
+  end
+end
+return true
+"""
+
+
+def _page_tokens(path: Path) -> list[tuple[str, int, str]]:
+    page = path.read_text(encoding="utf-8")
+    found = re.findall(r'data-tokenizer="([^"]*)" data-id="(\d+)" data-piece="([^"]*)"', page)
+    return [(html.unescape(name), int(token_id), html.unescape(piece)) for name, token_id, piece in found]
+
+
+def test_compare_in_browser_opens_the_html_page_with_every_tokenizer(nvim):
+    nvim.lua(RECORD_OPENED)
+    try:
+        nvim.keys("<Esc>:2GlassLLM compare-in-browser<CR>")
+        (uri,) = nvim.wait_for("return _G.glassllm_opened", lambda opened: len(opened) > 0, "vim.ui.open of the page")
+    finally:
+        # Neovim's own opener back, and the focus back where it was (on the page).
+        nvim.lua(
+            "vim.ui.open = _G.glassllm_real_open vim.api.nvim_set_current_win(_G.glassllm_page_window) return true"
+        )
+    path = Path(unquote(urlparse(uri).path))
+    assert uri.startswith("file://") and path.parent == nvim.home / "cache" / "glassllm", uri
+    assert re.fullmatch(rf"compare-sample-[0-9a-f]{{8}}-2\.1-2\.{len(TEXT.splitlines()[1])}\.html", path.name)
+    line = TEXT.splitlines()[1]
+    expected = [
+        (name, span.id, visible(span.piece))
+        for name, tokenizer in (("Portuguese (pt)", packaged("pt")), ("English (en)", packaged("en")))
+        for span in tokenizer.encode_spans(line)
+    ]
+    assert _page_tokens(path) == expected
+    assert nvim.lua(f"return vim.fn.bufexists({json.dumps(str(path))})") == 0, "the page opens outside Neovim"
 
 
 def test_the_plugin_loads_from_where_a_plugin_manager_puts_it(nvim):

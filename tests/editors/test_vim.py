@@ -9,6 +9,7 @@ Vim or ALE fails these tests; elsewhere they skip, naming the script that instal
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from editor_env import portuguese_environment
 from glassllm import packaged
 from glassllm.places import TextPlaces
 from glassllm.tokenizer import UNK_ID, TokenSpan
+from glassllm.visible import visible
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "vim"
@@ -85,6 +87,10 @@ def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         encoding="utf-8",
     )
     out = folder / "report.json"
+    # The "browser" netrw opens a page with: it writes the page's path down.
+    viewer = folder / "viewer"
+    viewer.write_text('#!/bin/sh\nprintf "%s\\n" "$1" >> "$GLASSLLM_OPENED"\n', encoding="utf-8")
+    viewer.chmod(0o755)
     environment = portuguese_environment(
         folder,
         GLASSLLM_FILE=str(document),
@@ -95,6 +101,8 @@ def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         f"{_vim_characters(SELECTED[1])}",
         GLASSLLM_DOC=str(plugin / "doc"),
         GLASSLLM_OUT=str(out),
+        GLASSLLM_VIEWER=str(viewer),
+        GLASSLLM_OPENED=str(folder / "opened.txt"),
     )
     run = subprocess.run(
         ["vim", "-N", "-u", str(vimrc), "-i", "NONE", "-n", "-es", "-S", str(SESSION)],
@@ -209,6 +217,22 @@ def test_2_glassllm_compare_puts_the_tokenizers_side_by_side(vim):
     second = EDITED.splitlines(keepends=True)[1]
     pieces = [item for item in TOK.encode_spans(second) if item.id != UNK_ID and item.piece != "\n"]
     assert f"`{pieces[0].piece}` ({pieces[0].id})" in page["text"]
+
+
+def test_2_glassllm_compare_in_browser_hands_the_html_page_to_the_browser(vim):
+    (opened,) = vim["browser"]
+    path = Path(opened)
+    assert path.parent.name == "glassllm" and re.fullmatch(r"compare-conto-[0-9a-f]{8}-2\.1-2\.\d+\.html", path.name)
+    page = path.read_text(encoding="utf-8")
+    assert '<html lang="pt-BR">' in page
+    second = EDITED.splitlines()[1]
+    expected = [
+        (name, item.id, visible(item.piece))
+        for name, tokenizer in (("português (pt)", TOK), ("inglês (en)", packaged("en")))
+        for item in tokenizer.encode_spans(second)
+    ]
+    found = re.findall(r'data-tokenizer="([^"]*)" data-id="(\d+)" data-piece="([^"]*)"', page)
+    assert [(html.unescape(n), int(i), html.unescape(p)) for n, i, p in found] == expected
 
 
 def test_the_visual_mapping_explains_the_selection_to_the_character(vim):

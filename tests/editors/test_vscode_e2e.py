@@ -406,6 +406,26 @@ class TestTheOneStepInstall:
             for step in chunk.steps:
                 assert f"rank {step.rank:,}" in text, (name, step)
 
+    def test_the_command_palette_opens_the_comparison_for_the_browser(self, vscode):
+        vscode.page.locator(".monaco-editor .view-lines").first.click()
+        vscode.select(0, len("Era uma vez uma "), len("Era uma vez uma menina"))
+        vscode.run_command("GlassLLM: Open explanation or comparison in browser")
+        vscode.pick("Compare tokenizers")
+        # code-server's workbench is a web page: the user's browser cannot open a file of the
+        # machine the server runs on, so the message gives the page's path instead.
+        toast = vscode.page.locator(".notifications-toasts", has_text="open that file in a browser")
+        toast.wait_for()
+        (page,) = (vscode.home / ".cache" / "glassllm").glob("compare-conto-*.html")
+        assert str(page) in " ".join(toast.inner_text().split())
+        html = page.read_text(encoding="utf-8")
+        found = re.findall(r'data-tokenizer="([^"]*)" data-id="(\d+)" data-piece="([^"]*)"', html)
+        expected = [
+            (name, str(span.id), span.piece)
+            for name, tokenizer in (("Portuguese (pt)", PT), ("English (en)", packaged("en")))
+            for span in tokenizer.encode_spans(" menina")
+        ]
+        assert found == expected
+
     def test_the_english_tokenizer_changes_the_count(self, vscode):
         vscode.page.locator(".monaco-editor .view-lines").first.click()
         vscode.page.keyboard.press("Control+Home")

@@ -6,8 +6,9 @@
 " characterwise Visual selection of count characters) and GLASSLLM_OUT (where the JSON
 " report goes). It records what ALE and the plugin show: the location list, the hover in
 " ALE's preview window, the status line count before and after an edit, the pages of
-" :1GlassllmExplain, :2GlassllmCompare and the Visual mapping, the count of that Visual
-" selection, and :help glassllm.
+" :1GlassllmExplain, :2GlassllmCompare and the Visual mapping, the file that
+" :2GlassllmCompareInBrowser hands to the browser (GLASSLLM_VIEWER, which writes it to
+" GLASSLLM_OPENED), the count of that Visual selection, and :help glassllm.
 "
 " Ex mode runs no main loop: `sleep' lets jobs, channels and timers run, and the
 " TextChanged that Vim fires after an edit when it waits for a key is fired here.
@@ -85,6 +86,12 @@ try
   let s:report.explain = s:TakePage('glassllm://explain/')
   2GlassllmCompare
   let s:report.compare = s:TakePage('glassllm://compare/')
+  " :2GlassllmCompareInBrowser: netrw hands the page to g:netrw_browsex_viewer, here a
+  " script that only writes the path down (no browser runs here).
+  let g:netrw_browsex_viewer = $GLASSLLM_VIEWER
+  2GlassllmCompareInBrowser
+  call s:Wait({-> filereadable($GLASSLLM_OPENED)}, 'the page handed to the browser')
+  let s:report.browser = readfile($GLASSLLM_OPENED)
   let [s:line, s:column, s:count] = map(split($GLASSLLM_SELECT), 'str2nr(v:val)')
   xmap <Leader>ge <Plug>(glassllm-explain)
   call cursor(s:line, s:column)

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 import glassllm
-from glassllm import packaged
+from glassllm import html_page, packaged
 from glassllm.tokenizer import UNK_ID
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,6 +78,17 @@ def test_the_page_holds_everything_and_forbids_every_request(tmp_path):
     assert "default-src 'none'" in html
     assert not re.search(r"""(src|href)\s*=\s*["']""", html), "the page loads nothing"
     assert "http://" not in html and "https://" not in html
+
+
+def test_a_note_goes_under_the_title_as_plain_text():
+    # The language server says there where the page's text comes from.
+    note = "conto.md, selection 1:1–1:6 <b>&"
+    page = html_page.compare_page("menina", {"pt": packaged("pt"), "en": packaged("en")}, "en", note)
+    assert (
+        '<h1>Compare tokenizers</h1><p class="note">conto.md, selection 1:1–1:6 &lt;b&gt;&amp;</p><p class="help">'
+        in page
+    )
+    assert '<h1>Tokens of a text</h1><p class="help">' in html_page.inspect_page("menina", "pt", packaged("pt"), "en")
 
 
 def test_a_tokenizer_that_does_not_load_is_a_clear_error(tmp_path):

@@ -21,6 +21,12 @@ local actions = {
   compare = function(command)
     require('glassllm').compare(lines(command))
   end,
+  ['explain-in-browser'] = function(command)
+    require('glassllm').explain_in_browser(lines(command))
+  end,
+  ['compare-in-browser'] = function(command)
+    require('glassllm').compare_in_browser(lines(command))
+  end,
   health = function()
     vim.cmd.checkhealth('glassllm')
   end,
@@ -29,7 +35,7 @@ local actions = {
 vim.api.nvim_create_user_command('GlassLLM', function(command)
   local action = actions[command.args]
   if not action then
-    local message = 'GlassLLM: unknown action ' .. vim.inspect(command.args) .. '; use explain, compare or health'
+    local message = 'GlassLLM: unknown action ' .. vim.inspect(command.args) .. '; use explain, compare, explain-in-browser, compare-in-browser or health'
     vim.notify(message, vim.log.levels.ERROR)
     return
   end
@@ -37,7 +43,7 @@ vim.api.nvim_create_user_command('GlassLLM', function(command)
 end, {
   nargs = 1,
   range = true,
-  desc = 'GlassLLM: explain BPE merges, compare tokenizers, or check the setup',
+  desc = 'GlassLLM: explain BPE merges, compare tokenizers (in the editor or a browser), or check the setup',
   complete = function(lead)
     return vim.tbl_filter(function(name)
       return vim.startswith(name, lead)

@@ -6,6 +6,8 @@ let s:commands = {
 \   'explain': 'glassllm.explainMerges',
 \   'compare': 'glassllm.compareTokenizers',
 \}
+" The kinds that open a page in a browser instead (glassllm.openInBrowser), and the page.
+let s:browser_pages = {'explain-in-browser': 'explain', 'compare-in-browser': 'compare'}
 " The language ID the server is told for each filetype.
 let s:languages = {'text': 'plaintext', 'markdown': 'markdown'}
 " Request ID -> the function that takes the server's answer.
@@ -125,6 +127,7 @@ let s:texts = {
 \       'pt': 'glassllm: o ALE não conseguiu iniciar o servidor %s',
 \   },
 \   'failed': {'en': 'glassllm: %s', 'pt': 'glassllm: %s'},
+\   'page': {'en': 'glassllm: the page is in %s', 'pt': 'glassllm: a página está em %s'},
 \}
 
 function! s:Language() abort
@@ -249,8 +252,14 @@ function! glassllm#RunOnSelection(kind) abort
 endfunction
 
 function! s:RunCommand(kind, buffer, range) abort
-  let l:params = {'command': s:commands[a:kind], 'arguments': [s:Uri(a:buffer), a:range]}
-  let l:Show = function('s:ShowPage', [a:kind, a:buffer])
+  if has_key(s:browser_pages, a:kind)
+    let l:arguments = [s:Uri(a:buffer), a:range, s:browser_pages[a:kind]]
+    let l:params = {'command': 'glassllm.openInBrowser', 'arguments': l:arguments}
+    let l:Show = function('s:OpenInBrowser')
+  else
+    let l:params = {'command': s:commands[a:kind], 'arguments': [s:Uri(a:buffer), a:range]}
+    let l:Show = function('s:ShowPage', [a:kind, a:buffer])
+  endif
   if empty(s:AleLinter(a:buffer))
     call s:Error(s:Text('no_linter', getbufvar(a:buffer, '&filetype')))
   elseif !s:Request(a:buffer, 'workspace/executeCommand', l:params, l:Show)
@@ -281,6 +290,23 @@ function! s:ShowPage(kind, buffer, response) abort
   call setline(1, split(l:result.markdown, "\n", 1))
   setlocal nomodifiable nomodified filetype=markdown
   normal! gg
+endfunction
+
+" Opens the HTML page the server wrote, as netrw's gx does (xdg-open, open or start):
+" ALE does not open documents for servers, so the server only wrote it.
+function! s:OpenInBrowser(response) abort
+  if has_key(a:response, 'error')
+    call s:Error(s:Text('failed', get(a:response.error, 'message', string(a:response.error))))
+    return
+  endif
+  let l:result = get(a:response, 'result', v:null)
+  if type(l:result) isnot v:t_dict || type(get(l:result, 'path')) isnot v:t_string
+    return
+  endif
+  echomsg s:Text('page', l:result.path)
+  if get(l:result, 'opened') isnot v:true
+    call netrw#BrowseX(l:result.path, 0)
+  endif
 endfunction
 
 " The token count --------------------------------------------------------------------

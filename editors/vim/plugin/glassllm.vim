@@ -1,6 +1,7 @@
 " glassllm: the glassllm language server in Vim, through ALE.
 " Registers the server with ALE for text and Markdown (hover, unknown-character
-" diagnostics), and adds :GlassllmExplain, :GlassllmCompare and glassllm#statusline().
+" diagnostics), and adds :GlassllmExplain, :GlassllmCompare (each also ...InBrowser) and
+" glassllm#statusline().
 " See :help glassllm.
 
 if exists('g:loaded_glassllm') || &compatible || v:version < 900
@@ -23,12 +24,18 @@ let g:glassllm_statusline_delay = get(g:, 'glassllm_statusline_delay', 150)
 
 command! -range -bar GlassllmExplain call glassllm#Run('explain', <line1>, <line2>)
 command! -range -bar GlassllmCompare call glassllm#Run('compare', <line1>, <line2>)
+command! -range -bar GlassllmExplainInBrowser call glassllm#Run('explain-in-browser', <line1>, <line2>)
+command! -range -bar GlassllmCompareInBrowser call glassllm#Run('compare-in-browser', <line1>, <line2>)
 
 " Normal mode: the token under the cursor; visual mode: the selection, to the character.
 nnoremap <silent> <Plug>(glassllm-explain) <Cmd>call glassllm#RunAtCursor('explain')<CR>
 nnoremap <silent> <Plug>(glassllm-compare) <Cmd>call glassllm#RunAtCursor('compare')<CR>
 xnoremap <silent> <Plug>(glassllm-explain) <Cmd>call glassllm#RunOnSelection('explain')<CR>
 xnoremap <silent> <Plug>(glassllm-compare) <Cmd>call glassllm#RunOnSelection('compare')<CR>
+nnoremap <silent> <Plug>(glassllm-explain-in-browser) <Cmd>call glassllm#RunAtCursor('explain-in-browser')<CR>
+nnoremap <silent> <Plug>(glassllm-compare-in-browser) <Cmd>call glassllm#RunAtCursor('compare-in-browser')<CR>
+xnoremap <silent> <Plug>(glassllm-explain-in-browser) <Cmd>call glassllm#RunOnSelection('explain-in-browser')<CR>
+xnoremap <silent> <Plug>(glassllm-compare-in-browser) <Cmd>call glassllm#RunOnSelection('compare-in-browser')<CR>
 
 augroup glassllm
   autocmd!

@@ -5,6 +5,7 @@
 
 export const EXPLAIN_MERGES = 'glassllm.explainMerges';
 export const COMPARE_TOKENIZERS = 'glassllm.compareTokenizers';
+export const OPEN_IN_BROWSER = 'glassllm.openInBrowser';
 export const SHOW_STATS = 'glassllm.showStats';
 export const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
 export const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
@@ -20,15 +21,26 @@ export interface LspRange {
   end: LspPosition;
 }
 
+/** The pages `glassllm.openInBrowser` opens: the merge explanation or the comparison. */
+export type BrowserPage = 'explain' | 'compare';
+
 /**
  * The arguments of a server command run from the Command Palette, taken from the active
  * editor: explain the selection (or the token at the cursor), compare the tokenizers on
- * it, count the document. Other
- * commands ask the user for theirs (undefined here).
+ * it, open either page in the browser (`page`, which the user picks), count the document.
+ * Other commands ask the user for theirs (undefined here).
  */
-export function editorArguments(command: string, uri: string, selection: LspRange): unknown[] | undefined {
+export function editorArguments(
+  command: string,
+  uri: string,
+  selection: LspRange,
+  page?: BrowserPage,
+): unknown[] | undefined {
   if (command === EXPLAIN_MERGES || command === COMPARE_TOKENIZERS) {
     return [uri, selection];
+  }
+  if (command === OPEN_IN_BROWSER && page) {
+    return [uri, selection, page];
   }
   if (command === SHOW_STATS) {
     return [uri];

@@ -17,10 +17,12 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import {
+  BrowserPage,
   CHOOSE_TOKENIZER,
   COMPARE_TOKENIZERS,
   editorArguments,
   EXPLAIN_MERGES,
+  OPEN_IN_BROWSER,
   SHOW_STATS,
   STATS_REQUEST,
   statsParams,
@@ -226,15 +228,19 @@ async function runServerCommand(
   if (!fromMenu || !client) {
     return next(command, args);
   }
-  if (command === EXPLAIN_MERGES || command === COMPARE_TOKENIZERS || command === SHOW_STATS) {
+  if ([EXPLAIN_MERGES, COMPARE_TOKENIZERS, SHOW_STATS, OPEN_IN_BROWSER].includes(command)) {
     const editor = vscode.window.activeTextEditor;
     if (!editor || !isGlassDocument(editor.document)) {
       void vscode.window.showInformationMessage(MESSAGES[language()].noEditor);
       return undefined;
     }
+    const page = command === OPEN_IN_BROWSER ? await askBrowserPage() : undefined;
+    if (command === OPEN_IN_BROWSER && !page) {
+      return undefined;
+    }
     const converter = client.code2ProtocolConverter;
     const uri = converter.asUri(editor.document.uri);
-    return next(command, editorArguments(command, uri, converter.asRange(editor.selection)) ?? []);
+    return next(command, editorArguments(command, uri, converter.asRange(editor.selection), page) ?? []);
   }
   if (command === TRAIN_TOKENIZER) {
     const trainArgs = await askTrainingArguments();
@@ -243,12 +249,20 @@ async function runServerCommand(
   return next(command, args);
 }
 
-/** Explanations arrive as Markdown files: show them rendered, beside the text they explain. */
+/**
+ * Explanations arrive as Markdown files: show them rendered, beside the text they explain.
+ * A page for the browser opens in the user's default browser where it can reach the file.
+ */
 async function showExplanation(
   params: { uri: string; external?: boolean; takeFocus?: boolean },
   next: (params: { uri: string }, token: CancellationToken) => unknown,
 ): Promise<{ success: boolean }> {
   const uri = vscode.Uri.parse(params.uri);
+  if (params.external && uri.scheme === 'file' && (vscode.env.uiKind === vscode.UIKind.Web || vscode.env.remoteName)) {
+    // The page is a file on the server's machine, out of reach of the user's browser in a
+    // remote or web window: the server then says where the file is.
+    return { success: false };
+  }
   if (!params.external && uri.scheme === 'file' && uri.path.endsWith('.md')) {
     try {
       await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
@@ -258,6 +272,16 @@ async function showExplanation(
     }
   }
   return (await next(params, new CancellationTokenSource().token)) as { success: boolean };
+}
+
+/** Which page to open in the browser: the explanation or the comparison. */
+async function askBrowserPage(): Promise<BrowserPage | undefined> {
+  const words = MESSAGES[language()];
+  const pages: (vscode.QuickPickItem & { page: BrowserPage })[] = [
+    { label: words.explanationPage, page: 'explain' },
+    { label: words.comparisonPage, page: 'compare' },
+  ];
+  return (await vscode.window.showQuickPick(pages, { placeHolder: words.browserPage }))?.page;
 }
 
 async function askTrainingArguments(): Promise<[string, number, string] | undefined> {

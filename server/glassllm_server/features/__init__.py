@@ -5,14 +5,16 @@ Where to look: ``document_sync`` (didOpen/didChange/didClose), ``configuration``
 resolve), ``code_lens``, ``code_actions``, ``semantic_tokens`` (full, delta, range),
 ``diagnostics`` (pull and push), ``highlight``, and the glassllm requests and commands:
 ``stats`` (``glassllm/stats``, ``glassllm.showStats``), ``explain``
-(``glassllm.explainMerges``), ``compare`` (``glassllm.compareTokenizers``), ``train``
-(``glassllm.trainTokenizer``); ``pages`` shows the explain and compare pages.
+(``glassllm.explainMerges``), ``compare`` (``glassllm.compareTokenizers``), ``browser``
+(``glassllm.openInBrowser``), ``train`` (``glassllm.trainTokenizer``); ``pages`` shows the
+explain and compare pages.
 :mod:`.feature` says what a feature is; to add one, write its class and add it to
 :data:`FEATURES`.
 """
 
 from __future__ import annotations
 
+from glassllm_server.features.browser import OpenInBrowser
 from glassllm_server.features.code_actions import CodeActions
 from glassllm_server.features.code_lens import TokenCountLens
 from glassllm_server.features.compare import CompareTokenizers
@@ -44,6 +46,7 @@ FEATURES: list[type[Feature]] = [
     ExplainMerges,
     CodeActions,
     CompareTokenizers,
+    OpenInBrowser,
     TrainTokenizer,
 ]
 

@@ -1,11 +1,13 @@
 """Code actions: "Explain BPE merges" and, when there are tokenizers to compare with,
-"Compare tokenizers", on any selection; each runs its command on the selection."""
+"Compare tokenizers", on any selection; each runs its command on the selection. After
+them, the same pages "in a browser" (``glassllm.openInBrowser``), for sharing."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
 from glassllm_server.compare import COMPARE_TOKENIZERS
+from glassllm_server.features.browser import OPEN_IN_BROWSER
 from glassllm_server.features.explain import EXPLAIN_MERGES
 from glassllm_server.features.feature import Feature, on_message
 
@@ -25,16 +27,20 @@ class CodeActions(Feature):
             return []
         if params.context.only and types.CodeActionKind.Empty not in params.context.only:
             return []
-        offered = [(server.messages("explain.title"), EXPLAIN_MERGES)]
-        if server.compared():
-            offered.append((server.messages("compare.title"), COMPARE_TOKENIZERS))
+        messages = server.messages
         selection = {
             "start": {"line": params.range.start.line, "character": params.range.start.character},
             "end": {"line": params.range.end.line, "character": params.range.end.character},
         }
+        offered = [(messages("explain.title"), EXPLAIN_MERGES, [uri, selection])]
+        if compare := bool(server.compared()):
+            offered.append((messages("compare.title"), COMPARE_TOKENIZERS, [uri, selection]))
+        offered.append((messages("browser.explain_title"), OPEN_IN_BROWSER, [uri, selection, "explain"]))
+        if compare:
+            offered.append((messages("browser.compare_title"), OPEN_IN_BROWSER, [uri, selection, "compare"]))
         # Neovim runs an action's ``command`` when chosen; clients without code action
         # literals take a bare Command.
-        commands = [types.Command(title=title, command=name, arguments=[uri, selection]) for title, name in offered]
+        commands = [types.Command(title=title, command=name, arguments=arguments) for title, name, arguments in offered]
         text_document = server.client_capabilities.text_document
         literals = (
             text_document is not None

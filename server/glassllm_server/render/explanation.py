@@ -12,7 +12,7 @@ from glassllm_server.explanation import ExplainedChunk, Explanation
 from glassllm_server.messages import Say
 from glassllm_server.render.markdown import code as shown
 
-__all__ = ["render_markdown", "shown", "token_text"]
+__all__ = ["render_markdown", "selection_header", "shown", "token_text"]
 
 
 def token_text(piece: str, token_id: int) -> str:
@@ -32,7 +32,7 @@ def render_markdown(
     ``say`` looks up the catalogue, ``number`` formats a count the way the language
     does, ``tokenizer`` names the tokenizer and ``document`` the file.
     """
-    lines = [f"# {say('explain.title')}", "", _header(explanation, say, tokenizer, document)]
+    lines = [f"# {say('explain.title')}", "", selection_header(explanation, say, tokenizer, document)]
     lines += ["", say("explain.positions"), ""]
     if not explanation.chunks:
         lines.append(say("explain.empty"))
@@ -50,7 +50,7 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
-def _header(explanation: Explanation, say: Say, tokenizer: str, document: str) -> str:
+def selection_header(explanation: Explanation, say: Say, tokenizer: str, document: str) -> str:
     """Which document, which selection (or cursor), which tokenizer."""
     if explanation.last is None:
         return say("explain.header_at", document=document, tokenizer=tokenizer, at=place(*explanation.start))

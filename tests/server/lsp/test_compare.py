@@ -169,7 +169,15 @@ async def test_compare_with_follows_the_setting(client):
     value = markdown(await hover(client, uri, types.Position(line=0, character=0)))
     assert "English (en):" not in value
     start = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
-    assert [command_of(a).command for a in await code_actions(client, uri, start)] == ["glassllm.explainMerges"]
+    # Nothing to compare with: neither "Compare tokenizers" nor its page in a browser.
+    offered = [
+        (command_of(a).command, list(command_of(a).arguments or [])) for a in await code_actions(client, uri, start)
+    ]
+    selection = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    assert offered == [
+        ("glassllm.explainMerges", [uri, selection]),
+        ("glassllm.openInBrowser", [uri, selection, "explain"]),
+    ]
     # The tokenizer in use is never compared with itself; a repeat counts once.
     configure(client, {"compareWith": ["pt", "en", "en"]})
     assert [c["tokenizer"] for c in (await full_stats(client, uri))["compare"]] == ["en"]

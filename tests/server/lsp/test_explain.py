@@ -59,9 +59,15 @@ async def test_the_code_action_carries_the_command(client: GlassClient):
     uri = open_document(client, "Era uma vez")
     selection = types.Range(start=types.Position(line=0, character=4), end=types.Position(line=0, character=7))
     actions = await code_actions(client, uri, selection)
-    # Explaining comes first; the second action is "Compare tokenizers" (tests/server/lsp/test_compare.py).
+    # Explaining comes first; the second action is "Compare tokenizers" (tests/server/lsp/test_compare.py),
+    # then both "in a browser" (tests/server/lsp/test_browser.py).
     commands = [command_of(action) for action in actions]
-    assert [command.command for command in commands] == ["glassllm.explainMerges", "glassllm.compareTokenizers"]
+    assert [command.command for command in commands] == [
+        "glassllm.explainMerges",
+        "glassllm.compareTokenizers",
+        "glassllm.openInBrowser",
+        "glassllm.openInBrowser",
+    ]
     assert actions[0].title == "Explain BPE merges"
     command = commands[0]
     assert command.arguments is not None and list(command.arguments) == [

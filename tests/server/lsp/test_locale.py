@@ -107,6 +107,9 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
         "features/train.py",
         "render/comparison.py",
         "features/compare.py",
+        "features/browser.py",
+        "features/pages.py",
+        "render/browser.py",
     ],
 )
 def test_every_message_these_features_use_is_in_the_catalogue_in_both_languages(module: str):

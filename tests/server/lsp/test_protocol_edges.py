@@ -48,7 +48,13 @@ def test_settings_pushed_right_after_initialized_win_over_the_reload_it_started(
     assert "Tokenizer: English (en)" in hover_text(server, 3, uri)  # and after every reload
 
 
-COMMANDS = ["glassllm.showStats", "glassllm.explainMerges", "glassllm.compareTokenizers", "glassllm.trainTokenizer"]
+COMMANDS = [
+    "glassllm.showStats",
+    "glassllm.explainMerges",
+    "glassllm.compareTokenizers",
+    "glassllm.openInBrowser",
+    "glassllm.trainTokenizer",
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

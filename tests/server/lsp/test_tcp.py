@@ -284,3 +284,16 @@ async def receive(reader: asyncio.StreamReader) -> dict[str, Any]:
         if name.lower() == b"content-length":
             length = int(value)
     return json.loads(await reader.readexactly(length))
+
+
+async def test_pages_for_the_browser_go_to_the_cache_folder_too(client: TcpClient, folders):
+    uri = folders["workspace"].joinpath("browser.txt").as_uri()
+    open_document(client, uri, "Era uma vez\n")
+    selection = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}}
+    answer = await command(client, "glassllm.openInBrowser", uri, selection, "compare")
+    path = Path(answer["path"])
+    assert path.parent == folders["cache"] / "glassllm" and path.suffix == ".html"
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    # This client cannot open documents: a message gave the path instead.
+    assert answer["opened"] is False
+    assert not list(folders["workspace"].rglob("*.html"))

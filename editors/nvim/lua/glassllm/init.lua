@@ -7,6 +7,7 @@ local M = {}
 
 local EXPLAIN_COMMAND = 'glassllm.explainMerges'
 local COMPARE_COMMAND = 'glassllm.compareTokenizers'
+local BROWSER_COMMAND = 'glassllm.openInBrowser'
 
 M.defaults = {
   -- Given ones go to vim.lsp.config('glassllm', ...) over lsp/glassllm.lua: the server
@@ -234,24 +235,26 @@ local function watch(bufnr, config)
   schedule_stats(bufnr, 'document', 0)
 end
 
+--- The command a code action runs and its arguments (an action, or a bare Command).
 local function command_of(action)
   local command = action.command
   if type(command) == 'table' then
-    return command.command
+    return command.command, command.arguments or {}
   end
-  return command
+  return command, action.arguments or {}
 end
 
---- A function that runs the server's code action for `command` on the selection (visual
---- mode), on `range` ({ start = { row, col }, ['end'] = { row, col } }, rows from 1) if
---- given, or on the token under the cursor (normal mode).
-local function code_action(command)
+--- A function that runs the server's code action for `command` (with `page` as its third
+--- argument, if given) on the selection (visual mode), on `range` ({ start = { row, col },
+--- ['end'] = { row, col } }, rows from 1) if given, or on the token under the cursor.
+local function code_action(command, page)
   return function(range)
     vim.lsp.buf.code_action({
       apply = true,
       range = range,
       filter = function(action)
-        return command_of(action) == command
+        local name, arguments = command_of(action)
+        return name == command and (page == nil or arguments[3] == page)
       end,
     })
   end
@@ -261,6 +264,11 @@ end
 M.explain = code_action(EXPLAIN_COMMAND)
 --- Run "Compare tokenizers".
 M.compare = code_action(COMPARE_COMMAND)
+--- Open the explanation as an HTML page in the browser (window/showDocument, external:
+--- Neovim's handler opens it with vim.ui.open).
+M.explain_in_browser = code_action(BROWSER_COMMAND, 'explain')
+--- Open the comparison the same way.
+M.compare_in_browser = code_action(BROWSER_COMMAND, 'compare')
 
 --- The server writes each explanation to a Markdown file and asks to show it: open it in a
 --- split beside the text instead of replacing the text in its window. lsp/glassllm.lua

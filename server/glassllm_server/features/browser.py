@@ -1,0 +1,78 @@
+"""Open the merge explanation or the tokenizer comparison in a browser, for sharing: the
+``glassllm.openInBrowser`` command (offered on any selection by the code actions).
+
+The page is the one ``glassllm explain|compare --html`` writes (:mod:`glassllm.html_page`):
+one self-contained HTML file that works offline, to hand to a class or a colleague. It
+holds what the server's own page holds: the chunks the selection touches (whole, at most
+:data:`~glassllm_server.explanation.CHUNK_LIMIT` of them), by the tokenizer in use and, for
+the comparison, every compared tokenizer, in the user's language. The file goes to the
+cache folder (never the workspace) under a name fixed by the document and the chunks
+(:func:`~glassllm_server.page_files.html_page_name`), which is also allowed over TCP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from lsprotocol import types
+
+from glassllm import html_page
+from glassllm_server.explanation import Explanation
+from glassllm_server.features.explain import explain_range
+from glassllm_server.features.feature import Feature, on_command
+from glassllm_server.features.pages import document_name, show_in_browser
+from glassllm_server.page_files import cache_folder, html_page_name, write_html_page
+from glassllm_server.protocol import RequestFailed
+from glassllm_server.render.browser import page_note
+
+__all__ = ["OPEN_IN_BROWSER", "OpenInBrowser", "explained_text"]
+
+OPEN_IN_BROWSER = "glassllm.openInBrowser"
+
+
+def explained_text(lines: Sequence[str], explanation: Explanation) -> str:
+    """The document's text from the first explained chunk's start to the last one's end.
+
+    Chunks never cross a line break and the chunk rule cuts a text the same way from any
+    chunk boundary, so the library tokenizes this text into exactly these chunks."""
+    first, last = explanation.chunks[0], explanation.chunks[-1]
+    if first.line == last.line:
+        return lines[first.line][first.start : last.end]
+    middle = "".join(lines[first.line + 1 : last.line])
+    return lines[first.line][first.start :] + middle + lines[last.line][: last.end]
+
+
+class OpenInBrowser(Feature):
+    @on_command(OPEN_IN_BROWSER)
+    async def open_in_browser(
+        self, uri: str, selection: types.Range, page: Literal["explain", "compare"]
+    ) -> dict[str, Any]:
+        server = self.server
+        snapshot = server.snapshot(uri)
+        explanation = explain_range(snapshot, selection)
+        messages = server.messages
+        answer: dict[str, Any] = {"uri": uri, "kind": page, "page": None, "path": None, "opened": False}
+        if not explanation.chunks:
+            server.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Info, message=messages("explain.empty"))
+            )
+            return answer
+        document = snapshot.document
+        text = explained_text(document.lines, explanation)
+        label = server.tokenizer_label(document.tokenizer.name)
+        note = page_note(page, explanation, messages, messages.integer, document_name(uri), label)
+        if page == "explain":
+            html = html_page.explain_page(text, label, document.tokenizer.tokenizer, server.locale, note)
+        else:
+            tokenizers = {label: document.tokenizer.tokenizer}
+            tokenizers.update({server.tokenizer_label(tok.name): tok.tokenizer for tok in server.compared()})
+            html = html_page.compare_page(text, tokenizers, server.locale, note)
+        first, last = explanation.chunks[0], explanation.chunks[-1]
+        name = html_page_name(page, uri, (first.line, first.start), (last.line, last.end))
+        try:
+            path = write_html_page(html, page, name)
+        except OSError as error:
+            raise RequestFailed(messages("browser.unwritable", folder=cache_folder(), problem=error)) from error
+        answer.update({"page": path.as_uri(), "path": str(path), "opened": await show_in_browser(server, path)})
+        return answer
