@@ -28,11 +28,11 @@ SLICE_SECONDS = 0.002
 # handler's task): all pass between two slices, so a request waits for one slice.
 _TURNS = 4
 # A background pass that leaves at least this many new objects (a large document just
-# opened: about 2 a line and 1 a new chunk) freezes them, out of the collector's way: a
-# full collection walks 50,000 objects in some 7 ms here. After an edit's few lines,
+# opened: a few per line and per new chunk) freezes them, out of the collector's way: a
+# collection walks 50,000 objects in some 7 ms here. After an edit's few lines,
 # nothing is frozen: the collector never looks at a frozen object again, so the garbage
 # cycles that requests leave meanwhile (pygls makes a namedtuple class for each custom
-# request's params) would stay for good, some 6 KB a keystroke.
+# request's params, 11 KB a `glassllm/stats`) would stay for good.
 FREEZE_OBJECTS = 50_000
 
 
