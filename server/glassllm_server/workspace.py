@@ -171,6 +171,13 @@ class OpenDocuments:
                     # reference counting still frees them when their lines change or
                     # the document closes.
                     gc.freeze()
+                else:
+                    # The few objects an edit made are examined now, while they are few
+                    # (the new lines' chunk tuples stop being tracked): while the user
+                    # types, the old lines freed offset the new ones in the collector's
+                    # count, so its own young collections come rarely and then walk
+                    # everything typed since (30,000 objects, 50 ms, measured).
+                    gc.collect(0)
                 gc.enable()
 
     async def tokenized(self, document: Document, through_line: int | None = None) -> None:
