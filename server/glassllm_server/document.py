@@ -57,6 +57,11 @@ class ChunkTokens(NamedTuple):
     unknown: int
 
 
+# A chunk's tokens as lines and the chunk cache keep them: a plain tuple (text, pieces,
+# ids, unknown), which the garbage collector stops tracking (it untracks a tuple of
+# strings and numbers, never a NamedTuple), so its passes do not walk a document's
+# chunks; ChunkTokens is the named view handed out.
+_Chunk = tuple[str, tuple[str, ...], tuple[int, ...], int]
 _TEXT, _IDS, _UNKNOWN = itemgetter(0), itemgetter(2), itemgetter(3)
 _TOKEN_COUNT = attrgetter("tokens")
 
@@ -86,19 +91,20 @@ class LineTokens:
 
     __slots__ = ("_chunk_starts", "_token_starts", "chunk_count", "chunks", "origin", "tokens", "unknown")
 
-    def __init__(self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None) -> None:
+    def __init__(self, chunks: tuple[_Chunk, ...], origin: list[int] | None) -> None:
         self.chunks = chunks
         # NFC boundary map from normalized to original columns; None when the line is NFC.
         self.origin = origin
         self.chunk_count = len(chunks)
         self.tokens = sum(map(len, map(_IDS, chunks)))
         self.unknown = sum(map(_UNKNOWN, chunks))
-        self._chunk_starts: list[int] | None = None
-        self._token_starts: list[int] | None = None
+        # Tuples, not lists: the collector stops tracking them too.
+        self._chunk_starts: tuple[int, ...] | None = None
+        self._token_starts: tuple[int, ...] | None = None
 
     def chunk(self, index: int) -> ChunkTokens:
         """The line's chunk number ``index``."""
-        return self.chunks[index]
+        return ChunkTokens._make(self.chunks[index])
 
     def spans(self) -> list[LineSpan]:
         """Every token of the line with its columns, in order, covering the line."""
@@ -117,13 +123,13 @@ class LineTokens:
         first = max(bisect_right(starts, low) - 2, 0)
         stop = min(bisect_left(starts, high) + 1, self.chunk_count)
         if self._token_starts is None:
-            self._token_starts = list(accumulate(map(len, map(_IDS, self.chunks)), initial=0))
+            self._token_starts = tuple(accumulate(map(len, map(_IDS, self.chunks)), initial=0))
         return self._token_starts[first], self._spans(first, stop)
 
-    def chunk_starts(self) -> list[int]:
+    def chunk_starts(self) -> tuple[int, ...]:
         """Normalized offset of each chunk's start, then the normalized line's length."""
         if self._chunk_starts is None:
-            self._chunk_starts = list(accumulate(map(len, map(_TEXT, self.chunks)), initial=0))
+            self._chunk_starts = tuple(accumulate(map(len, map(_TEXT, self.chunks)), initial=0))
         return self._chunk_starts
 
     def _spans(self, first: int, stop: int) -> list[LineSpan]:
@@ -132,8 +138,8 @@ class LineTokens:
         origin = self.origin
         position = self.chunk_starts()[first] if first else 0
         for chunk_index in range(first, stop):
-            chunk = self.chunks[chunk_index]
-            for piece_index, (token_id, piece) in enumerate(zip(chunk.ids, chunk.pieces, strict=False)):
+            _, pieces, ids, _ = self.chunks[chunk_index]
+            for piece_index, (token_id, piece) in enumerate(zip(ids, pieces, strict=False)):
                 end = position + len(piece)
                 if origin is None:
                     append(LineSpan(token_id, piece, position, end, chunk_index, piece_index))
@@ -158,12 +164,12 @@ class SegmentedLineTokens(LineTokens):
         self.chunk_count = self._part_chunks[-1]
         self.tokens = self._part_tokens[-1]
         self.unknown = sum(tokens.unknown for _, tokens in parts)
-        self._chunks: tuple[ChunkTokens, ...] | None = None
+        self._chunks: tuple[_Chunk, ...] | None = None
         self._origin: list[int] | None = None
         self._chunk_starts = self._token_starts = None
 
     @property  # type: ignore[override]
-    def chunks(self) -> tuple[ChunkTokens, ...]:
+    def chunks(self) -> tuple[_Chunk, ...]:
         if self._chunks is None:
             self._chunks = tuple(chain.from_iterable(tokens.chunks for _, tokens in self.parts))
         return self._chunks
@@ -181,7 +187,7 @@ class SegmentedLineTokens(LineTokens):
 
     def chunk(self, index: int) -> ChunkTokens:
         part = bisect_right(self._part_chunks, index) - 1
-        return self.parts[part][1].chunks[index - self._part_chunks[part]]
+        return ChunkTokens._make(self.parts[part][1].chunks[index - self._part_chunks[part]])
 
     def spans(self) -> list[LineSpan]:
         return self.window(0, self._part_columns[-1])[1]
@@ -250,7 +256,7 @@ class LineTokenizer:
     def __init__(self, tokenizer: Tokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name
-        self._chunks: LruCache[str, ChunkTokens] = LruCache(CHUNK_CACHE_LIMIT)
+        self._chunks: LruCache[str, _Chunk] = LruCache(CHUNK_CACHE_LIMIT)
         self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
         self._piece_ids: dict[str, int] = {}
         for index in range(len(SPECIALS), len(tokenizer.vocab)):
@@ -261,6 +267,9 @@ class LineTokenizer:
 
     def chunk(self, text: str) -> ChunkTokens:
         """The tokens of one chunk (already normalized and marked)."""
+        return ChunkTokens._make(self._chunk(text))
+
+    def _chunk(self, text: str) -> _Chunk:
         cached = self._chunks.get(text)
         if cached is not None:
             return cached
@@ -271,7 +280,7 @@ class LineTokenizer:
         ids = tuple(map(self._piece_ids.get, merged, repeat(UNK_ID)))
         unknown = ids.count(UNK_ID)
         pieces = tuple(merged) if unknown else tuple(map(self.tokenizer.vocab.__getitem__, ids))
-        entry = ChunkTokens(text, pieces, ids, unknown)
+        entry = (text, pieces, ids, unknown)
         self._chunks.put(text, entry)
         return entry
 
@@ -296,7 +305,7 @@ class LineTokenizer:
         chunks = chunked.chunks
         found = list(map(self._chunks.recent.get, chunks))
         if None in found:
-            chunk = self.chunk
+            chunk = self._chunk
             found = [entry or chunk(text) for entry, text in zip(found, chunks, strict=False)]
         return LineTokens(tuple(found), chunked.origin)  # type: ignore[arg-type]
 

@@ -84,11 +84,11 @@ def _occurrences(tokens: LineTokens, token_id: int) -> Iterator[tuple[int, int]]
     than building every span of a long line)."""
     origin = tokens.origin
     position = 0
-    for chunk in tokens.chunks:
-        if token_id not in chunk.ids:
-            position += len(chunk.text)
+    for text, pieces, ids, _ in tokens.chunks:
+        if token_id not in ids:
+            position += len(text)
             continue
-        for piece, piece_id in zip(chunk.pieces, chunk.ids, strict=False):
+        for piece, piece_id in zip(pieces, ids, strict=False):
             end = position + len(piece)
             if piece_id == token_id:
                 yield (position, end) if origin is None else (origin[position], origin[end])

@@ -11,7 +11,9 @@
   ServerNotInitialized, a second ``initialize`` or any request after ``shutdown`` -32600
   InvalidRequest; notifications then are dropped, except ``exit``;
 - routine error answers (a closed document, a cancelled request) and cancels of requests
-  already answered are not logged as problems.
+  already answered are not logged as problems;
+- custom messages' params arrive as the namedtuples pygls makes, but of one class per
+  shape rather than a new class per message (see :func:`as_objects`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import asyncio
 import inspect
 import json
 import logging
+from collections import namedtuple
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.protocol import lsp_method
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, lsp_method
 
+from glassllm.caches import LruCache
 from glassllm_server.document import Document
 from glassllm_server.protocol.arrival import SnapshotsAtArrival
 from glassllm_server.protocol.errors import describe_invalid
@@ -60,6 +65,48 @@ class RawJSON:
         self.text = text
 
 
+# The namedtuple classes custom messages' params are made of, by name and keys: the
+# shapes a client sends are few, and a class costs some 5 KB.
+_OBJECT_CLASSES: LruCache[tuple[str, tuple[str, ...]], Any] = LruCache(256)
+
+
+def as_objects(value: Any) -> Any:
+    """What pygls (``pygls.protocol._dict_to_object``) makes of a custom message's params
+    or result: a dict, and every dict within, as namedtuples named by its ``type_name``
+    ("Object" when absent), keys renamed as ``namedtuple(rename=True)`` does; anything
+    else as it is.
+
+    pygls makes a new class for every object, each a reference cycle that only the
+    garbage collector frees, some 0.2 ms and 5 KB per ``glassllm/stats``: here the class
+    is made once per shape.
+    """
+    if not isinstance(value, dict):
+        return value
+    type_name = str(value.pop("type_name", "Object"))
+
+    def structure(fields: dict[str, Any]) -> Any:
+        shape = (type_name, tuple(fields))
+        made = _OBJECT_CLASSES.get(shape)
+        if made is None:
+            made = namedtuple(type_name, fields, rename=True)
+            _OBJECT_CLASSES.put(shape, made)
+        return made(*fields.values())
+
+    # Through JSON as pygls goes: every nested dict, even in lists, becomes an object.
+    return json.loads(json.dumps(value), object_hook=structure)
+
+
+def _structure_with_objects(field: str) -> Callable[[dict[str, Any], type], Any]:
+    """A structure hook for pygls' generic messages with ``field`` as :func:`as_objects`."""
+
+    def structure(message: dict[str, Any], cls: type) -> Any:
+        if field in message:
+            message[field] = as_objects(message[field])
+        return cls(**message)
+
+    return structure
+
+
 _SERVER_NOT_INITIALIZED = -32002
 _INVALID_REQUEST = -32600
 
@@ -75,6 +122,9 @@ class GlassProtocol(SnapshotsAtArrival):
 
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
+        converter.register_structure_hook(JsonRPCRequestMessage, _structure_with_objects("params"))
+        converter.register_structure_hook(JsonRPCNotification, _structure_with_objects("params"))
+        converter.register_structure_hook(JsonRPCResponseMessage, _structure_with_objects("result"))
         self._writes: set[asyncio.Future[Any]] = set()
         self._initialize_arrived = False
 

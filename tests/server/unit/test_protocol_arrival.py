@@ -9,6 +9,7 @@ it broke.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 
 from lsprotocol import types
@@ -76,3 +77,34 @@ async def test_a_request_sees_its_snapshot_whatever_changes_before_it_runs():
     live = server.open_documents.get(uri)
     assert live is not None and live.text == "after"
     assert documents_at_arrival() is None  # outside a request: the live documents
+
+
+def test_custom_params_arrive_as_pygls_makes_them_with_one_class_per_shape():
+    from pygls.protocol import _dict_to_object
+
+    from glassllm_server.protocol.glass_protocol import as_objects
+
+    shapes = [
+        {"textDocument": {"uri": "file:///a.txt"}, "range": {"start": {"line": 1, "character": 2}}},
+        {"items": [{"a": 1}, 2, None, [{"b": "x"}]], "class": 1, "1x": 2, "_y": 3},
+        {"type_name": "Thing", "inner": {"b": 1}},
+        {},
+        None,
+        [1, {"a": 1}],
+        "text",
+    ]
+    for value in shapes:
+        ours, pygls = as_objects(copy.deepcopy(value)), _dict_to_object(copy.deepcopy(value))
+        assert ours == pygls
+        assert type(ours).__name__ == type(pygls).__name__
+        assert getattr(ours, "_fields", None) == getattr(pygls, "_fields", None)
+    protocol = GlassServer().protocol
+    arrived = [
+        protocol.structure_message(
+            {"jsonrpc": "2.0", "id": number, "method": "glassllm/stats", "params": copy.deepcopy(shapes[0])}
+        ).params
+        for number in (1, 2)
+    ]
+    assert arrived[0] == arrived[1] == _dict_to_object(copy.deepcopy(shapes[0]))
+    assert type(arrived[0]) is type(arrived[1])
+    assert type(arrived[0].textDocument) is type(arrived[1].textDocument)

@@ -1,0 +1,77 @@
+"""The open documents' background tokenizing and the garbage collector: the tokens of a
+large document are frozen once, out of the collector's way; after an edit's few lines
+nothing is, so the garbage cycles that requests leave while the user types are freed."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+from lsprotocol import types
+
+from glassllm_server import workspace
+from glassllm_server.document import LineTokenizer
+from glassllm_server.workspace import OpenDocuments
+
+URI = "file:///typing.txt"
+# Distinct lines and numbers: every line and many chunks make new objects.
+LINES = 3000
+TEXT = "".join(f"Linha {number} de um texto qualquer, com o número {number * 7}.\n" for number in range(LINES))
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.itself = self
+
+
+@pytest.fixture
+def collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # The document above leaves some 10,000 objects: a large one, at this scale.
+    monkeypatch.setattr(workspace, "FREEZE_OBJECTS", 2 * LINES)
+    gc.collect()
+    yield
+    gc.enable()
+    gc.unfreeze()
+
+
+async def _background_done() -> None:
+    await asyncio.gather(*(asyncio.all_tasks() - {asyncio.current_task()}))
+
+
+def _typed(documents: OpenDocuments, version: int) -> None:
+    start = types.Position(line=version % LINES, character=3)
+    change = types.TextDocumentContentChangePartial(range=types.Range(start=start, end=start), text="ã")
+    documents.apply_changes(URI, version, [change], "utf-16")
+
+
+async def test_a_large_documents_tokens_are_frozen_and_an_edits_are_not(collector, tokenizer: LineTokenizer):
+    documents = OpenDocuments()
+    frozen = gc.get_freeze_count()
+    document = documents.open(URI, TEXT, 1, tokenizer)
+    await documents.tokenized(document)
+    await _background_done()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() - frozen >= 2 * LINES
+    frozen = gc.get_freeze_count()
+    for version in range(2, 12):
+        _typed(documents, version)
+        await _background_done()
+    assert gc.get_freeze_count() <= frozen  # only fewer: replaced lines freed
+    assert gc.isenabled()
+
+
+async def test_a_garbage_cycle_made_while_typing_is_collected(collector, tokenizer: LineTokenizer):
+    documents = OpenDocuments()
+    document = documents.open(URI, TEXT, 1, tokenizer)
+    await documents.tokenized(document)
+    await _background_done()
+    cycle = _Cycle()
+    gone = weakref.ref(cycle)
+    del cycle
+    _typed(documents, 2)
+    await _background_done()
+    gc.collect()
+    assert gone() is None
