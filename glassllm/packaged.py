@@ -15,7 +15,7 @@ from glassllm.problems import Locale, describe, problem
 from glassllm.protocol import AnyTokenizer
 from glassllm.tokenizer import Tokenizer
 
-__all__ = ["PACKAGED", "load_own_tokenizer", "load_problem", "load_tokenizer", "packaged", "packaged_path"]
+__all__ = ["PACKAGED", "load_own_tokenizer", "load_problem", "load_tokenizer", "own_only", "packaged", "packaged_path"]
 
 PACKAGED: dict[str, str] = {"pt": "Portuguese", "en": "English"}
 
@@ -48,12 +48,18 @@ def load_tokenizer(spec: str | Path, *, match_specials: bool = False) -> AnyToke
 
 
 def load_own_tokenizer(spec: str | Path) -> Tokenizer:
-    """A glassllm tokenizer, named as :func:`load_tokenizer` takes it, for what shows only
-    glassllm's own (the language server, the HTML page, the Hugging Face export): a real
-    model's tokenizer is refused with a ``ValueError`` that says where it can be seen."""
-    tokenizer = load_tokenizer(spec)
+    """A glassllm tokenizer, named as :func:`load_tokenizer` takes it, for what takes only
+    glassllm's own — the HTML pages and the Hugging Face export, the one place that
+    decides it: a real model's tokenizer is refused with a ``ValueError`` that says where
+    it can be seen."""
+    return own_only(load_tokenizer(spec), spec)
+
+
+def own_only(tokenizer: AnyTokenizer, name: str | Path) -> Tokenizer:
+    """``tokenizer`` if it is glassllm's own; a real model's is refused as
+    :func:`load_own_tokenizer` refuses it (``name``: how the user named it)."""
     if not isinstance(tokenizer, Tokenizer):
-        raise problem(ValueError, "load.own_only", name=str(spec), kind=tokenizer.kind)
+        raise problem(ValueError, "load.own_only", name=str(name), kind=tokenizer.kind)
     return tokenizer
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain
+from itertools import accumulate, chain, repeat
+from operator import add, attrgetter
 from typing import NamedTuple
 
 from glassllm.models.merging import Merge, merge_symbols
@@ -28,10 +29,13 @@ from glassllm.models.merging import Merge, merge_symbols
 from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, _require_text
 from glassllm.tokenizer import _as_ids as as_ids
 
-__all__ = ["ChunkTokens", "ModelTokenizer", "Segment", "as_ids"]
+__all__ = ["ChunkTokens", "ModelTokenizer", "Segment", "TokenColumns", "as_ids"]
 
 # Distinct chunks kept before the cache starts afresh (as glassllm's own tokenizer does).
 _CACHE_LIMIT = 1 << 17
+
+
+_IDS, _PIECES, _STARTS, _ENDS = map(attrgetter, ("ids", "pieces", "starts", "ends"))
 
 
 class Segment(NamedTuple):
@@ -40,6 +44,17 @@ class Segment(NamedTuple):
     start: int
     end: int
     special: int | None  # the special token's ID, or None for ordinary text
+
+
+class TokenColumns(NamedTuple):
+    """The tokens of :meth:`ModelTokenizer.encode_spans`, a list per field: what the
+    language server keeps of a document, built without a record per token."""
+
+    ids: list[int]
+    pieces: list[str]
+    starts: list[int]
+    ends: list[int]
+    chunks: list[int]  # each token's chunk number
 
 
 class ChunkTokens(NamedTuple):
@@ -87,6 +102,7 @@ class ModelTokenizer:
         if match_specials:
             matched.update(self.specials)
         self._matched = matched
+        self._matched_ids = frozenset(matched.values())
         # Longest first: at one position the longest special token wins, as HF's
         # leftmost-longest matcher decides.
         self._special_pattern = (
@@ -164,19 +180,63 @@ class ModelTokenizer:
             found.append(Segment(at, len(text), None))
         return found
 
-    def chunk_spans(self, text: str) -> list[tuple[str, int, int]]:
+    def chunk_spans(self, text: str, *, at_start: bool = True) -> list[tuple[str, int, int]]:
         """Each chunk (normalized, as merging sees it) with its ``[start, end)`` in ``text``;
-        a matched special token is a chunk of its own."""
-        return [(chunk, start, end) for chunk, start, end, _ in self._chunks(text)]
+        a matched special token is a chunk of its own. ``at_start=False``: ``text``
+        continues a text (see :meth:`can_cut`), so no dummy prefix opens it."""
+        return [(chunk, start, end) for chunk, start, end, _ in self._chunks(text, at_start)]
 
-    def _chunks(self, text: str) -> Iterator[tuple[str, int, int, tuple[int, list[int] | None, int] | None]]:
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether a text ``before + after``, where ``before`` ends with a line break, can be
+        tokenized in two: ``before`` as it is, then ``after`` with ``at_start=False``, each
+        token and chunk the same as those of the whole (offsets shifted). ``before`` need
+        only hold the line before the cut (its last few hundred characters are read).
+
+        The language server tokenizes a document in blocks of lines cut where this holds,
+        so that an edit re-tokenizes the blocks it touches. Regex pre-tokenizers (Llama 3's
+        ``\\s*[\\r\\n]+``, GPT-2's ``\\s+(?!\\S)``) can cross a line break, but only within a
+        run of whitespace (and a punctuation chunk's trailing line breaks): with a
+        character that is not whitespace on each side of the cut, what the pattern does
+        near the cut is decided inside that window, so chunking the window whole and in
+        two shows whether the cut changes anything (see :meth:`_cut_in_window`).
+        """
+        if not after:
+            return True
+        if not before.endswith(("\n", "\r")) or not self._cuttable:
+            return False
+        head = _first_ink(after)
+        tail = before[-_CUT_WINDOW:]
+        last_ink = _first_ink(tail[::-1])
+        if head is None or last_ink is None:
+            return False
+        # From a little before the last character that is not whitespace: what the
+        # pattern does at the cut depends on that character's chunk ending, not where
+        # the chunk starts, and both sides of the comparison start alike.
+        tail = tail[max(len(tail) - last_ink - 1 - _INK_CONTEXT, 0) :]
+        return self._cut_in_window(tail, after[: head + 1])
+
+    def _cut_in_window(self, tail: str, head: str) -> bool:
+        """Whether ``tail + head`` chunks as ``tail`` and then ``head`` (continued) do."""
+        whole = self.chunk_spans(tail + head)
+        left = self.chunk_spans(tail)
+        right = self.chunk_spans(head, at_start=False)
+        shift = len(tail)
+        return whole == left + [(chunk, start + shift, end + shift) for chunk, start, end in right]
+
+    # Whether lines can be tokenized apart at all (a format with look-behind in its
+    # pattern, say, cannot): see can_cut.
+    _cuttable = True
+
+    def _chunks(
+        self, text: str, at_start: bool = True
+    ) -> Iterator[tuple[str, int, int, tuple[int, list[int] | None, int] | None]]:
         """Each chunk, its span in ``text`` and how to place offsets inside it: ``(segment
         start, origin, chunk start in the normalized segment)``, or ``None`` for a special."""
         for segment in self.segments(text):
             if segment.special is not None:
                 yield text[segment.start : segment.end], segment.start, segment.end, None
                 continue
-            normalized, origin = self._normalize(text[segment.start : segment.end], segment.start == 0)
+            normalized, origin = self._normalize(text[segment.start : segment.end], at_start and segment.start == 0)
             for start, end in self._chunk_bounds(normalized):
                 if origin is None:
                     span = (segment.start + start, segment.start + end)
@@ -216,12 +276,13 @@ class ModelTokenizer:
             ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
         return ids
 
-    def encode_spans(self, text: str) -> list[TokenSpan]:
+    def encode_spans(self, text: str, *, at_start: bool = True) -> list[TokenSpan]:
         """One :class:`~glassllm.TokenSpan` per token of ``encode(text)``, with offsets
-        in ``text`` (see the module's docstring for split characters)."""
+        in ``text`` (see the module's docstring for split characters); ``at_start=False``:
+        ``text`` continues a text (see :meth:`can_cut`)."""
         _require_text(text)
         spans: list[TokenSpan] = []
-        for index, (chunk, start, end, place) in enumerate(self._chunks(text)):
+        for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
             if place is None:
                 spans.append(TokenSpan(self._matched[chunk], chunk, start, end, index))
                 continue
@@ -230,12 +291,55 @@ class ModelTokenizer:
                 spans.append(TokenSpan(token_id, piece, *_place(place, first, last), index))
         return spans
 
-    def explain(self, text: str) -> list[ChunkExplanation]:
+    def encode_columns(self, text: str, *, at_start: bool = True) -> TokenColumns:
+        """:meth:`encode_spans` as columns, several times faster where the chunks tile
+        the text as given (no normalization moved an offset, no gap between chunks)."""
+        _require_text(text)
+        columns = TokenColumns([], [], [], [], [])
+        ids, pieces, starts, ends, chunks = columns
+        number = 0
+        for segment in self.segments(text):
+            if segment.special is not None:
+                ids.append(segment.special)
+                pieces.append(text[segment.start : segment.end])
+                starts.append(segment.start)
+                ends.append(segment.end)
+                chunks.append(number)
+                number += 1
+                continue
+            normalized, origin = self._normalize(text[segment.start : segment.end], at_start and segment.start == 0)
+            texts = self._chunk_texts(normalized)
+            if origin is not None or sum(map(len, texts)) != len(normalized):
+                spans = self.encode_spans(text, at_start=at_start)
+                return TokenColumns(
+                    [span.id for span in spans],
+                    [span.piece for span in spans],
+                    [span.start for span in spans],
+                    [span.end for span in spans],
+                    [span.chunk for span in spans],
+                )
+            found = list(map(self._cache.get, texts))
+            if None in found:
+                found = [entry or self._encode_chunk(chunk) for entry, chunk in zip(found, texts, strict=True)]
+            # Column by column, each a pass in C: a chunk's offsets are relative to it,
+            # so each is shifted by its chunk's start, repeated once per token.
+            counts = list(map(len, map(_IDS, found)))
+            shifts = list(chain.from_iterable(map(repeat, accumulate(map(len, texts), initial=segment.start), counts)))
+            ids.extend(chain.from_iterable(map(_IDS, found)))
+            pieces.extend(chain.from_iterable(map(_PIECES, found)))
+            starts.extend(map(add, chain.from_iterable(map(_STARTS, found)), shifts))
+            ends.extend(map(add, chain.from_iterable(map(_ENDS, found)), shifts))
+            chunks.extend(chain.from_iterable(map(repeat, range(number, number + len(found)), counts)))
+            number += len(found)
+        return columns
+
+    def explain(self, text: str, *, at_start: bool = True) -> list[ChunkExplanation]:
         """Every chunk of ``text`` with each merge step in the order the model applies
-        them, with its rank (or score); ``count`` is ``None``: models ship no counts."""
+        them, with its rank (or score); ``count`` is ``None``: models ship no counts.
+        ``at_start=False``: ``text`` continues a text (see :meth:`can_cut`)."""
         _require_text(text)
         explanations = []
-        for index, (chunk, start, end, place) in enumerate(self._chunks(text)):
+        for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
             if place is None:
                 token_id = self._matched[chunk]
                 explanations.append(ChunkExplanation(index, chunk, start, end, [chunk], [], [chunk], [token_id]))
@@ -270,6 +374,19 @@ class ModelTokenizer:
         _, merges = merge_symbols(self._symbols_of_piece(piece), self._rank, record=True)
         return [(m.left + m.right, m.left, m.right) for m in reversed(merges)]
 
+    def is_matched(self, token_id: int) -> bool:
+        """Whether ``token_id`` is a token matched as a whole in the text (a special one
+        read as special, an added one), never built by merges."""
+        return token_id in self._matched_ids
+
+    def priority(self, left: str, right: str) -> int | float | None:
+        """What orders the merge of ``left`` and ``right`` (see ``priority_name``): its
+        rank (lower merges first), or its piece's score (higher first); ``None``: no merge."""
+        found = self._rank(left, right)
+        if found is None:
+            return None
+        return -found if self.priority_name == "score" else int(found)
+
     def _symbols_of_piece(self, piece: str) -> list[str]:
         return self._symbols(piece)
 
@@ -277,6 +394,20 @@ class ModelTokenizer:
         """The vocabulary entry of each ID, as the model's files write it."""
         vocab = self.vocab
         return [vocab[token_id] for token_id in as_ids(ids)]
+
+
+# How much of the text before a cut can_cut reads: the whitespace run before the cut
+# must end within it.
+_CUT_WINDOW = 256
+# Characters kept before that one (a contraction such as "'ll", a run of three digits).
+_INK_CONTEXT = 16
+
+
+def _first_ink(text: str) -> int | None:
+    """The offset of ``text``'s first character that is not whitespace (``str.isspace``,
+    which holds every ``\\s`` of the models' patterns), or ``None``."""
+    stripped = text.lstrip()
+    return len(text) - len(stripped) if stripped else None
 
 
 def _place(place: tuple[int, list[int] | None, int], first: int, last: int) -> tuple[int, int]:

@@ -14,7 +14,7 @@ No pygls here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 __all__ = ["GRACE_SECONDS", "Loads"]
@@ -23,26 +23,27 @@ __all__ = ["GRACE_SECONDS", "Loads"]
 # tokenizers and any file of tens of thousands of merges, short enough not to be a hang.
 GRACE_SECONDS = 1.0
 
+K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-class Loads(Generic[T]):
-    """Loads by ``load(name)`` in worker threads, one at a time per name."""
+class Loads(Generic[K, T]):
+    """Loads by ``load(key)`` in worker threads, one at a time per key."""
 
-    def __init__(self, load: Callable[[str], T]) -> None:
+    def __init__(self, load: Callable[[K], T]) -> None:
         self._load = load
-        # name → (the load, the loop time until which the client's messages wait for it)
-        self._running: dict[str, tuple[asyncio.Future[T], float]] = {}
+        # key → (the load, the loop time until which the client's messages wait for it)
+        self._running: dict[K, tuple[asyncio.Future[T], float]] = {}
 
-    def start(self, name: str) -> asyncio.Future[T]:
-        """The load of ``name``: the one already running, or a new one (on the running loop)."""
-        running = self._running.get(name)
+    def start(self, key: K) -> asyncio.Future[T]:
+        """The load of ``key``: the one already running, or a new one (on the running loop)."""
+        running = self._running.get(key)
         if running is not None:
             return running[0]
         loop = asyncio.get_running_loop()
-        future = asyncio.ensure_future(asyncio.to_thread(self._load, name))
-        self._running[name] = (future, loop.time() + GRACE_SECONDS)
-        future.add_done_callback(lambda _: self._running.pop(name, None))
+        future = asyncio.ensure_future(asyncio.to_thread(self._load, key))
+        self._running[key] = (future, loop.time() + GRACE_SECONDS)
+        future.add_done_callback(lambda _: self._running.pop(key, None))
         return future
 
     async def settled(self) -> None:

@@ -18,10 +18,11 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from glassllm import PACKAGED, Tokenizer, load_own_tokenizer, packaged
+from glassllm import PACKAGED, AnyTokenizer, load_tokenizer, packaged
+from glassllm.models.hub import PREFIX
 from glassllm.packaged import load_problem
 from glassllm_server import __version__
-from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
+from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.loads import Loads
@@ -61,14 +62,14 @@ class GlassServer(LanguageServer):
         # The tokenizer in use and the setting value it came from ("pt", "en" or a path),
         # and the one the settings ask for (being loaded while they differ).
         self.tokenizer = LineTokenizer(packaged("pt"), "pt")
-        self.wanted_tokenizer = "pt"
-        self.loads: Loads[Tokenizer] = Loads(self.load_tokenizer)
+        self.wanted_tokenizer = ("pt", False)
+        self.loads: Loads[tuple[str, bool], AnyTokenizer] = Loads(self.load_tokenizer)
         # A tokenizer the user switched to from the editor (after training one), and the
         # tokenizer setting it replaced: it stays until that setting changes.
         self.switched_tokenizer: tuple[str, str] | None = None
         # The tokenizers of glassllm.compareWith, loaded once each (see compared()).
         self.compare_set = CompareSet()
-        self._compare_loading: set[str] = set()
+        self._compare_loading: set[tuple[str, bool]] = set()
         self._reported: set[str] = set()
         self._notification_error_reported = False
         self.exit_status = 0
@@ -107,6 +108,8 @@ class GlassServer(LanguageServer):
         name = self.tokenizer.name if name is None else name
         if name in PACKAGED:
             return self.messages(f"tokenizer.{name}")
+        if name.startswith(PREFIX):
+            return name
         return self.messages("tokenizer.file", name=Path(name).name)
 
     def tokenizer_label(self, name: str | None = None) -> str:
@@ -165,15 +168,18 @@ class GlassServer(LanguageServer):
             "settings.invalid", key=problem.key, value=repr(problem.value), expected=messages(problem.expected)
         )
 
-    def load_tokenizer(self, name: str) -> Tokenizer:
-        """The tokenizer ``name`` (resolved: "pt", "en" or an absolute path), read within the
-        library's bounds; over TCP, a file only inside the workspace folders. Every
-        tokenizer a setting names is loaded here, in a worker thread for a file."""
+    def load_tokenizer(self, key: tuple[str, bool]) -> AnyTokenizer:
+        """The tokenizer ``key`` names: its setting's value, resolved ("pt", "en", "hf:…"
+        or an absolute path), and whether a real model reads special-token text as its
+        special tokens; read within the library's bounds, and over TCP a file only inside
+        the workspace folders (the Hugging Face cache is not one). Every tokenizer a
+        setting names is loaded here, in a worker thread for a file."""
+        name, match_specials = key
         if name in PACKAGED:
             return packaged(name)
-        if self.confined_to is not None and not inside(Path(name), self.confined_to):
+        if self.confined_to is not None and (name.startswith(PREFIX) or not inside(Path(name), self.confined_to)):
             raise OutsideWorkspace(name, self.confined_to)
-        return load_own_tokenizer(name)
+        return load_tokenizer(name, match_specials=match_specials)
 
     def load_failure(self, error: Exception, name: str) -> str:
         """Why ``name`` did not load, for the user (over TCP, without the file's content).
@@ -190,20 +196,31 @@ class GlassServer(LanguageServer):
         the user is told once and the tokenizer in use stays. The future is True when
         the tokenizer changed."""
         name = self.resolve_tokenizer(name)
-        self.wanted_tokenizer = name
+        match_specials = self.settings.match_special_tokens
+        self.wanted_tokenizer = (name, match_specials)
         switched: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        if name == self.tokenizer.name:
+        if self._in_use(name, match_specials):
             switched.set_result(False)
         elif name in PACKAGED:
             self._switch(LineTokenizer(packaged(name), name))
             switched.set_result(True)
         else:
-            self.loads.start(name).add_done_callback(functools.partial(self._tokenizer_loaded, name, switched))
+            load = self.loads.start((name, match_specials))
+            load.add_done_callback(functools.partial(self._tokenizer_loaded, name, match_specials, switched))
         return switched
 
-    def _tokenizer_loaded(self, name: str, switched: asyncio.Future[bool], load: asyncio.Future[Tokenizer]) -> None:
+    def _in_use(self, name: str, match_specials: bool) -> bool:
+        """Whether the tokenizer in use is ``name`` read with ``match_specials`` (which
+        only real models' tokenizers heed)."""
+        return name == self.tokenizer.name and (
+            name in PACKAGED or match_specials == self.tokenizer.tokenizer.match_specials
+        )
+
+    def _tokenizer_loaded(
+        self, name: str, match_specials: bool, switched: asyncio.Future[bool], load: asyncio.Future[AnyTokenizer]
+    ) -> None:
         changed = False
-        if load.cancelled() or self.wanted_tokenizer != name or self.tokenizer.name == name:
+        if load.cancelled() or self.wanted_tokenizer != (name, match_specials) or self._in_use(name, match_specials):
             pass  # the server stops, the settings moved on, or an earlier wait for this load switched
         elif isinstance(error := load.exception(), Exception):
             previous = self.tokenizer_label()
@@ -221,9 +238,9 @@ class GlassServer(LanguageServer):
         self.open_documents.set_tokenizer(tokenizer)
 
     def resolve_tokenizer(self, name: str) -> str:
-        """A tokenizer setting's value as loaded: "pt", "en", or an absolute path (a
-        relative one is taken from the workspace root)."""
-        if name in PACKAGED:
+        """A tokenizer setting's value as loaded: "pt", "en", "hf:ORG/NAME", or an absolute
+        path (a relative one is taken from the workspace root)."""
+        if name in PACKAGED or name.startswith(PREFIX):
             return name
         try:
             path = Path(name).expanduser()
@@ -233,11 +250,13 @@ class GlassServer(LanguageServer):
             path = self.root_path / path
         return str(path)
 
-    def compared(self) -> list[ComparedTokenizer]:
+    def compared(self) -> list[AnyCompared]:
         """The tokenizers to compare with (``glassllm.compareWith``) that are ready. A file
         not loaded yet starts loading (off the event loop) and is left out until it is
         ready; one that fails is reported once and left out until the settings change."""
-        return self.compare_set.get(self._compare_names(), self.tokenizer.name, self._compared_now)
+        return self.compare_set.get(
+            self._compare_names(), self.tokenizer.name, self._compared_now, self.settings.match_special_tokens
+        )
 
     def _compare_names(self) -> list[str]:
         names = self.settings.compare_with
@@ -245,23 +264,25 @@ class GlassServer(LanguageServer):
             return default_compare_with(self.tokenizer.name)
         return [self.resolve_tokenizer(name) for name in names]
 
-    def _compared_now(self, name: str) -> Tokenizer | None:
+    def _compared_now(self, name: str, match_specials: bool) -> AnyTokenizer | None:
         """A compared tokenizer if it can be had at once (a packaged one); else its load
         is started (once) and None returned."""
         if name in PACKAGED:
             return packaged(name)
-        if name not in self._compare_loading:
-            self._compare_loading.add(name)
-            self.loads.start(name).add_done_callback(functools.partial(self._compared_loaded, name))
+        key = (name, match_specials)
+        if key not in self._compare_loading:
+            self._compare_loading.add(key)
+            self.loads.start(key).add_done_callback(functools.partial(self._compared_loaded, key))
         return None
 
-    def _compared_loaded(self, name: str, load: asyncio.Future[Tokenizer]) -> None:
-        self._compare_loading.discard(name)
+    def _compared_loaded(self, key: tuple[str, bool], load: asyncio.Future[AnyTokenizer]) -> None:
+        self._compare_loading.discard(key)
         if load.cancelled():  # the server stops
             return
+        name = key[0]
         error = load.exception()
         if not isinstance(error, Exception):
-            self.compare_set.add(name, load.result())
+            self.compare_set.add(name, load.result(), key[1])
             return
         self.compare_set.fail(name)
         if name in self._compare_names():

@@ -156,6 +156,23 @@ async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 10.0)
         await asyncio.sleep(0.02)
 
 
+async def configure_and_wait(client: LanguageClient, section: dict[str, Any]) -> None:
+    """Send the glassllm settings ``section``, and return once the tokenizers it names
+    are in use: a file loads off the server's event loop, and a real model's (a second or
+    more) can outlast the moment requests wait for a load (see glassllm_server.loads)."""
+    configure(client, section)
+    uri = open_document(client, "probe", "probe")
+    tokenizer, compared = section.get("tokenizer"), section.get("compareWith")
+
+    async def in_use() -> bool:
+        raw = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+        names = {row.tokenizer for row in getattr(raw, "compare", ())}
+        return (tokenizer is None or raw.tokenizer == tokenizer) and set(compared or ()) - {raw.tokenizer} <= names
+
+    assert await eventually(in_use, 30), f"the server did not take {section} within 30 s"
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=identifier(uri)))
+
+
 def identifier(uri: str) -> types.TextDocumentIdentifier:
     return types.TextDocumentIdentifier(uri=uri)
 

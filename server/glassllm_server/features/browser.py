@@ -18,6 +18,7 @@ from typing import Any, Literal
 from lsprotocol import types
 
 from glassllm import html_page
+from glassllm.packaged import load_problem, own_only
 from glassllm_server.explanation import Explanation
 from glassllm_server.features.explain import explain_range
 from glassllm_server.features.feature import Feature, on_command
@@ -62,12 +63,17 @@ class OpenInBrowser(Feature):
         text = explained_text(document.lines, explanation)
         label = server.tokenizer_label(document.tokenizer.name)
         note = page_note(page, explanation, messages, messages.integer, document_name(uri), label)
+        named = [(document.tokenizer.name, document.tokenizer.tokenizer)]
+        if page == "compare":
+            named += [(tok.name, tok.tokenizer) for tok in server.compared()]
+        try:
+            own = {server.tokenizer_label(name): own_only(tokenizer, name) for name, tokenizer in named}
+        except ValueError as error:  # a real model's: the page shows glassllm's own only
+            raise RequestFailed(load_problem(error, server.locale)) from error
         if page == "explain":
-            html = html_page.explain_page(text, label, document.tokenizer.tokenizer, server.locale, note)
+            html = html_page.explain_page(text, label, own[label], server.locale, note)
         else:
-            tokenizers = {label: document.tokenizer.tokenizer}
-            tokenizers.update({server.tokenizer_label(tok.name): tok.tokenizer for tok in server.compared()})
-            html = html_page.compare_page(text, tokenizers, server.locale, note)
+            html = html_page.compare_page(text, own, server.locale, note)
         first, last = explanation.chunks[0], explanation.chunks[-1]
         name = html_page_name(page, uri, (first.line, first.start), (last.line, last.end))
         try:

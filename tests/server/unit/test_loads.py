@@ -9,7 +9,7 @@ from glassllm_server.loads import Loads
 
 
 async def test_a_quick_load_is_waited_for_and_its_callbacks_run_first():
-    loads: Loads[str] = Loads(lambda name: name.upper())
+    loads: Loads[str, str] = Loads(lambda name: name.upper())
     seen: list[str] = []
     loads.start("pt").add_done_callback(lambda load: seen.append(load.result()))
     await loads.settled()
@@ -26,7 +26,7 @@ async def test_one_load_per_name_at_a_time():
         release.wait(10)
         return name
 
-    loads: Loads[str] = Loads(load)
+    loads: Loads[str, str] = Loads(load)
     first = loads.start("a.json")
     assert loads.start("a.json") is first
     release.set()
@@ -37,7 +37,7 @@ async def test_one_load_per_name_at_a_time():
 
 async def test_a_slow_load_is_waited_for_no_longer_than_the_grace():
     release = threading.Event()
-    loads: Loads[str] = Loads(lambda name: name if release.wait(10) else "")
+    loads: Loads[str, str] = Loads(lambda name: name if release.wait(10) else "")
     slow = loads.start("silent")
     await loads.settled()  # returns after GRACE_SECONDS, the load still waiting
     assert not slow.done()

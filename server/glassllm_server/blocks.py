@@ -1,0 +1,292 @@
+"""A real model's tokens in a document: tokenized in blocks of lines, kept line by line.
+
+A real model's pre-tokenizer can cross a line break (Llama 3's ``\\s*[\\r\\n]+`` makes one
+chunk of ``".\\n\\n"``; GPT-2's ``\\s+(?!\\S)`` takes the next line's indentation), and
+SentencePiece adds its dummy prefix at the start of the whole text only. So lines are not
+tokenized one by one: the document is cut where the model itself says cutting changes
+nothing (:meth:`~glassllm.models.ModelTokenizer.can_cut`: the tokens of the two sides,
+the second tokenized as a continuation, are those of the whole), and each run of lines
+between two cuts — a block, mostly one line or a paragraph's few — is tokenized whole.
+An edit re-tokenizes the blocks it touches (see ``document._Version.replaced``).
+
+Each line then keeps its part of its block's tokens (:class:`ModelLineTokens`), with the
+interface of :class:`~glassllm_server.document.LineTokens`: a token that crosses a line
+break keeps its exact range in the block, and each line it reaches holds the part of it
+that lies there; a line's token counts are those of the tokens that start in it, the part
+carried in from the line above (numbered ``-1``, chunk ``-1``) is counted there.
+No pygls here.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from itertools import accumulate, chain, compress
+from operator import ne
+from typing import NamedTuple
+
+from glassllm.models import ModelTokenizer
+from glassllm.models.base import TokenColumns
+from glassllm.tokenizer import TokenSpan
+
+__all__ = ["Block", "LineSpan", "ModelChunk", "ModelLineTokens", "tokenize_block"]
+
+
+class ModelChunk(NamedTuple):
+    """One chunk of a real model's, as the server shows it: the chunk as merging saw it
+    (after the model's normalization), its tokens' pieces and IDs, its unknown tokens."""
+
+    text: str
+    pieces: tuple[str, ...]
+    ids: tuple[int, ...]
+    unknown: int
+
+
+class Block:
+    """Lines tokenized together: their text, whether it opens the document, and (on
+    demand, for a hover or an explanation) its chunks."""
+
+    __slots__ = ("_chunks", "_spans", "at_start", "line_starts", "text", "tokenizer")
+
+    def __init__(self, tokenizer: ModelTokenizer, text: str, at_start: bool, line_starts: list[int]) -> None:
+        self.tokenizer = tokenizer
+        self.text = text
+        self.at_start = at_start
+        self.line_starts = line_starts  # offset of each line in the text, then its length
+        self._chunks: list[ModelChunk] | None = None
+        self._spans: list[TokenSpan] | None = None
+
+    def extent(self, token: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where the block's token number ``token`` starts and ends: (line in the block,
+        column) each."""
+        if self._spans is None:
+            self._spans = self.tokenizer.encode_spans(self.text, at_start=self.at_start)
+        span = self._spans[token]
+        return self._point(span.start), self._point(span.end)
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        line = min(bisect_right(self.line_starts, offset) - 1, len(self.line_starts) - 2)
+        return line, offset - self.line_starts[line]
+
+    def chunk(self, number: int) -> ModelChunk:
+        """The block's chunk number ``number``."""
+        if self._chunks is None:
+            tokenizer = self.tokenizer
+            spans = tokenizer.encode_spans(self.text, at_start=self.at_start)
+            chunks = tokenizer.chunk_spans(self.text, at_start=self.at_start)
+            pieces: list[list[str]] = [[] for _ in chunks]
+            ids: list[list[int]] = [[] for _ in chunks]
+            for span in spans:
+                pieces[span.chunk].append(span.piece)
+                ids[span.chunk].append(span.id)
+            unk = tokenizer.unk_id
+            self._chunks = [
+                ModelChunk(text, tuple(found), tuple(numbers), numbers.count(unk) if unk is not None else 0)
+                for (text, _, _), found, numbers in zip(chunks, pieces, ids, strict=True)
+            ]
+        return self._chunks[number]
+
+
+class LineSpan(NamedTuple):
+    """One token of a line: code-point columns ``[start, end)`` within the line (the
+    document's lines and a real model's alike; :mod:`glassllm_server.document` holds it
+    out as its own)."""
+
+    id: int
+    piece: str
+    start: int
+    end: int
+    chunk: int  # index of its chunk within the line (-1: a chunk from the line above)
+    piece_index: int  # index of the token within its chunk
+
+
+class ModelLineTokens:
+    """One line's part of its block's tokens (see the module's docstring)."""
+
+    __slots__ = (
+        "_carried_piece",
+        "_data",
+        "_odd_pieces",
+        "block",
+        "chunk_base",
+        "chunk_count",
+        "continued",
+        "first",
+        "leading_empty",
+        "length",
+        "line_in_block",
+        "origin",
+        "starts_of_chunks",
+        "token_base",
+        "tokens",
+        "unknown",
+    )
+
+    def __init__(
+        self,
+        block: Block,
+        columns: TokenColumns,
+        length: int,
+        chunk_base: int,
+        starts_of_chunks: Iterable[int],
+        carried: tuple[bool, int],
+        line_in_block: int,
+        token_base: int,
+    ) -> None:
+        """``columns``: the line's tokens, columns within the line, chunk numbers
+        relative to ``chunk_base`` (``-1``: the chunk carried in from above);
+        ``carried``: whether the first is the part of a token from above, and the index
+        in its chunk of the line's first token of the chunk carried in."""
+        ids, pieces, starts, ends, chunks = columns
+        self.block = block
+        self.line_in_block = line_in_block
+        self.token_base = token_base  # the block's number of the first token starting here
+        # The spans packed four integers each (id, start, end, chunk): a large document
+        # holds millions of tokens, and a record each would weigh 150 bytes.
+        self._data = array("i", chain.from_iterable(zip(ids, starts, ends, chunks, strict=True)))
+        unk = block.tokenizer.unk_id
+        # The pieces that are not their ID's vocabulary entry (an unknown character's).
+        self._odd_pieces = (
+            {number: piece for number, (token_id, piece) in enumerate(zip(ids, pieces, strict=True)) if token_id == unk}
+            if unk is not None and unk in ids
+            else None
+        )
+        self._carried_piece = carried[1]
+        self.continued = bool(chunks) and chunks[0] < 0  # the line starts in a chunk from above
+        self.length = length
+        self.chunk_base = chunk_base  # the block's number of the first chunk starting here
+        self.starts_of_chunks = array("i", starts_of_chunks)  # columns where this line's chunks start
+        self.first = -1 if carried[0] else 0
+        self.tokens = len(ids) + self.first
+        # Tokens that hold no character at the line's start (SentencePiece's dummy
+        # prefix): a range counts them only where they end a character, never here.
+        self.leading_empty = sum(1 for start, end in zip(starts[:2], ends[:2], strict=True) if start == end == 0)
+        self.chunk_count = len(self.starts_of_chunks)
+        self.unknown = 0 if unk is None else ids[-self.first :].count(unk)
+        self.origin = None  # offsets are columns of the line already
+
+    def chunk(self, index: int) -> ModelChunk:
+        """The line's chunk number ``index``; ``-1``: the one carried in from above."""
+        return self.block.chunk(self.chunk_base + index)
+
+    def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where the line's token number ``number`` (``-1``: the one carried in) starts
+        and ends, as (lines below this one, column): the whole token, across lines."""
+        (first_line, first_column), (last_line, last_column) = self.block.extent(self.token_base + number)
+        return (first_line - self.line_in_block, first_column), (last_line - self.line_in_block, last_column)
+
+    def spans(self) -> list[LineSpan]:
+        """The line's tokens: first the part of one carried in from above, if any
+        (numbered ``-1`` by :meth:`window`), then those that start here; columns within
+        the line, cut at its end."""
+        data = self._data
+        ids = data[0::4]
+        vocab = self.block.tokenizer.vocab
+        pieces = [vocab[token_id] for token_id in ids]
+        if self._odd_pieces is not None:
+            for number, piece in self._odd_pieces.items():
+                pieces[number] = piece
+        chunks = data[3::4]
+        # Each token's index in its chunk: counted from the chunk's first token (from the
+        # carried token's own index in a chunk carried in from above).
+        indices = []
+        previous, index = None, 0
+        for chunk in chunks:
+            if chunk == previous:
+                index += 1
+            else:
+                index = self._carried_piece if chunk < 0 else 0
+                previous = chunk
+            indices.append(index)
+        return list(map(LineSpan._make, zip(ids, pieces, data[1::4], data[2::4], chunks, indices, strict=True)))
+
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
+        """Every token of the line (a block's line is short, or was never cut), and the
+        number of the first: ``-1`` when it is the part of one carried in from above."""
+        return self.first, self.spans()
+
+    def chunk_starts(self) -> list[int]:
+        """Column 0, the columns where later chunks start, then the line's length."""
+        return [0, *(column for column in self.starts_of_chunks if column > 0), self.length]
+
+
+def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+    """The tokens of the block ``lines`` (each with its ending), one entry per line."""
+    text = "".join(lines)
+    line_starts = list(accumulate(map(len, lines), initial=0))
+    block = Block(tokenizer, text, at_start, line_starts)
+    columns = tokenizer.encode_columns(text, at_start=at_start)
+    ids, pieces, starts, ends, chunks = columns
+    if len(lines) == 1:
+        # Most blocks: nothing to share out.
+        firsts = map(ne, chunks, chain((-1,), chunks))
+        return (ModelLineTokens(block, columns, len(text), 0, compress(starts, firsts), (False, 0), 0, 0),)
+    parts = [TokenColumns([], [], [], [], []) for _ in lines]
+    chunk_starts: list[list[int]] = [[] for _ in lines]
+    chunk_base = [0] * len(lines)
+    # Per line: whether a token from above reaches it, and the index in the chunk
+    # carried in of the line's first token of that chunk.
+    carried: list[tuple[bool, int] | None] = [None] * len(lines)
+    started = [0] * len(lines)  # tokens that start on each line
+    home_line = -1  # where the current chunk starts
+    piece_index = 0
+    last_chunk = -1
+    for token_id, piece, start, end, chunk in zip(ids, pieces, starts, ends, chunks, strict=True):
+        line = min(bisect_right(line_starts, start) - 1, len(lines) - 1)
+        offset = line_starts[line]
+        started[line] += 1
+        if chunk != last_chunk:
+            last_chunk, piece_index, home_line = chunk, 0, line
+            if not chunk_starts[line]:
+                chunk_base[line] = chunk
+            chunk_starts[line].append(start - offset)
+        if home_line != line and carried[line] is None:
+            carried[line] = (False, piece_index)
+        if home_line != line and carried[line] is None:
+            carried[line] = (False, piece_index)
+        _append(
+            parts[line],
+            token_id,
+            piece,
+            start - offset,
+            min(end, line_starts[line + 1]) - offset,
+            chunk - chunk_base[line] if home_line == line else -1,
+        )
+        following = line + 1
+        while following < len(lines) and end > line_starts[following]:
+            # The part of a token that crosses a line break, on each line it reaches.
+            part_end = min(end, line_starts[following + 1]) - line_starts[following]
+            _append(parts[following], token_id, piece, 0, part_end, -1)
+            carried[following] = (True, piece_index)
+            following += 1
+        piece_index += 1
+    token_base = list(accumulate(started, initial=0))
+    last = -1  # the last chunk started so far
+    for number, found in enumerate(chunk_starts):
+        if found:
+            last = chunk_base[number] + len(found) - 1
+        else:
+            # No chunk starts here: the one carried in is the last one started above.
+            chunk_base[number] = last + 1
+    return tuple(
+        ModelLineTokens(
+            block,
+            parts[number],
+            len(line),
+            chunk_base[number],
+            chunk_starts[number],
+            carried[number] or (False, 0),
+            number,
+            token_base[number],
+        )
+        for number, line in enumerate(lines)
+    )
+
+
+def _append(columns: TokenColumns, token_id: int, piece: str, start: int, end: int, chunk: int) -> None:
+    columns.ids.append(token_id)
+    columns.pieces.append(piece)
+    columns.starts.append(start)
+    columns.ends.append(end)
+    columns.chunks.append(chunk)
