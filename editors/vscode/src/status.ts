@@ -5,6 +5,7 @@
 
 /** The answer of the `glassllm/stats` request, for a document or a range of it. */
 import { Language, MESSAGES } from './messages';
+import { tokenizerName } from './tokenizers';
 
 export interface Stats {
   tokens: number;
@@ -89,11 +90,6 @@ function describe(stats: Stats, language: Language): string {
   }
   parts.push(`${format.format(stats.unknown)} ${words.unknown}`);
   return parts.join(' · ');
-}
-
-/** A tokenizer as the tooltip names it: `en`, or a file's name without its folders. */
-function tokenizerName(tokenizer: string): string {
-  return tokenizer.split(/[\\/]/).pop() || tokenizer;
 }
 
 /** One line per compared tokenizer: "  en: 1,500 tokens · 3.2 chars/token · 0 unknown". */
