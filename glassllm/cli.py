@@ -142,9 +142,7 @@ def _explanation_json(item: ChunkExplanation) -> dict[str, object]:
 
 
 def _export(args: argparse.Namespace, out: TextIO) -> None:
-    tok = load_tokenizer(args.tokenizer)
-    if not isinstance(tok, Tokenizer):
-        raise problem(ValueError, "cli.export_model", name=args.tokenizer, kind=tok.kind)
+    tok = load_own_tokenizer(args.tokenizer)
     refuse_to_replace(args.output, args.force, hugging_face=True)
     tok.save_hf(args.output)
     out.write(f"{args.output}: Hugging Face tokenizer, {tok.vocab_size} entries ({len(tok.merges)} merges)\n")

@@ -48,9 +48,10 @@ def load_tokenizer(spec: str | Path, *, match_specials: bool = False) -> AnyToke
 
 
 def load_own_tokenizer(spec: str | Path) -> Tokenizer:
-    """A glassllm tokenizer, named as :func:`load_tokenizer` takes it, for what shows only
-    glassllm's own (the language server, the HTML page, the Hugging Face export): a real
-    model's tokenizer is refused with a ``ValueError`` that says where it can be seen."""
+    """A glassllm tokenizer, named as :func:`load_tokenizer` takes it, for what takes only
+    glassllm's own — the HTML pages and the Hugging Face export, the one place that
+    decides it: a real model's tokenizer is refused with a ``ValueError`` that says where
+    it can be seen."""
     tokenizer = load_tokenizer(spec)
     if not isinstance(tokenizer, Tokenizer):
         raise problem(ValueError, "load.own_only", name=str(spec), kind=tokenizer.kind)

@@ -195,12 +195,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "os IDs de token devem ser inteiros ({reason})",
     ),
     "load.own_only": (
-        "{name} is a {kind} model's tokenizer: only the glassllm command and the library show those yet",
-        "{name} é o tokenizador de um modelo {kind}: por enquanto só o comando glassllm e a biblioteca os mostram",
-    ),
-    "cli.export_model": (
-        "{name} is a {kind} model's tokenizer: export writes glassllm's own",
-        "{name} é o tokenizador de um modelo {kind}: export grava só os do glassllm",
+        "{name} is a {kind} model's tokenizer: the HTML pages and export take glassllm's own only (the "
+        "command line, the library and the language server show real models' too)",
+        "{name} é o tokenizador de um modelo {kind}: as páginas HTML e o export aceitam só os do glassllm (a "
+        "linha de comando, a biblioteca e o servidor de linguagem mostram também os de modelos reais)",
     ),
     "cli.range": (
         "IDs out of range for {size} entries (0 to {last}): {bad}",

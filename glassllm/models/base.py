@@ -87,6 +87,7 @@ class ModelTokenizer:
         if match_specials:
             matched.update(self.specials)
         self._matched = matched
+        self._matched_ids = frozenset(matched.values())
         # Longest first: at one position the longest special token wins, as HF's
         # leftmost-longest matcher decides.
         self._special_pattern = (
@@ -164,19 +165,58 @@ class ModelTokenizer:
             found.append(Segment(at, len(text), None))
         return found
 
-    def chunk_spans(self, text: str) -> list[tuple[str, int, int]]:
+    def chunk_spans(self, text: str, *, at_start: bool = True) -> list[tuple[str, int, int]]:
         """Each chunk (normalized, as merging sees it) with its ``[start, end)`` in ``text``;
-        a matched special token is a chunk of its own."""
-        return [(chunk, start, end) for chunk, start, end, _ in self._chunks(text)]
+        a matched special token is a chunk of its own. ``at_start=False``: ``text``
+        continues a text (see :meth:`can_cut`), so no dummy prefix opens it."""
+        return [(chunk, start, end) for chunk, start, end, _ in self._chunks(text, at_start)]
 
-    def _chunks(self, text: str) -> Iterator[tuple[str, int, int, tuple[int, list[int] | None, int] | None]]:
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether a text ``before + after``, where ``before`` ends with a line break, can be
+        tokenized in two: ``before`` as it is, then ``after`` with ``at_start=False``, each
+        token and chunk the same as those of the whole (offsets shifted). ``before`` need
+        only hold the line before the cut (its last few hundred characters are read).
+
+        The language server tokenizes a document in blocks of lines cut where this holds,
+        so that an edit re-tokenizes the blocks it touches. Regex pre-tokenizers (Llama 3's
+        ``\\s*[\\r\\n]+``, GPT-2's ``\\s+(?!\\S)``) can cross a line break, but only within a
+        run of whitespace (and a punctuation chunk's trailing line breaks): with a
+        character that is not whitespace on each side of the cut, what the pattern does
+        near the cut is decided inside that window, so chunking the window whole and in
+        two shows whether the cut changes anything (see :meth:`_cut_in_window`).
+        """
+        if not after:
+            return True
+        if not before.endswith(("\n", "\r")) or not self._cuttable:
+            return False
+        head = _first_ink(after)
+        tail = before[-_CUT_WINDOW:]
+        if head is None or _first_ink(tail[::-1]) is None:
+            return False
+        return self._cut_in_window(tail, after[: head + 1])
+
+    def _cut_in_window(self, tail: str, head: str) -> bool:
+        """Whether ``tail + head`` chunks as ``tail`` and then ``head`` (continued) do."""
+        whole = self.chunk_spans(tail + head)
+        left = self.chunk_spans(tail)
+        right = self.chunk_spans(head, at_start=False)
+        shift = len(tail)
+        return whole == left + [(chunk, start + shift, end + shift) for chunk, start, end in right]
+
+    # Whether lines can be tokenized apart at all (a format with look-behind in its
+    # pattern, say, cannot): see can_cut.
+    _cuttable = True
+
+    def _chunks(
+        self, text: str, at_start: bool = True
+    ) -> Iterator[tuple[str, int, int, tuple[int, list[int] | None, int] | None]]:
         """Each chunk, its span in ``text`` and how to place offsets inside it: ``(segment
         start, origin, chunk start in the normalized segment)``, or ``None`` for a special."""
         for segment in self.segments(text):
             if segment.special is not None:
                 yield text[segment.start : segment.end], segment.start, segment.end, None
                 continue
-            normalized, origin = self._normalize(text[segment.start : segment.end], segment.start == 0)
+            normalized, origin = self._normalize(text[segment.start : segment.end], at_start and segment.start == 0)
             for start, end in self._chunk_bounds(normalized):
                 if origin is None:
                     span = (segment.start + start, segment.start + end)
@@ -216,12 +256,13 @@ class ModelTokenizer:
             ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
         return ids
 
-    def encode_spans(self, text: str) -> list[TokenSpan]:
+    def encode_spans(self, text: str, *, at_start: bool = True) -> list[TokenSpan]:
         """One :class:`~glassllm.TokenSpan` per token of ``encode(text)``, with offsets
-        in ``text`` (see the module's docstring for split characters)."""
+        in ``text`` (see the module's docstring for split characters); ``at_start=False``:
+        ``text`` continues a text (see :meth:`can_cut`)."""
         _require_text(text)
         spans: list[TokenSpan] = []
-        for index, (chunk, start, end, place) in enumerate(self._chunks(text)):
+        for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
             if place is None:
                 spans.append(TokenSpan(self._matched[chunk], chunk, start, end, index))
                 continue
@@ -230,12 +271,13 @@ class ModelTokenizer:
                 spans.append(TokenSpan(token_id, piece, *_place(place, first, last), index))
         return spans
 
-    def explain(self, text: str) -> list[ChunkExplanation]:
+    def explain(self, text: str, *, at_start: bool = True) -> list[ChunkExplanation]:
         """Every chunk of ``text`` with each merge step in the order the model applies
-        them, with its rank (or score); ``count`` is ``None``: models ship no counts."""
+        them, with its rank (or score); ``count`` is ``None``: models ship no counts.
+        ``at_start=False``: ``text`` continues a text (see :meth:`can_cut`)."""
         _require_text(text)
         explanations = []
-        for index, (chunk, start, end, place) in enumerate(self._chunks(text)):
+        for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
             if place is None:
                 token_id = self._matched[chunk]
                 explanations.append(ChunkExplanation(index, chunk, start, end, [chunk], [], [chunk], [token_id]))
@@ -270,6 +312,19 @@ class ModelTokenizer:
         _, merges = merge_symbols(self._symbols_of_piece(piece), self._rank, record=True)
         return [(m.left + m.right, m.left, m.right) for m in reversed(merges)]
 
+    def is_matched(self, token_id: int) -> bool:
+        """Whether ``token_id`` is a token matched as a whole in the text (a special one
+        read as special, an added one), never built by merges."""
+        return token_id in self._matched_ids
+
+    def priority(self, left: str, right: str) -> int | float | None:
+        """What orders the merge of ``left`` and ``right`` (see ``priority_name``): its
+        rank (lower merges first), or its piece's score (higher first); ``None``: no merge."""
+        found = self._rank(left, right)
+        if found is None:
+            return None
+        return -found if self.priority_name == "score" else int(found)
+
     def _symbols_of_piece(self, piece: str) -> list[str]:
         return self._symbols(piece)
 
@@ -277,6 +332,18 @@ class ModelTokenizer:
         """The vocabulary entry of each ID, as the model's files write it."""
         vocab = self.vocab
         return [vocab[token_id] for token_id in as_ids(ids)]
+
+
+# How much of the text before a cut can_cut reads: the whitespace run before the cut
+# must end within it.
+_CUT_WINDOW = 256
+
+
+def _first_ink(text: str) -> int | None:
+    """The offset of ``text``'s first character that is not whitespace (``str.isspace``,
+    which holds every ``\\s`` of the models' patterns), or ``None``."""
+    stripped = text.lstrip()
+    return len(text) - len(stripped) if stripped else None
 
 
 def _place(place: tuple[int, list[int] | None, int], first: int, last: int) -> tuple[int, int]:

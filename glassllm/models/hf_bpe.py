@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from glassllm.models.byte_level import ByteLevelModel
-from glassllm.models.patterns import compile_pattern
+from glassllm.models.patterns import compile_pattern, looks_back
 from glassllm.normalize import normalize_with_offsets
 from glassllm.problems import problem
 
@@ -102,6 +102,7 @@ class HFByteLevelBPE(ByteLevelModel):
         # the dict is built from the end.
         self.ranks: dict[str, int] = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1), strict=True))
         self._splits = splits
+        self._cuttable = not any(looks_back(split.pattern) for split in splits)
         self._nfc = nfc
         self.ignore_merges = ignore_merges
         self._rank_of = self.ranks.get

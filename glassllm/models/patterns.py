@@ -23,7 +23,7 @@ from functools import cache
 from itertools import compress, islice, pairwise
 from operator import ne
 
-__all__ = ["UNICODE_VERSION", "compile_pattern"]
+__all__ = ["UNICODE_VERSION", "compile_pattern", "looks_back"]
 
 UNICODE_VERSION = unicodedata.unidata_version
 
@@ -225,3 +225,12 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
         return re.compile(translate(pattern))
     except re.error as error:
         raise ValueError(f"cannot read the pre-tokenizer pattern {pattern!r:.120}: {error}") from None
+
+
+_LOOKING_BACK = re.compile(r"\(\?<[=!]|\\[bBAG]|(?<![\[\\])\^")
+
+
+def looks_back(pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` can look behind where a match starts (a look-behind, ``\\b``,
+    an anchor): then a text cannot be chunked from the middle as it is from the start."""
+    return _LOOKING_BACK.search(pattern.pattern) is not None

@@ -20,7 +20,11 @@ Encoding, as SentencePiece's ``bpe_model.cc`` does it:
 
 Merges never cross a point where a ``▁`` follows another character when no piece has
 ``▁`` after another character (true of every Mistral model: checked at load), so the
-text is cut there into chunks and each chunk cached, as glassllm's own chunks are.
+text is cut there into chunks and each chunk cached, as glassllm's own chunks are. Nor
+do they cross a line break followed by a character that follows it in no piece (no
+Mistral piece holds ``\n`` at all; ``\r`` is followed by another ``\r`` only): the text
+is cut there too, so that chunks, like glassllm's own, stay within a line, and a document
+can be tokenized line by line (:meth:`SentencePieceBPE.can_cut`).
 """
 
 from __future__ import annotations
@@ -90,6 +94,23 @@ class SentencePieceBPE(ModelTokenizer):
         self._user = re.compile("|".join(map(re.escape, user))) if user else None
         self._chunked = not any(re.search(f"[^{SPACE}]{SPACE}", piece) for piece in self.ids)
         self._score_of = self.scores.get
+        # What follows each line break inside a piece or a matched special: a merge can
+        # join a line break only to one of those.
+        self._followers: dict[str, frozenset[str]] = {
+            ending: frozenset(
+                text[index + 1]
+                for text in (*self.ids, *self._matched)
+                for index in range(len(text) - 1)
+                if text[index] == ending
+            )
+            for ending in "\r\n"
+        }
+        self._breaks = re.compile(
+            "|".join(
+                re.escape(ending) + (f"(?![{''.join(map(re.escape, sorted(after)))}])" if after else "")
+                for ending, after in self._followers.items()
+            )
+        )
 
     def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
         escaped = text.replace(" ", SPACE)
@@ -98,13 +119,35 @@ class SentencePieceBPE(ModelTokenizer):
         # The dummy prefix stands for nothing: both its boundaries map to offset 0.
         return SPACE + escaped, [0, *range(len(text) + 1)]
 
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether ``before + after`` tokenizes as ``before`` then ``after`` continued: true
+        where ``before`` ends with a line break that no piece joins to ``after``'s first
+        character (the chunks are cut there too)."""
+        if not after:
+            return True
+        first = SPACE if after[0] == " " else after[0]
+        return before.endswith(("\n", "\r")) and first not in self._followers[before[-1]]
+
     def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
+        if "\n" not in normalized and "\r" not in normalized:
+            return self._part_bounds(normalized, 0, len(normalized))
+        bounds: list[tuple[int, int]] = []
+        start = 0
+        for match in self._breaks.finditer(normalized):
+            bounds.extend(self._part_bounds(normalized, start, match.end()))
+            start = match.end()
+        bounds.extend(self._part_bounds(normalized, start, len(normalized)))
+        return bounds
+
+    def _part_bounds(self, normalized: str, start: int, end: int) -> list[tuple[int, int]]:
         if not self._chunked:
-            return ((0, len(normalized)),)
-        return (match.span() for match in _CHUNK.finditer(normalized))
+            return [(start, end)] if start < end else []
+        return [match.span() for match in _CHUNK.finditer(normalized, start, end)]
 
     def _chunk_texts(self, normalized: str) -> list[str]:
-        return _CHUNK.findall(normalized) if self._chunked else [normalized]
+        if "\n" not in normalized and "\r" not in normalized:
+            return _CHUNK.findall(normalized) if self._chunked else [normalized]
+        return [normalized[start:end] for start, end in self._chunk_bounds(normalized)]
 
     def _symbols(self, chunk: str) -> list[str]:
         if self._user is None:

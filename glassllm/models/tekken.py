@@ -25,7 +25,7 @@ from typing import Any
 
 from glassllm.models.byte_level import BYTE_SYMBOLS, ByteLevelModel
 from glassllm.models.hf_bpe import Split
-from glassllm.models.patterns import compile_pattern
+from glassllm.models.patterns import compile_pattern, looks_back
 
 __all__ = ["DEFAULT_SPECIALS", "Tekken", "is_tekken", "load_tekken"]
 
@@ -82,6 +82,7 @@ class Tekken(ByteLevelModel):
         self.ranks = {piece: rank for rank, piece in enumerate(tokens)}
         self.ids = {piece: rank + offset for piece, rank in self.ranks.items()}
         self._split = Split(compile_pattern(pattern), keep_gaps=False)
+        self._cuttable = not looks_back(self._split.pattern)
         self._rank_of = self.ranks.get
 
     def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:

@@ -1,9 +1,13 @@
 """Semantic-token encoding of a document's tokens as alternating colored bands.
 
 Every token becomes a semantic token of one of two standard types, alternating, so any
-color theme paints the pieces as bands, like the web tokenizer playgrounds. Tokens never
-cross a line break (chunks never do), so each line is encoded on its own: line endings
-get no band, a piece that NFC left with no characters of its own is skipped, and the
+color theme paints the pieces as bands, like the web tokenizer playgrounds. glassllm's
+own tokens never cross a line break; a real model's that do (``".\n\n"``) are held by
+each line in part (:mod:`glassllm_server.blocks`), so each line is encoded on its own:
+line endings get no band (a band stops at the line's content), a piece that NFC left
+with no characters of its own is skipped, a token that shares a character with the one
+before it (a real model's piece holding part of a character's bytes) is left to that
+one, as bands cannot overlap, and the
 alternation restarts on every line, so an edit never recolors the lines below it (and
 ``full/delta`` answers stay small). Lengths are in the negotiated encoding's units.
 No pygls here: the data is LSP's relative integer encoding, five integers per token.
@@ -38,9 +42,12 @@ def line_bands(text: str, spans: Sequence[Span], encoding: Encoding) -> list[Ban
     if text.isascii() or encoding == "utf-32":
         content = content_length(text)
         bands: list[Band] = []
+        covered = 0
         for span in spans:
-            if span.start < span.end <= content:
-                bands.append((span.start, span.end - span.start, len(bands) & 1))
+            end = min(span.end, content)
+            if covered <= span.start < end:
+                bands.append((span.start, end - span.start, len(bands) & 1))
+                covered = end
         return bands
     return _unit_bands(text, spans, 0, encoding)
 
@@ -66,15 +73,16 @@ def _unit_bands(text: str, spans: Sequence[Span], number: int, encoding: Encodin
     column = spans[0].start
     position = columns_to_units(text, column, encoding)  # code units up to ``column``
     for span in spans:
-        if not span.start < span.end <= content:
+        end = min(span.end, content)
+        if not column <= span.start < end:
             continue
         gap = text[column : span.start]
-        piece = text[span.start : span.end]
+        piece = text[span.start : end]
         position += columns_to_units(gap, len(gap), encoding)
         length = columns_to_units(piece, len(piece), encoding)
         bands.append((position, length, (number + len(bands)) & 1))
         position += length
-        column = span.end
+        column = end
     return bands
 
 

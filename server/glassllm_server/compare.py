@@ -3,8 +3,12 @@
 The ``glassllm.compareWith`` setting names tokenizers to show beside the one in use. Their
 work is done only when asked, never on an edit: a hover asks for one chunk, ``glassllm/stats``
 for the counts of a document or a range, the "Compare tokenizers" page for the chunks a
-selection touches. Every glassllm tokenizer shares the chunk rule, so the chunks of the
-tokenizer in use are the chunks of every compared one and only the merges differ.
+selection touches. Every glassllm tokenizer shares the chunk rule, so beside one of them
+the chunks of the tokenizer in use are the chunks of every compared one and only the
+merges differ. A real model's tokenizer (:class:`ComparedModel`) chunks in its own way,
+across line breaks too: it counts a document by blocks of lines, as the document itself
+is tokenized for one (:mod:`glassllm_server.blocks`), and explains the characters of the
+chunk in use.
 
 Whole lines are counted once per distinct line text and kept, so after an edit only the
 edited lines are tokenized again; and each document's totals follow its edits (see
@@ -17,23 +21,26 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from glassllm import PACKAGED, ComparedChunk, Tokenizer, by_difference, load_own_tokenizer
+from glassllm import PACKAGED, ChunkExplanation, ComparedChunk, Tokenizer, by_difference, load_tokenizer
 from glassllm.bpe import apply_merges
 from glassllm.caches import LruCache
-from glassllm.chunks import pre_tokenize
+from glassllm.chunks import SPACE, pre_tokenize
+from glassllm.models import ModelTokenizer
 from glassllm.packaged import load_problem
 from glassllm.problems import Locale
-from glassllm.tokenizer import SPECIALS, UNK_ID
+from glassllm.tokenizer import SPECIALS, UNK_ID, TokenSpan
 from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation
 
 __all__ = [
     "COMPARE_TOKENIZERS",
+    "AnyCompared",
     "CompareSet",
     "ComparedCounts",
+    "ComparedModel",
     "ComparedTokenizer",
     "DocumentCounts",
     "PlacedChunk",
@@ -50,9 +57,11 @@ COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
 LINE_CACHE_CHARACTERS = 1 << 20
 CHUNK_COUNT_LIMIT = 1 << 15
 HOVER_CHUNK_LIMIT = 1 << 12
-# A line's counts are one int, ``tokens + (unknown << 32)``, so a document's totals are
-# one ``sum`` over the cached values, in C: a few milliseconds for 30,000 lines.
+# A line's counts are one int, ``tokens + (unknown << 32) + (chunks << 64)``, so a
+# document's totals are one ``sum`` over the cached values, in C: a few milliseconds for
+# 30,000 lines.
 _UNKNOWN_SHIFT = 32
+_CHUNKS_SHIFT = 64
 _TOKENS_MASK = (1 << _UNKNOWN_SHIFT) - 1
 
 
@@ -113,7 +122,8 @@ class ComparedTokenizer:
         )
 
     def count_line(self, line: str) -> int:
-        """Count one line (packed as ``tokens + (unknown << 32)``) and keep the count.
+        """Count one line (packed as ``tokens + (unknown << 32) + (chunks << 64)``) and
+        keep the count.
 
         A long line is counted segment by segment (cut where neither NFC nor the chunk
         rule joins the sides, as the document cuts it), and the segments are kept
@@ -124,7 +134,8 @@ class ComparedTokenizer:
             return count
         if len(line) > LONG_LINE and len(bounds := segment_bounds(line)) > 2:
             return sum(self.count_line(line[start:stop]) for start, stop in itertools.pairwise(bounds))
-        count = sum(map(self._count_chunk, pre_tokenize(line)))
+        chunks = pre_tokenize(line)
+        count = sum(map(self._count_chunk, chunks)) + (len(chunks) << _CHUNKS_SHIFT)
         self._lines.put(line, count)
         return count
 
@@ -141,24 +152,23 @@ class ComparedTokenizer:
             counts.put(chunk, count)
         return count
 
-    def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
-        """Counts for whole lines; ``chunks`` is their chunk count (the same for every
-        tokenizer). Lines not counted yet are counted now: see :meth:`missing`."""
+    def counts(self, lines: Sequence[str], chunks: int = 0) -> ComparedCounts:
+        """Counts for whole lines (``chunks``, unused, as the model's counts take it).
+        Lines not counted yet are counted now: see :meth:`missing`."""
         found = [count for count in map(self._lines.recent.get, lines) if count is not None]
         if len(found) < len(lines):
             found = list(map(self.count_line, lines))
-        total = sum(found)
-        return ComparedCounts(self.name, total & _TOKENS_MASK, chunks, total >> _UNKNOWN_SHIFT)
+        return _unpacked(self.name, sum(found))
 
     def counts_in(
-        self, line_text: Callable[[int], str], start: tuple[int, int], end: tuple[int, int], chunks: int
+        self, lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], chunks: int
     ) -> ComparedCounts:
-        """Counts of the tokens that overlap ``[start, end)`` (line, column), as
-        ``glassllm/stats`` counts a range: a token cut by the range's edge counts."""
-        tokens = unknown = 0
+        """Counts of the tokens that overlap ``[start, end)`` (line, column) of ``lines``,
+        as ``glassllm/stats`` counts a range: a token cut by the range's edge counts."""
+        tokens = unknown = found_chunks = 0
         whole: list[str] = []
         for line in range(start[0], end[0] + 1):
-            text = line_text(line)
+            text = lines[line]
             low = start[1] if line == start[0] else 0
             high = end[1] if line == end[0] else len(text)
             if low >= high:
@@ -166,11 +176,132 @@ class ComparedTokenizer:
             if low == 0 and high >= len(text):
                 whole.append(text)
                 continue
+            seen = set()
             for span in _overlapping(self.tokenizer, text, low, high):
                 tokens += 1
                 unknown += span.id == UNK_ID
+                seen.add(span.chunk)
+            found_chunks += len(seen)
         counted = self.counts(whole, 0)
-        return ComparedCounts(self.name, tokens + counted.tokens, chunks, unknown + counted.unknown)
+        return ComparedCounts(
+            self.name, tokens + counted.tokens, found_chunks + counted.chunks, unknown + counted.unknown
+        )
+
+
+class ComparedModel:
+    """A real model's tokenizer to compare with (see the module's docstring): the
+    interface of :class:`ComparedTokenizer`, counting by blocks of lines."""
+
+    def __init__(self, tokenizer: ModelTokenizer, name: str) -> None:
+        self.tokenizer = tokenizer
+        self.name = name
+        # Each block's counts per line (packed: tokens, unknown, chunks that start there).
+        self._blocks: LruCache[tuple[str, bool], tuple[int, ...]] = LruCache(LINE_CACHE_CHARACTERS, _block_weight)
+        self._chunks: LruCache[str, tuple[tuple[str, ...], tuple[int, ...]]] = LruCache(HOVER_CHUNK_LIMIT)
+
+    def document(self, document: Document) -> DocumentCounts:
+        """This tokenizer's counts for ``document`` as it is, carried through its edits."""
+        return document.line_state(self, DocumentCounts)
+
+    def chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Readable pieces and IDs of a chunk's characters (the chunk of the tokenizer in
+        use; spaces may be marked ``▁``), read as a continuation of a text."""
+        cached = self._chunks.get(chunk)
+        if cached is None:
+            spans = self.tokenizer.encode_spans(chunk.replace(SPACE, " "), at_start=False)
+            readable = self.tokenizer.readable
+            cached = (tuple(readable(span.piece) for span in spans), tuple(span.id for span in spans))
+            self._chunks.put(chunk, cached)
+        return cached
+
+    def missing(self, lines: Sequence[str]) -> list[str]:
+        """Nothing: a real model counts whole blocks when asked (see :meth:`counts_in`)."""
+        return []
+
+    def count_line(self, line: str) -> int:
+        raise TypeError("a real model's lines are counted by blocks: see count_block")
+
+    def block_of(self, lines: Sequence[str], line: int) -> tuple[int, int]:
+        """The first line of the block that holds line ``line`` and the line after it."""
+        can_cut = self.tokenizer.can_cut
+        first = line
+        while first > 0 and not can_cut(lines[first - 1], lines[first]):
+            first -= 1
+        stop = line + 1
+        while stop < len(lines) and not can_cut(lines[stop - 1], lines[stop]):
+            stop += 1
+        return first, stop
+
+    def count_block(self, lines: Sequence[str], at_start: bool) -> tuple[int, ...]:
+        """Each line's packed counts in the block ``lines``: the tokens and chunks that
+        start on it."""
+        key = ("".join(lines), at_start)
+        cached = self._blocks.get(key)
+        if cached is not None and len(cached) == len(lines):
+            return cached
+        starts = list(itertools.accumulate(map(len, lines), initial=0))
+        counts = [0] * len(lines)
+        unk = self.tokenizer.unk_id
+        last_chunk = -1
+        for span in self.tokenizer.encode_spans(key[0], at_start=at_start):
+            line = min(bisect_right(starts, span.start) - 1, len(lines) - 1)
+            counts[line] += 1 + ((span.id == unk) << _UNKNOWN_SHIFT)
+            if span.chunk != last_chunk:
+                last_chunk = span.chunk
+                counts[line] += 1 << _CHUNKS_SHIFT
+        found = tuple(counts)
+        self._blocks.put(key, found)
+        return found
+
+    def counts_in(
+        self, lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], chunks: int
+    ) -> ComparedCounts:
+        """Counts of the tokens and chunks that overlap ``[start, end)`` (line, column),
+        as the document counts a range; ``chunks`` is unused (a model counts its own)."""
+        tokens = unknown = found_chunks = 0
+        unk = self.tokenizer.unk_id
+        line = start[0]
+        while line <= end[0]:
+            first, stop = self.block_of(lines, line)
+            block = lines[first:stop]
+            starts = list(itertools.accumulate(map(len, block), initial=0))
+            low = starts[start[0] - first] + start[1] if start[0] >= first else 0
+            high = starts[end[0] - first] + end[1] if end[0] < stop else starts[-1]
+            seen = set()
+            for span in _touching(self.tokenizer.encode_spans("".join(block), at_start=first == 0), low, high):
+                tokens += 1
+                unknown += span.id == unk
+                seen.add(span.chunk)
+            found_chunks += len(seen)
+            line = stop
+        return ComparedCounts(self.name, tokens, found_chunks, unknown)
+
+    def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
+        """Counts for the whole text ``lines``."""
+        counts = DocumentCounts(len(lines))
+        counts.count_pending(self, lines, len(lines))
+        return counts.totals(self.name)
+
+
+def _block_weight(key: tuple[str, bool]) -> int:
+    return len(key[0])
+
+
+def _touching(spans: Sequence[TokenSpan], low: int, high: int) -> Iterator[TokenSpan]:
+    """The spans that overlap ``[low, high)``; an empty one (a dummy prefix) goes with
+    the character it ends, as in the document."""
+    for span in spans:
+        if span.start == span.end:
+            if low < span.start <= high:
+                yield span
+        elif span.start >= high:
+            return
+        elif span.end > low:
+            yield span
+
+
+# A tokenizer to compare with: glassllm's own or a real model's.
+AnyCompared = ComparedTokenizer | ComparedModel
 
 
 class DocumentCounts:
@@ -184,22 +315,37 @@ class DocumentCounts:
 
     def __init__(self, line_count: int) -> None:
         self._counts: list[int | None] = [None] * line_count
+        # A real model's: the block each counted line was counted in (see ComparedModel).
+        self._blocks: list[object | None] = []
         self._total = 0  # of the lines that have a count
         self._pending = 0  # no line before this one lacks its count
 
     def replaced(self, first: int, stop: int, new_count: int) -> DocumentCounts:
         """The counts of the next version, where lines ``first..stop-1`` were replaced by
-        ``new_count`` lines."""
+        ``new_count`` lines (and, for a real model, the blocks next to them forgotten:
+        an edit can join them to its lines)."""
         counts = self._counts
         following = DocumentCounts(0)
         following._counts = [*counts[:first], *([None] * new_count), *counts[stop:]]
         following._total = self._total - sum(count for count in counts[first:stop] if count is not None)
         following._pending = min(self._pending, first)
+        if self._blocks:
+            blocks = self._blocks
+            following._blocks = [*blocks[:first], *([None] * new_count), *blocks[stop:]]
+            shift = new_count - (stop - first)
+            for line, step in ((first - 1, -1), (stop, 1)):
+                block = blocks[line] if 0 <= line < len(blocks) else None
+                while block is not None and 0 <= line < len(blocks) and blocks[line] is block:
+                    new_line = line if step < 0 else line + shift
+                    following._total -= following._counts[new_line] or 0
+                    following._counts[new_line] = following._blocks[new_line] = None
+                    following._pending = min(following._pending, new_line)
+                    line += step
         return following
 
-    def count_pending(self, tokenizer: ComparedTokenizer, lines: Sequence[str], max_lines: int) -> bool:
+    def count_pending(self, tokenizer: AnyCompared, lines: Sequence[str], max_lines: int) -> bool:
         """Count up to ``max_lines`` lines of ``lines`` (this version's) that have no
-        count; True when every line has one."""
+        count (a real model's whole block at a time); True when every line has one."""
         counts = self._counts
         counted = 0
         while True:
@@ -209,17 +355,32 @@ class DocumentCounts:
             except ValueError:
                 self._pending = len(counts)
                 return True
-            if counted == max_lines:
+            if counted >= max_lines:
                 return False
+            if isinstance(tokenizer, ComparedModel):
+                if not self._blocks:
+                    self._blocks = [None] * len(counts)
+                first, stop = tokenizer.block_of(lines, self._pending)
+                block = object()
+                for line, count in enumerate(tokenizer.count_block(lines[first:stop], first == 0), first):
+                    self._total += count - (counts[line] or 0)
+                    counts[line] = count
+                    self._blocks[line] = block
+                counted += stop - first
+                continue
             count = tokenizer.count_line(lines[self._pending])
             counts[self._pending] = count
             self._total += count
             counted += 1
 
-    def totals(self, name: str, chunks: int) -> ComparedCounts:
+    def totals(self, name: str) -> ComparedCounts:
         """The document's counts, once :meth:`count_pending` is done."""
-        total = self._total
-        return ComparedCounts(name, total & _TOKENS_MASK, chunks, total >> _UNKNOWN_SHIFT)
+        return _unpacked(name, self._total)
+
+
+def _unpacked(name: str, total: int) -> ComparedCounts:
+    """Counts packed as a line's are (see ``_UNKNOWN_SHIFT``)."""
+    return ComparedCounts(name, total & _TOKENS_MASK, total >> _CHUNKS_SHIFT, (total >> _UNKNOWN_SHIFT) & _TOKENS_MASK)
 
 
 def _overlapping(tok: Tokenizer, text: str, low: int, high: int) -> Iterator[Any]:
@@ -249,7 +410,7 @@ class CompareSet:
     """The compared tokenizers, loaded once each and kept while the setting names them."""
 
     def __init__(self) -> None:
-        self._loaded: dict[str, ComparedTokenizer] = {}
+        self._loaded: dict[tuple[str, bool], AnyCompared] = {}
         self._failed: dict[str, str] = {}
 
     def forget_failures(self) -> None:
@@ -257,31 +418,38 @@ class CompareSet:
         self._failed.clear()
 
     def get(
-        self, names: Sequence[str], current: str, locale: Locale = "en"
-    ) -> tuple[list[ComparedTokenizer], list[tuple[str, str]]]:
-        """The tokenizers ``names`` (resolved: "pt", "en" or absolute paths), without
-        ``current`` (the one in use) or repeats; and ``(name, problem)`` for each that
-        fails to load now, the problem worded in ``locale`` (one that failed before is
-        left out without a word until :meth:`forget_failures`). Tokenizers no longer
-        named are let go."""
-        wanted = [name for name in dict.fromkeys(names) if name != current]
-        compared: list[ComparedTokenizer] = []
+        self, names: Sequence[str], current: str, locale: Locale = "en", match_specials: bool = False
+    ) -> tuple[list[AnyCompared], list[tuple[str, str]]]:
+        """The tokenizers ``names`` (resolved: "pt", "en", "hf:…" or absolute paths),
+        without ``current`` (the one in use) or repeats; and ``(name, problem)`` for each
+        that fails to load now, the problem worded in ``locale`` (one that failed before
+        is left out without a word until :meth:`forget_failures`). Tokenizers no longer
+        named are let go. ``match_specials``: how real models read special-token text."""
+        wanted = [(name, match_specials) for name in dict.fromkeys(names) if name != current]
+        compared: list[AnyCompared] = []
         failures: list[tuple[str, str]] = []
-        for name in wanted:
+        for key in wanted:
+            name = key[0]
             if name in self._failed:
                 continue
-            loaded = self._loaded.get(name)
+            loaded = self._loaded.get(key)
             if loaded is None:
                 try:
-                    loaded = ComparedTokenizer(load_own_tokenizer(name), name)
+                    tokenizer = load_tokenizer(name, match_specials=match_specials)
                 except (OSError, KeyError, ValueError) as error:
                     self._failed[name] = load_problem(error, locale)
                     failures.append((name, self._failed[name]))
                     continue
-                self._loaded[name] = loaded
+                if isinstance(tokenizer, ModelTokenizer):
+                    loaded = ComparedModel(tokenizer, name)
+                elif isinstance(tokenizer, Tokenizer):
+                    loaded = ComparedTokenizer(tokenizer, name)
+                else:
+                    raise TypeError(f"{name}: {type(tokenizer).__name__} is no tokenizer the server knows")
+                self._loaded[key] = loaded
             compared.append(loaded)
-        for name in set(self._loaded) - set(wanted):
-            del self._loaded[name]
+        for key in set(self._loaded) - set(wanted):
+            del self._loaded[key]
         return compared, failures
 
 
@@ -302,16 +470,63 @@ class PlacedChunk:
     compared: ComparedChunk
 
 
-def compare_explanation(explanation: Explanation, compared: Sequence[ComparedTokenizer]) -> list[PlacedChunk]:
-    """The chunks of a merge explanation (by the tokenizer in use), each explained by
-    every compared tokenizer too. A chunk is a chunk for every tokenizer, so each
-    compared tokenizer explains the chunk's text alone."""
+def compare_explanation(
+    explanation: Explanation, compared: Sequence[AnyCompared], readable: Callable[[str], str] = str
+) -> list[PlacedChunk]:
+    """The chunks of a merge explanation (by the tokenizer in use, whose pieces
+    ``readable`` shows as a person reads them), each explained by every compared
+    tokenizer too. A chunk of glassllm's is a chunk for each of its tokenizers, so each
+    explains the chunk alone; a real model explains the chunk's characters (as a
+    continuation of a text), its own chunks of them as one."""
     chunks = []
     for index, item in enumerate(explanation.chunks):
-        others = [tok.tokenizer.explain(item.explanation.chunk)[0] for tok in compared]
-        explained = ComparedChunk.from_explanations(index, item.start, item.end, [item.explanation, *others])
+        others = [
+            _explained_as_one(tok.tokenizer, item.text)
+            if isinstance(tok, ComparedModel)
+            else tok.tokenizer.explain(item.explanation.chunk)[0]
+            for tok in compared
+        ]
+        own = _readable(item.explanation, readable)
+        explained = ComparedChunk.from_explanations(index, item.start, item.end, [own, *others])
         chunks.append(PlacedChunk(item.line, item.text, explained))
     return chunks
+
+
+def _explained_as_one(tokenizer: ModelTokenizer, text: str) -> ChunkExplanation:
+    """A real model's explanation of ``text``, its chunks joined into one, readable."""
+    parts = tokenizer.explain(text, at_start=False)
+    joined = ChunkExplanation(
+        0,
+        text,
+        0,
+        len(text),
+        [symbol for part in parts for symbol in part.characters],
+        [step for part in parts for step in part.steps],
+        [piece for part in parts for piece in part.pieces],
+        [token_id for part in parts for token_id in part.ids],
+    )
+    return _readable(joined, tokenizer.readable)
+
+
+def _readable(explanation: ChunkExplanation, readable: Callable[[str], str]) -> ChunkExplanation:
+    """``explanation`` with its pieces, pairs and results as a person reads them."""
+    if readable is str:
+        return explanation
+    steps = [
+        replace(
+            step,
+            pair=(readable(step.pair[0]), readable(step.pair[1])),
+            result=readable(step.result),
+            pieces=list(map(readable, step.pieces)),
+        )
+        for step in explanation.steps
+    ]
+    return replace(
+        explanation,
+        characters=list(map(readable, explanation.characters)),
+        steps=steps,
+        pieces=list(map(readable, explanation.pieces)),
+    )
 
 
 def compare_data(

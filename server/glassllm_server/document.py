@@ -1,7 +1,9 @@
 """A document's tokens, kept line by line so that an edit re-tokenizes only what it touched.
 
-Chunks never cross a line break, so tokenizing a document line by line (each line with
-its ending) gives exactly ``Tokenizer.encode_spans`` of the whole text. Two caches make
+glassllm's own chunks never cross a line break, so tokenizing a document line by line
+(each line with its ending) gives exactly ``Tokenizer.encode_spans`` of the whole text. A
+real model's tokenizer is tokenized in blocks of lines cut where the model says a cut
+changes nothing, each line keeping its part (:mod:`glassllm_server.blocks`). Two caches make
 that cheap: chunks repeat across a document (``▁de``, ``▁que``…) and are tokenized once
 (:class:`LineTokenizer`), and each line's tokens are kept by the line's text, so an edit
 re-tokenizes only the lines it changed.
@@ -26,8 +28,11 @@ from glassllm import Tokenizer
 from glassllm.bpe import apply_merges
 from glassllm.caches import LruCache
 from glassllm.chunks import SPACE, chunk_text
+from glassllm.models import ModelTokenizer
+from glassllm.protocol import AnyTokenizer
 from glassllm.specials import SPECIALS, UNK_ID
-from glassllm_server.positions import LineIndex, Point, split_lines
+from glassllm_server.blocks import ModelChunk, ModelLineTokens, tokenize_block
+from glassllm_server.positions import LineIndex, Point, content_length, split_lines
 
 __all__ = [
     "ChunkTokens",
@@ -46,6 +51,8 @@ __all__ = [
 # holds its own lines' tokens, so the line cache only saves work on text seen again.
 CHUNK_CACHE_LIMIT = 1 << 15
 LINE_CACHE_CHARACTERS = 1 << 20
+# A real model's blocks by their characters, as lines are (a block holds its lines' tokens).
+BLOCK_CACHE_CHARACTERS = 1 << 20
 
 
 class ChunkTokens(NamedTuple):
@@ -85,6 +92,10 @@ class LineTokens:
     """The chunks of one line (its ending included) and how its tokens map to columns."""
 
     __slots__ = ("_chunk_starts", "_token_starts", "chunk_count", "chunks", "origin", "tokens", "unknown")
+
+    # glassllm's own lines carry nothing in from the line above (see blocks.ModelLineTokens).
+    first = 0
+    continued = False
 
     def __init__(self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None) -> None:
         self.chunks = chunks
@@ -245,19 +256,44 @@ def segment_bounds(text: str, start: int = 0, stop: int | None = None) -> list[i
 
 
 class LineTokenizer:
-    """A tokenizer with the chunk and line caches; shared by every open document."""
+    """A tokenizer with the chunk and line caches; shared by every open document.
 
-    def __init__(self, tokenizer: Tokenizer, name: str) -> None:
+    ``model`` is the tokenizer when it is a real model's (``None`` for glassllm's own):
+    documents then tokenize it in blocks (:meth:`block`)."""
+
+    def __init__(self, tokenizer: AnyTokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name
+        self.unk_id = tokenizer.unk_id
+        self.model = tokenizer if isinstance(tokenizer, ModelTokenizer) else None
         self._chunks: LruCache[str, ChunkTokens] = LruCache(CHUNK_CACHE_LIMIT)
         self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._blocks: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
+            BLOCK_CACHE_CHARACTERS, _block_characters
+        )
         self._piece_ids: dict[str, int] = {}
-        for index in range(len(SPECIALS), len(tokenizer.vocab)):
-            self._piece_ids.setdefault(tokenizer.vocab[index], index)
+        vocab = tokenizer.vocab if isinstance(tokenizer, Tokenizer) else []
+        for index in range(len(SPECIALS), len(vocab)):
+            self._piece_ids.setdefault(vocab[index], index)
         # The long line being prepared in the background: its text, segment bounds and
         # how many segments are done.
         self._preparing: tuple[str, list[int], int] | None = None
+
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether a real model's document can be tokenized apart before line ``after``
+        (``before``: the line above); see :meth:`ModelTokenizer.can_cut`."""
+        assert self.model is not None
+        return self.model.can_cut(before, after)
+
+    def block(self, lines: list[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+        """The tokens of a block of a real model's document, one entry per line."""
+        assert self.model is not None
+        key = ("".join(lines), at_start)
+        cached = self._blocks.get(key)
+        if cached is None or len(cached) != len(lines):
+            cached = tokenize_block(self.model, lines, at_start)
+            self._blocks.put(key, cached)
+        return cached
 
     def chunk(self, text: str) -> ChunkTokens:
         """The tokens of one chunk (already normalized and marked)."""
@@ -305,6 +341,8 @@ class LineTokenizer:
         (a :func:`time.perf_counter` time); True when they are all cached, so that
         :meth:`line` then only joins them. Background work on a very long line can so
         give the event loop back, one segment at a time."""
+        if self.model is not None:
+            return True  # a real model's blocks are tokenized whole
         if self._preparing is None or self._preparing[0] is not text:
             self._preparing = (text, segment_bounds(text), 0)
         _, bounds, done = self._preparing
@@ -350,6 +388,14 @@ class LineTokenizer:
         return SegmentedLineTokens((*head, *middle, *tail))
 
 
+def _block_characters(key: tuple[str, bool]) -> int:
+    return len(key[0])
+
+
+# A line's tokens: glassllm's own, or its part of a real model's block.
+AnyLineTokens = LineTokens | ModelLineTokens
+
+
 @dataclass(frozen=True, slots=True)
 class DocumentToken:
     """A token of a document: where it is, what it is, and the chunk it belongs to."""
@@ -362,17 +408,20 @@ class DocumentToken:
     # Position of the token in the whole document's token sequence; None while the
     # lines above it are not all tokenized yet (a large document just opened).
     index: int | None
-    chunk: ChunkTokens
+    chunk: ChunkTokens | ModelChunk
     chunk_index: int  # index of the chunk within its line
     piece_index: int  # index of the token within its chunk
+    # Where the whole token starts and ends when it crosses a line break (a real
+    # model's ".\n\n"); None when it lies within its line.
+    extent: tuple[Point, Point] | None = None
 
     @property
     def start_point(self) -> Point:
-        return Point(self.line, self.start)
+        return Point(self.line, self.start) if self.extent is None else self.extent[0]
 
     @property
     def end_point(self) -> Point:
-        return Point(self.line, self.end)
+        return Point(self.line, self.end) if self.extent is None else self.extent[1]
 
 
 class LineState(Protocol):
@@ -395,17 +444,31 @@ class _Version:
     (copying the line lists, never mutating them), so a snapshot keeps its text.
     """
 
-    __slots__ = ("index", "line_states", "lines", "pending", "prefix", "revision", "tokenizer", "tokens", "totals")
+    __slots__ = (
+        "cuts",
+        "index",
+        "line_states",
+        "lines",
+        "pending",
+        "prefix",
+        "revision",
+        "tokenizer",
+        "tokens",
+        "totals",
+    )
 
     _revisions = count(1)
 
     def __init__(
-        self, lines: list[str], tokenizer: LineTokenizer, tokens: list[LineTokens | None] | None = None
+        self, lines: list[str], tokenizer: LineTokenizer, tokens: list[AnyLineTokens | None] | None = None
     ) -> None:
         self.lines = lines
         self.index = LineIndex(lines)
         self.tokenizer = tokenizer
-        self.tokens: list[LineTokens | None] = [None] * len(lines) if tokens is None else tokens
+        self.tokens: list[AnyLineTokens | None] = [None] * len(lines) if tokens is None else tokens
+        # A real model's: whether the document is cut into blocks before each line
+        # (None: not decided yet); see blocks.py.
+        self.cuts: list[bool | None] = [None] * len(lines) if tokenizer.model is not None else []
         self.pending = 0  # no line before this one lacks its tokens
         self.totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
         self.prefix = [0]  # tokens before each line, for the first lines
@@ -427,10 +490,15 @@ class _Version:
         for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop], strict=False):
             if line_tokens is not None:
                 _count(totals, line_tokens, line, -1)
-        version.pending = min(self.pending, first)
-        version.prefix = self.prefix[: first + 1]
+        lowest = first
+        if self.tokenizer.model is not None:
+            lowest = version._forget_blocks(self, first, stop, len(new_lines))
+        version.pending = min(self.pending, lowest)
+        version.prefix = self.prefix[: lowest + 1]
         for owner, state in self.line_states.items():
             version.line_states[owner] = state.replaced(first, stop, len(new_lines))
+        if self.tokenizer.model is not None:
+            return version  # a real model's blocks are tokenized whole, when needed
         # Long lines the edit made (changed, split or joined) are tokenized now, around
         # the edit only, from the segments of the long lines it replaced.
         replaced = {
@@ -451,14 +519,80 @@ class _Version:
             _count(totals, found, new, 1)
         return version
 
-    def line_tokens(self, line: int) -> LineTokens:
+    def _forget_blocks(self, old: _Version, first: int, stop: int, new_count: int) -> int:
+        """After lines ``first..stop-1`` of ``old`` became ``new_count`` lines here: forget
+        the cuts the edit may change (before each new line and the line after them) and
+        the tokens of every block of ``old`` that held a line next to or in the edit (the
+        cuts around them may have changed); the first line left without tokens."""
+        shift = new_count - (stop - first)
+        self.cuts = [*old.cuts[:first], *([None] * new_count), *old.cuts[stop:]]
+        after = first + new_count
+        if after < len(self.cuts):
+            self.cuts[after] = None
+        totals = self.totals
+        lowest = first
+        count = len(old.lines)
+        # Upward: the block of the line above the edit, whole; downward: the block of the
+        # line below it (a block that held replaced lines reaches beyond them only
+        # through those). A block's lines are all tokenized or none, and the cuts
+        # inside it and at its edges are known (block_of decided them).
+        for line, step in ((first - 1, -1), (stop, 1)):
+            if not 0 <= line < count or old.tokens[line] is None:
+                continue
+            while True:
+                found = old.tokens[line]
+                assert found is not None
+                _count(totals, found, old.lines[line], -1)
+                new_line = line if step < 0 else line + shift
+                self.tokens[new_line] = None
+                lowest = min(lowest, new_line)
+                inside = old.cuts[line] is False if step < 0 else line + 1 < count and old.cuts[line + 1] is False
+                if not inside:
+                    break
+                line += step
+        return lowest
+
+    def cut_before(self, line: int) -> bool:
+        """Whether a real model's document is cut into blocks before line ``line``."""
+        if line == 0:
+            return True
+        found = self.cuts[line]
+        if found is None:
+            found = self.cuts[line] = self.tokenizer.can_cut(self.lines[line - 1], self.lines[line])
+        return found
+
+    def line_tokens(self, line: int) -> AnyLineTokens:
         tokens = self.tokens[line]
         if tokens is None:
+            if self.tokenizer.model is not None:
+                return self._block_tokens(line)
             text = self.lines[line]
             tokens = self.tokenizer.line(text)
             self.tokens[line] = tokens
             _count(self.totals, tokens, text, 1)
         return tokens
+
+    def block_of(self, line: int) -> tuple[int, int]:
+        """The first line of the block that holds line ``line`` and the line after it."""
+        first = line
+        while not self.cut_before(first):
+            first -= 1
+        stop = line + 1
+        while stop < len(self.lines) and not self.cut_before(stop):
+            stop += 1
+        return first, stop
+
+    def _block_tokens(self, line: int) -> AnyLineTokens:
+        """Tokenize the block that holds line ``line`` (a real model's document)."""
+        first, stop = self.block_of(line)
+        found = self.tokenizer.block(self.lines[first:stop], first == 0)
+        for number, tokens in enumerate(found, first):
+            stale = self.tokens[number]
+            if stale is not None:
+                _count(self.totals, stale, self.lines[number], -1)
+            self.tokens[number] = tokens
+            _count(self.totals, tokens, self.lines[number], 1)
+        return found[line - first]
 
     def advance_pending(self) -> int:
         # list.index runs in C: after an edit deep in a large document, finding the few
@@ -470,7 +604,7 @@ class _Version:
         return self.pending
 
 
-def _count(totals: list[int], tokens: LineTokens, line: str, sign: int) -> None:
+def _count(totals: list[int], tokens: AnyLineTokens, line: str, sign: int) -> None:
     totals[0] += sign * tokens.tokens
     totals[1] += sign * tokens.chunk_count
     totals[2] += sign * len(line)
@@ -589,7 +723,12 @@ class Document:
 
     # Tokens
 
-    def line_tokens(self, line: int) -> LineTokens:
+    def block_of(self, line: int) -> tuple[int, int]:
+        """A real model's document: the first line of the block that holds line ``line``
+        and the line after it (see :mod:`glassllm_server.blocks`)."""
+        return self._version.block_of(line)
+
+    def line_tokens(self, line: int) -> AnyLineTokens:
         """The tokens of line ``line`` (computed now if needed)."""
         return self._version.line_tokens(line)
 
@@ -665,8 +804,24 @@ class Document:
         number, span = found
         return self._token(point.line, number, span)
 
+    def meant_token(self, point: Point) -> DocumentToken | None:
+        """The token a cursor at ``point`` means: the one under it, at the end of a line
+        the last one before it; None on an empty line or past the text."""
+        token = self.token_at(point)
+        if (token is None or token.start >= content_length(self.lines[point.line])) and point.column > 0:
+            token = self.token_at(Point(point.line, point.column - 1))
+        if token is None or token.start >= content_length(self.lines[token.line]):
+            return None
+        return token
+
     def _token(self, line: int, number: int, span: LineSpan) -> DocumentToken:
         before = self.tokens_before(line) if self.tokenized_through(line - 1) else None
+        tokens = self.line_tokens(line)
+        extent = None
+        if isinstance(tokens, ModelLineTokens) and (number < 0 or span.end == len(self.lines[line])):
+            (first_line, first_column), (last_line, last_column) = tokens.extent(number)
+            if first_line != last_line:
+                extent = Point(line + first_line, first_column), Point(line + last_line, last_column)
         return DocumentToken(
             span.id,
             span.piece,
@@ -674,9 +829,10 @@ class Document:
             span.start,
             span.end,
             None if before is None else before + number,
-            self.line_tokens(line).chunk(span.chunk),
+            tokens.chunk(span.chunk),
             span.chunk,
             span.piece_index,
+            extent,
         )
 
     def spans_in(self, start: Point, end: Point) -> Iterator[tuple[int, int, LineSpan]]:
@@ -711,20 +867,32 @@ class Document:
         if end < start:
             start, end = end, start
         characters = self.index.point_offset(end) - self.index.point_offset(start)
+        unk = self.tokenizer.unk_id
         tokens = chunks = unknown = 0
         for line in range(start.line, end.line + 1):
             low = start.column if line == start.line else 0
             high = end.column if line == end.line else len(self.lines[line])
+            # A token (or chunk) that a real model's line carries in from the line above
+            # counts on the range's first line; below, it was counted where it starts.
+            first = line == start.line
             if low == 0 and high >= len(self.lines[line]):
                 line_tokens = self.line_tokens(line)
                 tokens += line_tokens.tokens
                 chunks += line_tokens.chunk_count
                 unknown += line_tokens.unknown
+                if first and line_tokens.continued:
+                    chunks += 1
+                if first and line_tokens.first < 0:
+                    tokens += 1
+                    unknown += line_tokens.spans()[0].id == unk
                 continue
             seen = set()
-            for _, _, span in self.spans_in(Point(line, low), Point(line, high)):
+            for _, number, span in self.spans_in(Point(line, low), Point(line, high)):
+                if number < 0 and not first:
+                    continue
                 tokens += 1
-                unknown += span.id == UNK_ID
-                seen.add(span.chunk)
+                unknown += span.id == unk
+                if span.chunk >= 0 or first:
+                    seen.add(span.chunk)
             chunks += len(seen)
         return Stats(tokens, chunks, characters, unknown)

@@ -10,15 +10,25 @@ explanation and :func:`explanation_data` turns it into JSON for editor integrati
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer
 from glassllm.chunks import chunk_text
+from glassllm.models import ModelTokenizer
 from glassllm_server.positions import content_length
 
-__all__ = ["CHUNK_LIMIT", "ExplainedChunk", "Explanation", "explain_selection", "explanation_data"]
+__all__ = [
+    "CHUNK_LIMIT",
+    "ExplainedChunk",
+    "Explanation",
+    "explain_model_selection",
+    "explain_selection",
+    "explanation_data",
+]
 
 # A page with more chunks than this is unreadable and slow to build; the rest is counted,
 # not explained.
@@ -37,6 +47,11 @@ class ExplainedChunk:
     cut: bool  # the selection covers only part of the chunk
     selected: str  # the part of the original text the selection covers
     alone: list[tuple[str, int]]  # how that part tokenizes on its own: (piece, id)
+    # The line where the chunk ends when it crosses a line break (a real model's
+    # ".\n\n"): ``end`` is then a column of that line; None: ``line``. ``last`` is then
+    # where its last character is (line, column).
+    end_line: int | None = None
+    last: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,82 @@ def explain_selection(
         if room <= 0:
             continue
         chunks += _placed_chunks(tok, line, text, every, touched[:room], (first, last))
+    return Explanation(chunks, total, start, end, _last_character(line_text, start, end))
+
+
+def explain_model_selection(
+    tok: ModelTokenizer,
+    line_text: Callable[[int], str],
+    block_of: Callable[[int], tuple[int, int]],
+    start: tuple[int, int],
+    end: tuple[int, int],
+    token_at: Callable[[tuple[int, int]], tuple[tuple[int, int], tuple[int, int]] | None],
+    limit: int = CHUNK_LIMIT,
+) -> Explanation:
+    """:func:`explain_selection` for a real model's document, whose chunks can cross a
+    line break: each block of lines the selection touches (``block_of(line)`` gives the
+    block's first line and the line after it, see :mod:`glassllm_server.blocks`) is
+    explained whole, as the document tokenizes it, and the chunks the selection touches
+    are kept. ``token_at(position)`` gives the token under the cursor for an empty
+    selection."""
+    if start == end:
+        found = token_at(start)
+        if found is not None:
+            start, end = found
+    chunks: list[ExplainedChunk] = []
+    total = 0
+    line = start[0]
+    while line <= end[0]:
+        first, stop = block_of(line)
+        lines = [line_text(number) for number in range(first, stop)]
+        starts = list(accumulate(map(len, lines), initial=0))
+        text = "".join(lines)
+        low = starts[start[0] - first] + start[1] if start[0] >= first else 0
+        high = starts[end[0] - first] + end[1] if end[0] < stop else len(text)
+
+        def point(offset: int, first: int = first, starts: list[int] = starts) -> tuple[int, int]:
+            number = min(bisect_right(starts, offset) - 1, len(starts) - 2)
+            return first + number, offset - starts[number]
+
+        at_start = first == 0
+        touched = [
+            (chunk_start, chunk_end)
+            for _, chunk_start, chunk_end in tok.chunk_spans(text, at_start=at_start)
+            if chunk_start < high and low < chunk_end
+        ]
+        total += len(touched)
+        if touched and len(chunks) < limit:
+            explained = {item.start: item for item in tok.explain(text, at_start=at_start)}
+            for chunk_start, chunk_end in touched[: limit - len(chunks)]:
+                item = explained[chunk_start]
+                cut = low > chunk_start or high < chunk_end
+                part_start, part_end = max(low, chunk_start), min(high, chunk_end)
+                part = text[part_start:part_end]
+                alone = (
+                    [(span.piece, span.id) for span in tok.encode_spans(part, at_start=at_start and part_start == 0)]
+                    if cut
+                    else []
+                )
+                (chunk_line, column), (end_line, end_column) = point(chunk_start), point(chunk_end)
+                if end_line > chunk_line and end_column == 0 and end_line == chunk_line + 1:
+                    # Ends with its own line's ending: a column of its line, as glassllm's own.
+                    end_line, end_column = chunk_line, len(lines[chunk_line - first])
+                crossing = end_line > chunk_line and (end_column > 0 or end_line > chunk_line + 1)
+                chunks.append(
+                    ExplainedChunk(
+                        line=chunk_line,
+                        start=column,
+                        end=end_column,
+                        text=text[chunk_start:chunk_end],
+                        explanation=item,
+                        cut=cut,
+                        selected=part,
+                        alone=alone,
+                        end_line=end_line if crossing else None,
+                        last=point(chunk_end - 1) if crossing else None,
+                    )
+                )
+        line = stop
     return Explanation(chunks, total, start, end, _last_character(line_text, start, end))
 
 
@@ -192,9 +283,6 @@ def explanation_data(
     ``pieces``; the ``ids`` of all chunks concatenated are ``encode`` of their text.
     """
 
-    def span(line: int, start: int, end: int) -> dict[str, Any]:
-        return {"start": position(line, start), "end": position(line, end)}
-
     return {
         "selection": {"start": position(*explanation.start), "end": position(*explanation.end)},
         "cut": explanation.cut,
@@ -205,7 +293,10 @@ def explanation_data(
                 "index": item.explanation.index,
                 "chunk": item.explanation.chunk,
                 "text": item.text,
-                "range": span(item.line, item.start, item.end),
+                "range": {
+                    "start": position(item.line, item.start),
+                    "end": position(item.line if item.end_line is None else item.end_line, item.end),
+                },
                 "cut": item.cut,
                 "selected": item.selected,
                 "alone": [{"piece": piece, "id": token_id} for piece, token_id in item.alone],
@@ -216,6 +307,7 @@ def explanation_data(
                         "pair": list(step.pair),
                         "result": step.result,
                         "count": step.count,
+                        **({} if step.score is None else {"score": step.score}),
                         "pieces": step.pieces,
                     }
                     for step in item.explanation.steps

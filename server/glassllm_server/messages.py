@@ -52,6 +52,29 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     "hover.derivation": {"en": "Merges: {derivation}", "pt": "Fusões: {derivation}"},
     "hover.single": {"en": "A single character: no merges.", "pt": "Um único caractere: sem fusões."},
     "hover.tokenizer": {"en": "Tokenizer: {name}", "pt": "Tokenizador: {name}"},
+    "hover.model": {
+        "en": "{kind}; merges by {priority}: a real model ships no training counts",
+        "pt": "{kind}; fusões por {priority}: um modelo real não traz contagens de treino",
+    },
+    "hover.priority.rank": {"en": "rank", "pt": "posição"},
+    "hover.matched": {
+        "en": "This token's text is matched whole, never built by merges.",
+        "pt": "O texto deste token é reconhecido inteiro, nunca montado por fusões.",
+    },
+    "hover.priority.score": {"en": "score", "pt": "pontuação"},
+    "hover.specials.ordinary": {
+        "en": "special-token text in the document is ordinary text (glassllm.matchSpecialTokens: false)",
+        "pt": "texto de token especial no documento é texto comum (glassllm.matchSpecialTokens: false)",
+    },
+    "hover.specials.matched": {
+        "en": "special-token text in the document is read as the special token (glassllm.matchSpecialTokens: true)",
+        "pt": "texto de token especial no documento é lido como o token especial (glassllm.matchSpecialTokens: true)",
+    },
+    "hover.around": {
+        "en": "the model adds {before} before the text and {after} after it, not counted here",
+        "pt": "o modelo acrescenta {before} antes do texto e {after} depois, fora desta contagem",
+    },
+    "hover.nothing": {"en": "nothing", "pt": "nada"},
     "hover.explain": {
         "en": "Every merge step: the code action “Explain BPE merges” on a selection.",
         "pt": "Cada passo das fusões: a ação de código “Explicar fusões BPE” numa seleção.",
@@ -158,6 +181,11 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "training count not recorded in this tokenizer",
         "pt": "contagem do treino não registrada neste tokenizador",
     },
+    "explain.no_counts": {
+        "en": "a real model ships no training counts",
+        "pt": "um modelo real não traz contagens de treino",
+    },
+    "explain.score": {"en": "piece score {score}", "pt": "pontuação da peça {score}"},
     "explain.tokens": {"en": "Tokens (ID)", "pt": "Tokens (ID)"},
     # Compare tokenizers (glassllm.compareWith: hover lines, the code action, the command's page)
     "compare.hover": {

@@ -16,10 +16,11 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from glassllm import PACKAGED, load_own_tokenizer, packaged
+from glassllm import PACKAGED, load_tokenizer, packaged
+from glassllm.models.hub import PREFIX
 from glassllm.packaged import load_problem
 from glassllm_server import __version__
-from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
+from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with
 from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.messages import Locale, Messages, choose_locale
 from glassllm_server.positions import Encoding
@@ -93,6 +94,8 @@ class GlassServer(LanguageServer):
         name = self.tokenizer.name if name is None else name
         if name in PACKAGED:
             return self.messages(f"tokenizer.{name}")
+        if name.startswith(PREFIX):
+            return name
         return self.messages("tokenizer.file", name=Path(name).name)
 
     def tokenizer_label(self, name: str | None = None) -> str:
@@ -153,10 +156,13 @@ class GlassServer(LanguageServer):
     def use_tokenizer(self, name: str) -> bool:
         """Switch to tokenizer ``name``; on failure tell the user once and keep the old one."""
         name = self.resolve_tokenizer(name)
-        if name == self.tokenizer.name:
+        match_specials = self.settings.match_special_tokens
+        if name == self.tokenizer.name and (
+            name in PACKAGED or match_specials == self.tokenizer.tokenizer.match_specials
+        ):
             return False
         try:
-            tokenizer = load_own_tokenizer(name)
+            tokenizer = load_tokenizer(name, match_specials=match_specials)
         except (OSError, KeyError, ValueError) as error:
             self.report_once(
                 self.messages(
@@ -172,21 +178,23 @@ class GlassServer(LanguageServer):
         return True
 
     def resolve_tokenizer(self, name: str) -> str:
-        """A tokenizer setting's value as loaded: "pt", "en", or an absolute path (a
-        relative one is taken from the workspace root)."""
-        if name in PACKAGED:
+        """A tokenizer setting's value as loaded: "pt", "en", "hf:ORG/NAME", or an absolute
+        path (a relative one is taken from the workspace root)."""
+        if name in PACKAGED or name.startswith(PREFIX):
             return name
         path = Path(name).expanduser()
         if not path.is_absolute() and self.root_path is not None:
             path = self.root_path / path
         return str(path)
 
-    def compared(self) -> list[ComparedTokenizer]:
+    def compared(self) -> list[AnyCompared]:
         """The tokenizers to compare with (``glassllm.compareWith``), loaded; one that
         does not load is left out and reported once."""
         names = self.settings.compare_with
         wanted = default_compare_with(self.tokenizer.name) if names is None else map(self.resolve_tokenizer, names)
-        compared, failures = self.compare_set.get(list(wanted), self.tokenizer.name, self.locale)
+        compared, failures = self.compare_set.get(
+            list(wanted), self.tokenizer.name, self.locale, self.settings.match_special_tokens
+        )
         for name, problem in failures:
             self.report_once(self.messages("compare.broken", path=name, problem=problem))
         return compared

@@ -24,7 +24,7 @@ LOCALES = ("pt", "en")
 class Settings:
     """What the user chose (defaults as documented in the README)."""
 
-    tokenizer: str = "pt"  # "pt", "en", or a path to a tokenizer JSON
+    tokenizer: str = "pt"  # "pt", "en", a tokenizer file's path or "hf:ORG/NAME"
     chunk_boundaries: bool = True
     space_markers: bool = True
     token_boundaries: bool = False
@@ -33,6 +33,9 @@ class Settings:
     locale: str | None = None  # None follows the client's locale
     # Tokenizers shown beside the one in use; None: the other packaged one.
     compare_with: tuple[str, ...] | None = None
+    # A real model's special-token text in the user's text (``<|endoftext|>``): read as
+    # the special token (as Hugging Face does by default) or, by default, as ordinary text.
+    match_special_tokens: bool = False
 
     @property
     def hint_switches(self) -> tuple[bool, bool, bool]:
@@ -79,6 +82,7 @@ _FIELDS: dict[str, tuple[str, Any, str]] = {
     "diagnostics": ("diagnostics", _boolean, "expected.boolean"),
     "locale": ("locale", _locale, "expected.locale"),
     "compareWith": ("compare_with", _tokenizers, "expected.compare_with"),
+    "matchSpecialTokens": ("match_special_tokens", _boolean, "expected.boolean"),
 }
 
 

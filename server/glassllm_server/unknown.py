@@ -28,13 +28,16 @@ class UnknownRun(NamedTuple):
     tokens: int  # how many <unk> tokens the run becomes
 
 
-def unknown_runs(spans: Iterable[Span], content_end: int) -> tuple[list[UnknownRun], int]:
+def unknown_runs(spans: Iterable[Span], content_end: int, unk_id: int | None = UNK_ID) -> tuple[list[UnknownRun], int]:
     """Runs of unknown characters in a line's spans, and how many unknown line-ending
-    characters follow ``content_end`` (the column where the line ending starts)."""
+    characters follow ``content_end`` (the column where the line ending starts);
+    ``unk_id``: the tokenizer's unknown ID (``None``: a byte-level model has none)."""
     runs: list[UnknownRun] = []
     in_ending = 0
+    if unk_id is None:
+        return runs, in_ending
     for span in spans:
-        if span.id != UNK_ID:
+        if span.id != unk_id:
             continue
         if span.start >= content_end:
             in_ending += 1

@@ -181,7 +181,7 @@ def test_the_command_line_takes_every_format(model):
     assert "<E2>" in shown.stdout and "(bytes of '⿰')" in shown.stdout
     assert "the model adds <s> around a text" in shown.stdout
     refused = glassllm("export", sentencepiece, "-o", "out.json")
-    assert refused.returncode == 1 and "export writes glassllm's own" in refused.stderr
+    assert refused.returncode == 1 and "the HTML pages and export take glassllm's own only" in refused.stderr
 
 
 def test_compare_lines_up_tokenizers_that_chunk_differently(model):

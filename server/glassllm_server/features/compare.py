@@ -17,8 +17,8 @@ from lsprotocol import types
 
 from glassllm_server.compare import (
     COMPARE_TOKENIZERS,
+    AnyCompared,
     ComparedCounts,
-    ComparedTokenizer,
     compare_data,
     compare_explanation,
 )
@@ -50,7 +50,7 @@ class CompareTokenizers(Feature):
         compared = server.compared()
         totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
         totals += await _range_counts(compared, document.lines, (first, last), own.chunks)
-        chunks = compare_explanation(explanation, compared)
+        chunks = compare_explanation(explanation, compared, document.tokenizer.tokenizer.readable)
         messages = server.messages
         position = snapshot.position_json
         name = document_name(uri)
@@ -108,7 +108,7 @@ def compared_summary(server: GlassServer, compare: list[dict[str, Any]]) -> str:
     )
 
 
-async def _count(compared: Sequence[ComparedTokenizer], lines: Sequence[str]) -> None:
+async def _count(compared: Sequence[AnyCompared], lines: Sequence[str]) -> None:
     """Count the lines that the compared tokenizers have not counted yet, a slice at a time."""
     for tok in compared:
         deadline = time.perf_counter() + _SLICE_SECONDS
@@ -120,16 +120,14 @@ async def _count(compared: Sequence[ComparedTokenizer], lines: Sequence[str]) ->
 
 
 async def _range_counts(
-    compared: Sequence[ComparedTokenizer], lines: Sequence[str], span: tuple[Point, Point], chunks: int
+    compared: Sequence[AnyCompared], lines: Sequence[str], span: tuple[Point, Point], chunks: int
 ) -> list[ComparedCounts]:
     start, end = span
     await _count(compared, lines[start.line : end.line + 1])
-    return [tok.counts_in(lines.__getitem__, start, end, chunks) for tok in compared]
+    return [tok.counts_in(lines, start, end, chunks) for tok in compared]
 
 
-async def _document_counts(
-    compared: Sequence[ComparedTokenizer], document: Document, chunks: int
-) -> list[ComparedCounts]:
+async def _document_counts(compared: Sequence[AnyCompared], document: Document, chunks: int) -> list[ComparedCounts]:
     """Each compared tokenizer's totals for the whole document (the request's snapshot),
     counting what an edit left uncounted a slice at a time."""
     totals = []
@@ -140,5 +138,5 @@ async def _document_counts(
             while time.perf_counter() < deadline and not counts.count_pending(tok, document.lines, 1):
                 pass
             await asyncio.sleep(0)
-        totals.append(counts.totals(tok.name, chunks))
+        totals.append(counts.totals(tok.name))
     return totals

@@ -14,7 +14,6 @@ import logging
 
 from lsprotocol import types
 
-from glassllm.tokenizer import UNK_ID
 from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, content_length
@@ -119,7 +118,8 @@ def _compute(snapshot: DocumentSnapshot, messages: Messages, tokenizer: str) -> 
         if not tokens.unknown:
             continue
         content = content_length(text)
-        runs, unknown_endings = unknown_runs(tokens.spans(), content)
+        unk = document.tokenizer.unk_id
+        runs, unknown_endings = unknown_runs(tokens.spans(), content, unk)
         for run in runs[: max(DIAGNOSTIC_LIMIT - len(items), 0)]:
             message = unknown_message(
                 messages, text[run.start : run.end], run.tokens, tokenizer, number=messages.integer
@@ -128,7 +128,7 @@ def _compute(snapshot: DocumentSnapshot, messages: Messages, tokenizer: str) -> 
         if unknown_endings:
             endings += unknown_endings
             if first_ending is None:
-                unknown = {span.piece for span in tokens.spans() if span.start >= content and span.id == UNK_ID}
+                unknown = {span.piece for span in tokens.spans() if span.start >= content and span.id == unk}
                 first_ending = number, "".join(c for c in text[content:] if c in unknown)
     if first_ending is not None:
         number, characters = first_ending

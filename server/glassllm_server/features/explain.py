@@ -11,9 +11,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from glassllm_server.explanation import Explanation, explain_selection, explanation_data
+from glassllm_server.explanation import Explanation, explain_model_selection, explain_selection, explanation_data
 from glassllm_server.features.feature import Feature, on_command
 from glassllm_server.features.pages import document_name, show_page
+from glassllm_server.positions import Point
 from glassllm_server.render.explanation import render_markdown
 from glassllm_server.snapshot import DocumentSnapshot
 
@@ -27,6 +28,14 @@ def explain_range(snapshot: DocumentSnapshot, selection: types.Range) -> Explana
     snapshot's tokenizer."""
     document = snapshot.document
     start, end = snapshot.points(selection)
+    model = document.tokenizer.model
+    if model is not None:
+
+        def token_at(point: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+            token = document.meant_token(Point(*point))
+            return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
+
+        return explain_model_selection(model, document.lines.__getitem__, document.block_of, start, end, token_at)
     return explain_selection(
         document.tokenizer.tokenizer,
         document.lines.__getitem__,
@@ -46,6 +55,15 @@ class ExplainMerges(Feature):
         data = explanation_data(explanation, snapshot.position_json)
         name = document_name(uri)
         label = server.tokenizer_label()
-        markdown = render_markdown(explanation, messages, messages.integer, label, name)
+        tokenizer = snapshot.document.tokenizer
+        markdown = render_markdown(
+            explanation,
+            messages,
+            messages.integer,
+            label,
+            name,
+            show=tokenizer.tokenizer.readable,
+            model=tokenizer.model is not None,
+        )
         data.update({"uri": uri, "tokenizer": label, "markdown": markdown, "page": show_page(server, markdown, name)})
         return data

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 
 from lsprotocol import types
 
-from glassllm_server.document import Document, DocumentToken, LineTokens
+from glassllm_server.blocks import ModelLineTokens
+from glassllm_server.document import AnyLineTokens, Document
 from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.positions import Point, content_length
 from glassllm_server.snapshot import DocumentSnapshot
@@ -33,7 +34,7 @@ class Highlight(Feature):
     ) -> list[types.DocumentHighlight]:
         document = snapshot.document
         point = snapshot.point(params.position)
-        token = _meant_token(document, point)
+        token = document.meant_token(point)
         if token is None:
             return []
         found = _nearby_occurrences(document, point, token.id)
@@ -44,16 +45,6 @@ class Highlight(Feature):
             )
             for line, start, end in sorted(found[:HIGHLIGHT_LIMIT])
         ]
-
-
-def _meant_token(document: Document, point: Point) -> DocumentToken | None:
-    """The token under the cursor: at the end of a line, the last one before it."""
-    token = document.token_at(point)
-    if (token is None or token.start >= content_length(document.lines[point.line])) and point.column > 0:
-        token = document.token_at(Point(point.line, point.column - 1))
-    if token is None or token.start >= content_length(document.lines[token.line]):
-        return None
-    return token
 
 
 def _nearby_occurrences(document: Document, point: Point, token_id: int) -> list[tuple[int, int, int]]:
@@ -79,9 +70,12 @@ def _nearby_occurrences(document: Document, point: Point, token_id: int) -> list
     return found
 
 
-def _occurrences(tokens: LineTokens, token_id: int) -> Iterator[tuple[int, int]]:
+def _occurrences(tokens: AnyLineTokens, token_id: int) -> Iterator[tuple[int, int]]:
     """Columns of each token ``token_id`` in a line, skipping chunks without it (cheaper
     than building every span of a long line)."""
+    if isinstance(tokens, ModelLineTokens):
+        yield from ((span.start, span.end) for span in tokens.spans() if span.id == token_id)
+        return
     origin = tokens.origin
     position = 0
     for chunk in tokens.chunks:

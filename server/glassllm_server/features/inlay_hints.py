@@ -68,6 +68,6 @@ class InlayHints(Feature):
         if found is None:
             return hint
         span = found[1]
-        tooltip = hint_tooltip(span.piece, span.id, self.server.messages)
+        tooltip = hint_tooltip(document.tokenizer.tokenizer.readable(span.piece), span.id, self.server.messages)
         hint.tooltip = types.MarkupContent(kind=types.MarkupKind.Markdown, value=tooltip)
         return hint

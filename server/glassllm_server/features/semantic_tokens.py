@@ -109,16 +109,18 @@ class SemanticTokens(Feature):
         if self.cache_owner != (document.tokenizer, encoding):
             self.cache.clear()
             self.cache_owner = (document.tokenizer, encoding)
-        cache = self.cache
+        # A real model's line tokenizes with its block, so its bands are not its text's alone.
+        cache = self.cache if document.tokenizer.model is None else None
         bands = []
         count = 0
         deadline = time.perf_counter() + _SLICE_SECONDS
         for line in range(first, last + 1):
             text = document.lines[line]
-            found = cache.get(text)
+            found = None if cache is None else cache.get(text)
             if found is None:
                 found = line_bands(text, document.line_spans(line), encoding)
-                cache.put(text, found)
+                if cache is not None:
+                    cache.put(text, found)
             bands.append((line, found))
             count += len(found)
             if count > BAND_LIMIT:

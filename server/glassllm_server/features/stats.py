@@ -11,6 +11,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from glassllm_server.document import Stats
 from glassllm_server.features.compare import compare_stats, compared_summary
 from glassllm_server.features.feature import Feature, on_command, on_message
+from glassllm_server.features.hover import model_lines
 from glassllm_server.positions import Point
 from glassllm_server.snapshot import DocumentSnapshot
 
@@ -67,12 +68,23 @@ class TokenCount(Feature):
             span = snapshot.points(lsp_range)
             stats = document.stats(*span)
         compare = await compare_stats(self.server, document, span, stats.chunks)
-        return {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
+        result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
+        model = document.tokenizer.model
+        if model is not None:
+            # What the model adds around a text is not the text's: shown and counted apart.
+            before, after = model.around
+            result["model"] = {
+                "kind": model.kind,
+                "matchSpecialTokens": model.match_specials,
+                "around": {"before": list(before), "after": list(after), "tokens": len(before) + len(after)},
+            }
+        return result
 
     @on_command(SHOW_STATS_COMMAND)
     async def show_stats(self, uri: str) -> dict[str, Any]:
         server = self.server
-        result = await self.stats(server.snapshot(uri), None)
+        snapshot = server.snapshot(uri)
+        result = await self.stats(snapshot, None)
         messages = server.messages
         counts = Stats(*(result[name] for name in Stats._fields))
         message = messages(
@@ -84,5 +96,8 @@ class TokenCount(Feature):
             tokenizer=server.tokenizer_label(),
         )
         message += compared_summary(server, result["compare"])
+        model = snapshot.document.tokenizer.model
+        if model is not None:
+            message += ". " + ". ".join(model_lines(model, messages))
         server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
         return result

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from glassllm import ComparedChunk, MergeStep, by_difference
 from glassllm.places import columns, place
 from glassllm.places import span as shown_span
-from glassllm_server.compare import ComparedCounts, ComparedTokenizer, PlacedChunk
+from glassllm_server.compare import AnyCompared, ComparedCounts, PlacedChunk
 from glassllm_server.explanation import Explanation
 from glassllm_server.messages import Say
 from glassllm_server.render.explanation import shown, token_text
@@ -18,7 +18,7 @@ __all__ = ["hover_lines", "render_compare_markdown"]
 
 
 def hover_lines(
-    chunk: str, compared: Sequence[ComparedTokenizer], label: Callable[[str], str], say: Say, code: Callable[[str], str]
+    chunk: str, compared: Sequence[AnyCompared], label: Callable[[str], str], say: Say, code: Callable[[str], str]
 ) -> list[str]:
     """One line per compared tokenizer: how it splits ``chunk`` and into how many tokens
     (``English (en): `▁m·en·ina` — 3 tokens``)."""

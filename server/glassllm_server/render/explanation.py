@@ -15,9 +15,9 @@ from glassllm_server.render.markdown import code as shown
 __all__ = ["render_markdown", "shown", "token_text"]
 
 
-def token_text(piece: str, token_id: int) -> str:
+def token_text(piece: str, token_id: int, unk_id: int | None = UNK_ID) -> str:
     """A piece and its ID; an unknown piece says it became ``<unk>``."""
-    return f"{shown(piece)} ({token_id}{', `<unk>`' if token_id == UNK_ID else ''})"
+    return f"{shown(piece)} ({token_id}{', `<unk>`' if token_id == unk_id else ''})"
 
 
 def render_markdown(
@@ -26,11 +26,16 @@ def render_markdown(
     number: Callable[[int], str],
     tokenizer: str,
     document: str,
+    *,
+    show: Callable[[str], str] = str,
+    model: bool = False,
 ) -> str:
     """The explanation as a Markdown page in the user's language.
 
     ``say`` looks up the catalogue, ``number`` formats a count the way the language
-    does, ``tokenizer`` names the tokenizer and ``document`` the file.
+    does, ``tokenizer`` names the tokenizer and ``document`` the file; ``show`` writes
+    a piece as a person reads it (a real model's ``Ġthe`` as ``▁the``), ``model``: the
+    tokenizer is a real model's, which ships no training counts.
     """
     lines = [f"# {say('explain.title')}", "", _header(explanation, say, tokenizer, document)]
     lines += ["", say("explain.positions"), ""]
@@ -46,7 +51,7 @@ def render_markdown(
     if explanation.cut:
         lines += ["", f"> {say('explain.cut')}"]
     for position, item in enumerate(explanation.chunks, 1):
-        lines += _chunk_section(position, item, say, number)
+        lines += _chunk_section(position, item, say, number, show, model)
     return "\n".join(lines) + "\n"
 
 
@@ -58,35 +63,54 @@ def _header(explanation: Explanation, say: Say, tokenizer: str, document: str) -
     return say("explain.header", document=document, tokenizer=tokenizer, span=span)
 
 
-def _chunk_section(position: int, item: ExplainedChunk, say: Say, number: Callable[[int], str]) -> list[str]:
+def _chunk_section(
+    position: int,
+    item: ExplainedChunk,
+    say: Say,
+    number: Callable[[int], str],
+    show: Callable[[str], str] = str,
+    model: bool = False,
+) -> list[str]:
     """One chunk: where it is, what part the selection cut, its characters, each merge
     step with the pieces after it, and the tokens."""
     chunk = item.explanation
+    if item.last is None:
+        where = columns(item.line, item.start, item.end)
+    else:
+        where = shown_span((item.line, item.start), item.last)
     lines = [
         "",
         f"## {say('explain.chunk', number=position, chunk=shown(chunk.chunk))}",
         "",
-        say("explain.where", span=columns(item.line, item.start, item.end)),
+        say("explain.where", span=where),
     ]
+    unk = None if model else UNK_ID
     if item.cut:
-        alone = " ".join(token_text(piece, token_id) for piece, token_id in item.alone)
+        alone = " ".join(token_text(show(piece), token_id, unk) for piece, token_id in item.alone)
         lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
-    lines += ["", f"{say('explain.characters')}: " + " ".join(shown(c) for c in chunk.characters), ""]
+    lines += ["", f"{say('explain.characters')}: " + " ".join(shown(show(c)) for c in chunk.characters), ""]
     if not chunk.steps:
         lines.append(say("explain.no_merges"))
     for step_number, step in enumerate(chunk.steps, 1):
-        evidence = (
-            say("explain.unknown_count") if step.count is None else say("explain.count", count=number(step.count))
-        )
-        pieces = " ".join(shown(piece) for piece in step.pieces)
+        if model:
+            evidence = say("explain.no_counts")
+            if step.score is not None:
+                evidence = f"{say('explain.score', score=f'{step.score:g}')}; {evidence}"
+        elif step.count is None:
+            evidence = say("explain.unknown_count")
+        else:
+            evidence = say("explain.count", count=number(step.count))
+        pieces = " ".join(shown(show(piece)) for piece in step.pieces)
         step_text = say(
             "explain.step",
             rank=number(step.rank),
-            left=shown(step.pair[0]),
-            right=shown(step.pair[1]),
-            result=shown(step.result),
+            left=shown(show(step.pair[0])),
+            right=shown(show(step.pair[1])),
+            result=shown(show(step.result)),
             evidence=evidence,
         )
         lines.append(f"{step_number}. {step_text} {pieces}")
-    tokens = " · ".join(token_text(piece, token_id) for piece, token_id in zip(chunk.pieces, chunk.ids, strict=False))
+    tokens = " · ".join(
+        token_text(show(piece), token_id, unk) for piece, token_id in zip(chunk.pieces, chunk.ids, strict=False)
+    )
     return [*lines, "", f"{say('explain.tokens')}: {tokens}"]

@@ -3,8 +3,9 @@ its chunk's pieces, the merges that made it, the tokenizer, and how compared one
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from glassllm.places import columns
-from glassllm.tokenizer import UNK_ID
 from glassllm.visible import visible
 from glassllm_server.document import DocumentToken
 from glassllm_server.messages import Messages
@@ -13,12 +14,20 @@ from glassllm_server.render.markdown import code
 __all__ = ["derivation_line", "hover_markdown"]
 
 
-def derivation_line(steps: list[tuple[str, str, str]]) -> str:
-    """``[("▁vez", "▁ve", "z"), ("▁ve", "▁v", "e")]`` → ``▁vez ← ▁ve + z ← ▁v + e``."""
+def derivation_line(
+    steps: list[tuple[str, str, str]],
+    show: Callable[[str], str] = str,
+    priority: Callable[[str, str], str] | None = None,
+) -> str:
+    """``[("▁vez", "▁ve", "z"), ("▁ve", "▁v", "e")]`` → ``▁vez ← ▁ve + z ← ▁v + e``;
+    ``show`` writes a piece as a person reads it (a real model's ``Ġthe`` as ``▁the``),
+    ``priority(left, right)`` adds each merge's rank or score (``[#12]``)."""
     if not steps:
         return ""
-    parts = [visible(steps[0][0])]
-    parts.extend(f"{visible(left)} + {visible(right)}" for _, left, right in steps)
+    parts = [visible(show(steps[0][0]))]
+    for _, left, right in steps:
+        merge = f"{visible(show(left))} + {visible(show(right))}"
+        parts.append(merge if priority is None else f"{merge} [{priority(left, right)}]")
     return " ← ".join(parts)
 
 
@@ -28,11 +37,17 @@ def hover_markdown(
     tokenizer_label: str,
     messages: Messages,
     compared: list[str] | None = None,  # after the tokenizer: how compared ones split the chunk
+    *,
+    unknown: bool = False,
+    show: Callable[[str], str] = str,
+    priority: Callable[[str, str], str] | None = None,
+    model: list[str] | None = None,  # a real model's lines: its kind, its special-token mode
 ) -> str:
     """The hover for one token: piece, ID, where it is, index, chunk and its pieces,
-    merges, tokenizer."""
-    head = f"**{code(token.piece)}** · {messages('hover.id', id=token.id)}"
-    if token.id == UNK_ID:
+    merges, tokenizer (and for a real model what orders its merges and how it reads
+    special-token text)."""
+    head = f"**{code(show(token.piece))}** · {messages('hover.id', id=token.id)}"
+    if unknown:
         head += f" · {messages('hover.unknown')}"
     head += f" · {messages('hover.at', span=columns(token.line, token.start, token.end))}"
     if token.index is None:
@@ -40,15 +55,16 @@ def hover_markdown(
     else:
         head += f" · {messages('hover.index', index=messages.integer(token.index))}"
     pieces = " ".join(
-        f"**{code(piece)}**" if number == token.piece_index else code(piece)
+        f"**{code(show(piece))}**" if number == token.piece_index else code(show(piece))
         for number, piece in enumerate(token.chunk.pieces)
     )
     lines = [head, messages("hover.chunk", chunk=code(token.chunk.text), pieces=pieces)]
     if derivation:
-        lines.append(messages("hover.derivation", derivation=code(derivation_line(derivation))))
+        lines.append(messages("hover.derivation", derivation=code(derivation_line(derivation, show, priority))))
     else:
         lines.append(messages("hover.single"))
     lines.append(messages("hover.tokenizer", name=tokenizer_label))
+    lines.extend(model or ())
     lines.extend(compared or ())
     lines.append(f"*{messages('hover.explain')}*")
     return "\n\n".join(lines)

@@ -15,7 +15,6 @@ import pytest_lsp
 from lsprotocol import types
 
 from glassllm import packaged, packaged_path
-from tests.models.fixtures import model_file
 from tests.server.session import (
     LOOP,
     PRESETS,
@@ -116,23 +115,6 @@ async def test_a_broken_tokenizer_file_is_reported_once_and_the_old_one_kept(cli
     assert shown[0].type == types.MessageType.Error
     did_change_configuration(client, {"tokenizer": "pt"})
     path.unlink(missing_ok=True)
-
-
-async def test_a_real_model_tokenizer_is_refused_once_and_the_old_one_kept(client):
-    # The command line and the library show real models' tokenizers; the server not yet.
-    WORKSPACE.mkdir(parents=True, exist_ok=True)
-    path = WORKSPACE / f"model-{uuid.uuid4().hex}.model"
-    shutil.copyfile(model_file("mistral-v1"), path)
-    uri = open_document(client, "Era uma vez")
-    before = len(client.messages)
-    for _ in range(2):
-        did_change_configuration(client, {"tokenizer": str(path)})
-        assert (await stats(client, uri))["tokenizer"] == "pt"
-    shown = client.messages[before:]
-    assert len(shown) == 1
-    assert str(path) in shown[0].message and "only the glassllm command and the library" in shown[0].message
-    did_change_configuration(client, {"tokenizer": "pt"})
-    path.unlink()
 
 
 async def test_an_invalid_setting_is_reported_once(client):

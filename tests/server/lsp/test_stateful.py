@@ -3,8 +3,11 @@ text, in each client's position encoding, against a model of the text.
 
 After each step the server's ``glassllm/stats`` (whole and of a random range), its
 semantic tokens and hovers at random places equal what the library computes on the
-model text. Hypothesis drives the machine from a worker thread; every exchange with
-the server runs on the test's event loop, where the pytest-lsp client lives.
+model text — with glassllm's own tokenizer, and with real models' (Llama 3, whose
+pre-tokenizer crosses line breaks; Mistral's SentencePiece, whose dummy prefix opens the
+text only) as the document's tokenizer, the library's tokens of the whole text as the
+oracle. Hypothesis drives the machine from a worker thread; every exchange with the
+server runs on the test's event loop, where the pytest-lsp client lives.
 """
 
 from __future__ import annotations
@@ -13,18 +16,18 @@ import asyncio
 import functools
 from typing import Any, cast
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 from lsprotocol import types
 
-from glassllm import packaged
-from glassllm.tokenizer import UNK_ID
-from tests.server.oracle import covered, every_offset, expected_bands, lsp_lines, position_of, range_of
+from glassllm import AnyTokenizer, load_tokenizer, packaged
+from tests.models.fixtures import model_file
+from tests.server.oracle import covered, every_offset, lsp_lines, position_of, range_of
 from tests.server.session import LOOP, GlassClient, change_document, markdown, open_document, stats
 
 pytestmark = LOOP
-TOK = packaged("pt")
 
 # Decomposed accents and stray marks, emoji with ZWJ (surrogate pairs in UTF-16), CJK,
 # tabs, CRLF, lone CR and LF, U+2028, characters the tokenizer does not know, runs of
@@ -59,6 +62,12 @@ FRAGMENTS = [
     "—",
     "12",
     "_",
+    # What a real model's pre-tokenizer joins across a line break.
+    ".\n\n",
+    "  \n",
+    "\n  ",
+    "\r\n\r\n",
+    "<|endoftext|>",
 ]
 # Long lines for the text opened (edits insert short text, so the time stays bounded):
 # the last is past the server's long-line limit (4,096 characters), tokenized in segments.
@@ -67,21 +76,45 @@ fragments = st.lists(st.sampled_from(FRAGMENTS), max_size=8).map("".join)
 texts = st.lists(st.sampled_from(FRAGMENTS + LONG_FRAGMENTS), max_size=8).map("".join)
 
 
+# The tokenizer the machine runs with (set by the test), as the library reads it.
+TOK: AnyTokenizer = packaged("pt")
+
+
 @functools.lru_cache(maxsize=4)
-def library_spans(text: str) -> list[tuple[int, int, int, tuple[int, int]]]:
-    """``(id, start, end, (line, chunk))`` of every token, from the library line by line
-    (kept for the last few texts: several checks follow each edit)."""
+def library_spans(tok: AnyTokenizer, text: str) -> list[tuple[int, int, int, tuple[int, int]]]:
+    """``(id, start, end, (line, chunk))`` of every token (kept for the last few texts:
+    several checks follow each edit). glassllm's own, line by line; a real model's, of
+    the whole text (its chunks can cross a line break)."""
+    if not isinstance(tok, type(packaged("pt"))):
+        return [(s.id, s.start, s.end, (0, s.chunk)) for s in tok.encode_spans(text)]
     spans, base = [], 0
     for number, line in enumerate(lsp_lines(text)):
-        spans.extend((s.id, base + s.start, base + s.end, (number, s.chunk)) for s in TOK.encode_spans(line))
+        spans.extend((s.id, base + s.start, base + s.end, (number, s.chunk)) for s in tok.encode_spans(line))
         base += len(line)
     return spans
 
 
+def expected_bands(tok: AnyTokenizer, text: str) -> list[tuple[int, str]]:
+    """(line, text) of each band: every token's part on each line it reaches, without
+    the line ending, empty NFC leftovers or a character a token before already holds."""
+    lines = lsp_lines(text)
+    starts = [sum(map(len, lines[:number])) for number in range(len(lines) + 1)]
+    found = []
+    covered_until = [0] * len(lines)
+    for _, start, end, _ in library_spans(tok, text):
+        for number, line in enumerate(lines):
+            content_end = starts[number] + len(line.rstrip("\r\n"))
+            low, high = max(start, starts[number]), min(end, content_end)
+            if low < high and low >= covered_until[number] + starts[number]:
+                found.append((number, text[low:high]))
+                covered_until[number] = high - starts[number]
+    return sorted(found, key=lambda band: band[0])
+
+
 def expected_stats(text: str, start: int, end: int) -> dict[str, int]:
     """Counts of the tokens and chunks that overlap ``[start, end)`` (a token NFC left
-    empty goes with the character it ends), from the library, line by line."""
-    spans = library_spans(text)
+    empty goes with the character it ends), from the library."""
+    spans = library_spans(TOK, text)
     touched = [
         (token_id, chunk)
         for token_id, first, last, chunk in spans
@@ -91,7 +124,7 @@ def expected_stats(text: str, start: int, end: int) -> dict[str, int]:
         "tokens": len(touched),
         "chunks": len({chunk for _, chunk in touched}),
         "characters": end - start,
-        "unknown": sum(token_id == UNK_ID for token_id, _ in touched),
+        "unknown": sum(token_id == TOK.unk_id for token_id, _ in touched),
     }
 
 
@@ -202,8 +235,9 @@ class Editing(RuleBasedStateMachine):
         assert (answer["tokens"], answer["characters"], answer["unknown"]) == (
             len(ids),
             len(self.text),
-            ids.count(UNK_ID),
+            ids.count(TOK.unk_id) if TOK.unk_id is not None else 0,
         )
+        assert answer["chunks"] == len(TOK.chunk_spans(self.text))
 
     @rule(data=st.data())
     def range_stats(self, data: st.DataObject) -> None:
@@ -213,6 +247,7 @@ class Editing(RuleBasedStateMachine):
         )
         answer = self.run(stats(self.client, self.uri, range_of(self.text, start, end, self.encoding)))
         answer.pop("tokenizer")
+        answer.pop("model", None)
         assert answer == expected_stats(self.text, start, end)
 
     @rule()
@@ -222,7 +257,7 @@ class Editing(RuleBasedStateMachine):
                 types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=self.uri))
             )
         )
-        assert decoded_bands(self.text, answer.data, self.encoding) == expected_bands(self.text)
+        assert decoded_bands(self.text, answer.data, self.encoding) == expected_bands(TOK, self.text)
 
     @rule(data=st.data())
     def hover(self, data: st.DataObject) -> None:
@@ -240,7 +275,7 @@ class Editing(RuleBasedStateMachine):
         )
         holders = [
             (index, token_id, start, end)
-            for index, (token_id, start, end, _) in enumerate(library_spans(self.text))
+            for index, (token_id, start, end, _) in enumerate(library_spans(TOK, self.text))
             if start <= offset < end
         ]
         assert answer is not None and holders
@@ -256,7 +291,14 @@ async def _open(client: GlassClient, text: str) -> str:
     return open_document(client, text, "stateful")
 
 
-async def test_random_edits_keep_the_server_equal_to_the_library(client):
+@pytest.mark.parametrize("name", ["pt", "llama3", "mistral-v1"])
+async def test_random_edits_keep_the_server_equal_to_the_library(client, name):
+    global TOK
+    TOK = packaged("pt") if name == "pt" else load_tokenizer(model_file(name))
+    setting = name if name == "pt" else str(model_file(name))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"glassllm": {"tokenizer": setting}})
+    )
     Editing.client = client
     Editing.loop = asyncio.get_running_loop()
     Editing.TestCase.settings = settings(

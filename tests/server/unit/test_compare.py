@@ -37,15 +37,16 @@ def test_whole_document_counts_are_the_sum_of_each_line():
     tok = ComparedTokenizer(EN, "en")
     for text in [*TEXTS.values(), "Once upon a time\n" * 50]:
         lines = lsp_lines(text)
-        counts = tok.counts(lines, 7)
+        counts = tok.counts(lines)
         ids = [token_id for token_id, *_ in line_spans(EN, text)]
-        assert counts == ComparedCounts("en", len(ids), 7, ids.count(UNK_ID))
+        chunks = sum(len(EN.chunk_spans(line)) for line in lines)
+        assert counts == ComparedCounts("en", len(ids), chunks, ids.count(UNK_ID))
         assert tok.missing(lines) == []
 
 
 def test_only_lines_never_seen_are_missing():
     tok = ComparedTokenizer(EN, "en")
-    tok.counts(["a b\n", "c\n"], 2)
+    tok.counts(["a b\n", "c\n"])
     assert tok.missing(["a b\n", "new\n", "c\n", "new\n"]) == ["new\n"]
 
 
@@ -59,7 +60,7 @@ def test_range_counts_agree_with_the_tokens_that_overlap():
             line_a = max(n for n in range(len(lines)) if starts[n] <= first)
             line_b = max(n for n in range(len(lines)) if starts[n] <= last)
             counts = tok.counts_in(
-                lines.__getitem__, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0
+                lines, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0
             )
             hit = [
                 i
@@ -141,7 +142,8 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
     assert counts.count_pending(tok, document.lines, 5) is False  # five lines at a time
     assert counts.count_pending(tok, document.lines, 10**6) is True
     ids = EN.encode(text)
-    assert counts.totals("en", 3) == ComparedCounts("en", len(ids), 3, ids.count(UNK_ID))
+    chunks = len(EN.chunk_spans(text))
+    assert counts.totals("en") == ComparedCounts("en", len(ids), chunks, ids.count(UNK_ID))
     edits = [
         (Point(4, 3), Point(7, 1), "x\ny 🧪 z\r"),
         (Point(0, 0), Point(0, 0), "Olá\n"),
@@ -154,13 +156,14 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
         # Only the edited lines (and one on each side) lack a count in the next version.
         assert counts.count_pending(tok, document.lines, 8) is True
         ids = EN.encode(document.text)
-        assert counts.totals("en", 0) == ComparedCounts("en", len(ids), 0, ids.count(UNK_ID))
+        chunks = len(EN.chunk_spans(document.text))
+        assert counts.totals("en") == ComparedCounts("en", len(ids), chunks, ids.count(UNK_ID))
         # A snapshot taken before the edit keeps the counts of its own text.
-        assert tok.document(snapshot).totals("en", 0).tokens == len(EN.encode(before))
+        assert tok.document(snapshot).totals("en").tokens == len(EN.encode(before))
     document.replace_text("")
     counts = tok.document(document)
     counts.count_pending(tok, document.lines, 10**6)
-    assert counts.totals("en", 0).tokens == 0
+    assert counts.totals("en").tokens == 0
 
 
 def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
@@ -179,7 +182,8 @@ def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole(
     assert len(line) > LONG_LINE
     tok = ComparedTokenizer(EN, "en")
     ids = EN.encode(line)
-    assert tok.count_line(line) == len(ids) + (ids.count(UNK_ID) << 32)
+    chunks = len(EN.chunk_spans(line))
+    assert tok.count_line(line) == len(ids) + (ids.count(UNK_ID) << 32) + (chunks << 64)
     spans = EN.encode_spans(line)
     for low, high in [(0, 10), (5000, 5003), (LONG_LINE - 7, 2 * LONG_LINE), (len(line) - 5, len(line)), (3, 3)]:
         touched = [
@@ -187,7 +191,7 @@ def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole(
             for span in spans
             if (low < span.start <= high if span.start == span.end else span.start < high and span.end > low)
         ]
-        counted = tok.counts_in([line].__getitem__, (0, low), (0, high), 0)
+        counted = tok.counts_in([line], (0, low), (0, high), 0)
         assert (counted.tokens, counted.unknown) == (len(touched), sum(span.id == UNK_ID for span in touched))
 
 

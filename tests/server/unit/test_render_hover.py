@@ -66,6 +66,6 @@ def test_hover_markdown(tokenizer, locale, expected):
 def test_hover_markdown_for_an_unknown_character_and_a_single_character(tokenizer):
     document = Document("u", "a🧪", 1, tokenizer)
     unknown = token_at(document, Point(0, 1))
-    text = hover_markdown(unknown, [], "x", Messages("en"))
+    text = hover_markdown(unknown, [], "x", Messages("en"), unknown=unknown.id == tokenizer.unk_id)
     assert "**`🧪`** · ID 1 · not in the alphabet: `<unk>`, decoded as ⁇ · at 1:2 · " in text
     assert "A single character: no merges." in text

@@ -1,0 +1,241 @@
+"""A real model's tokens in a document: tokenized in blocks of lines, kept line by line.
+
+A real model's pre-tokenizer can cross a line break (Llama 3's ``\\s*[\\r\\n]+`` makes one
+chunk of ``".\\n\\n"``; GPT-2's ``\\s+(?!\\S)`` takes the next line's indentation), and
+SentencePiece adds its dummy prefix at the start of the whole text only. So lines are not
+tokenized one by one: the document is cut where the model itself says cutting changes
+nothing (:meth:`~glassllm.models.ModelTokenizer.can_cut`: the tokens of the two sides,
+the second tokenized as a continuation, are those of the whole), and each run of lines
+between two cuts — a block, mostly one line or a paragraph's few — is tokenized whole.
+An edit re-tokenizes the blocks it touches (see ``document._Version.replaced``).
+
+Each line then keeps its part of its block's tokens (:class:`ModelLineTokens`), with the
+interface of :class:`~glassllm_server.document.LineTokens`: a token that crosses a line
+break keeps its exact range in the block, and each line it reaches holds the part of it
+that lies there; a line's token counts are those of the tokens that start in it, the part
+carried in from the line above (numbered ``-1``, chunk ``-1``) is counted there.
+No pygls here.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from collections.abc import Sequence
+from itertools import accumulate, chain
+from typing import NamedTuple
+
+from glassllm.models import ModelTokenizer
+from glassllm.tokenizer import TokenSpan
+
+__all__ = ["Block", "ModelChunk", "ModelLineTokens", "tokenize_block"]
+
+
+class ModelChunk(NamedTuple):
+    """One chunk of a real model's, as the server shows it: the chunk as merging saw it
+    (after the model's normalization), its tokens' pieces and IDs, its unknown tokens."""
+
+    text: str
+    pieces: tuple[str, ...]
+    ids: tuple[int, ...]
+    unknown: int
+
+
+class Block:
+    """Lines tokenized together: their text, whether it opens the document, and (on
+    demand, for a hover or an explanation) its chunks."""
+
+    __slots__ = ("_chunks", "_spans", "at_start", "line_starts", "text", "tokenizer")
+
+    def __init__(self, tokenizer: ModelTokenizer, text: str, at_start: bool, line_starts: list[int]) -> None:
+        self.tokenizer = tokenizer
+        self.text = text
+        self.at_start = at_start
+        self.line_starts = line_starts  # offset of each line in the text, then its length
+        self._chunks: list[ModelChunk] | None = None
+        self._spans: list[TokenSpan] | None = None
+
+    def extent(self, token: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where the block's token number ``token`` starts and ends: (line in the block,
+        column) each."""
+        if self._spans is None:
+            self._spans = self.tokenizer.encode_spans(self.text, at_start=self.at_start)
+        span = self._spans[token]
+        return self._point(span.start), self._point(span.end)
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        line = min(bisect_right(self.line_starts, offset) - 1, len(self.line_starts) - 2)
+        return line, offset - self.line_starts[line]
+
+    def chunk(self, number: int) -> ModelChunk:
+        """The block's chunk number ``number``."""
+        if self._chunks is None:
+            tokenizer = self.tokenizer
+            spans = tokenizer.encode_spans(self.text, at_start=self.at_start)
+            chunks = tokenizer.chunk_spans(self.text, at_start=self.at_start)
+            pieces: list[list[str]] = [[] for _ in chunks]
+            ids: list[list[int]] = [[] for _ in chunks]
+            for span in spans:
+                pieces[span.chunk].append(span.piece)
+                ids[span.chunk].append(span.id)
+            unk = tokenizer.unk_id
+            self._chunks = [
+                ModelChunk(text, tuple(found), tuple(numbers), numbers.count(unk) if unk is not None else 0)
+                for (text, _, _), found, numbers in zip(chunks, pieces, ids, strict=True)
+            ]
+        return self._chunks[number]
+
+
+class _Span(NamedTuple):
+    # The same fields as document.LineSpan (a NamedTuple there too); kept apart so that
+    # this module does not import document (which imports this one).
+    id: int
+    piece: str
+    start: int
+    end: int
+    chunk: int
+    piece_index: int
+
+
+class ModelLineTokens:
+    """One line's part of its block's tokens (see the module's docstring)."""
+
+    __slots__ = (
+        "_data",
+        "_odd_pieces",
+        "block",
+        "chunk_base",
+        "chunk_count",
+        "continued",
+        "first",
+        "length",
+        "line_in_block",
+        "origin",
+        "starts_of_chunks",
+        "token_base",
+        "tokens",
+        "unknown",
+    )
+
+    def __init__(
+        self,
+        block: Block,
+        spans: list[_Span],
+        length: int,
+        chunk_base: int,
+        starts_of_chunks: list[int],
+        carried: bool,
+        unk_id: int | None,
+        line_in_block: int,
+        token_base: int,
+    ) -> None:
+        self.block = block
+        self.line_in_block = line_in_block
+        self.token_base = token_base  # the block's number of the first token starting here
+        # The spans packed five integers each (id, start, end, chunk, piece index): a large
+        # document holds millions of tokens, and a record each would weigh 150 bytes.
+        self._data = array("i", chain.from_iterable((s.id, s.start, s.end, s.chunk, s.piece_index) for s in spans))
+        # The pieces that are not their ID's vocabulary entry (an unknown character's).
+        vocab = block.tokenizer.vocab
+        self._odd_pieces = {number: s.piece for number, s in enumerate(spans) if vocab[s.id] != s.piece} or None
+        self.continued = bool(spans) and spans[0].chunk < 0  # the line starts in a chunk from above
+        self.length = length
+        self.chunk_base = chunk_base  # the block's number of the first chunk starting here
+        self.starts_of_chunks = array("i", starts_of_chunks)  # columns where this line's chunks start
+        self.first = -1 if carried else 0
+        self.tokens = len(spans) + self.first
+        self.chunk_count = len(starts_of_chunks)
+        self.unknown = 0 if unk_id is None else sum(span.id == unk_id for span in spans[-self.first :])
+        self.origin = None  # offsets are columns of the line already
+
+    def chunk(self, index: int) -> ModelChunk:
+        """The line's chunk number ``index``; ``-1``: the one carried in from above."""
+        return self.block.chunk(self.chunk_base + index)
+
+    def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where the line's token number ``number`` (``-1``: the one carried in) starts
+        and ends, as (lines below this one, column): the whole token, across lines."""
+        (first_line, first_column), (last_line, last_column) = self.block.extent(self.token_base + number)
+        return (first_line - self.line_in_block, first_column), (last_line - self.line_in_block, last_column)
+
+    def spans(self) -> list[_Span]:
+        """The line's tokens: first the part of one carried in from above, if any
+        (numbered ``-1`` by :meth:`window`), then those that start here; columns within
+        the line, cut at its end."""
+        data = self._data
+        ids = data[0::5]
+        vocab = self.block.tokenizer.vocab
+        pieces = [vocab[token_id] for token_id in ids]
+        if self._odd_pieces is not None:
+            for number, piece in self._odd_pieces.items():
+                pieces[number] = piece
+        return list(map(_Span._make, zip(ids, pieces, data[1::5], data[2::5], data[3::5], data[4::5], strict=True)))
+
+    def window(self, low: int, high: int) -> tuple[int, list[_Span]]:
+        """Every token of the line (a block's line is short, or was never cut), and the
+        number of the first: ``-1`` when it is the part of one carried in from above."""
+        return self.first, self.spans()
+
+    def chunk_starts(self) -> list[int]:
+        """Column 0, the columns where later chunks start, then the line's length."""
+        return [0, *(column for column in self.starts_of_chunks if column > 0), self.length]
+
+
+def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+    """The tokens of the block ``lines`` (each with its ending), one entry per line."""
+    text = "".join(lines)
+    line_starts = list(accumulate(map(len, lines), initial=0))
+    block = Block(tokenizer, text, at_start, line_starts)
+    started = [0] * len(lines)  # tokens that start on each line
+    spans_of: list[list[_Span]] = [[] for _ in lines]
+    chunk_starts: list[list[int]] = [[] for _ in lines]
+    chunk_home: dict[int, int] = {}  # chunk number → line where it starts
+    chunk_base = [0] * len(lines)
+    carried = [False] * len(lines)  # whether a token that started above reaches the line
+    piece_index = 0
+    last_chunk = -1
+    for span in tokenizer.encode_spans(text, at_start=at_start):
+        line = min(bisect_right(line_starts, span.start) - 1, len(lines) - 1)
+        offset = line_starts[line]
+        started[line] += 1
+        if span.chunk != last_chunk:
+            last_chunk, piece_index = span.chunk, 0
+            chunk_home[span.chunk] = line
+            if not chunk_starts[line]:
+                chunk_base[line] = span.chunk
+            chunk_starts[line].append(span.start - offset)
+        home = chunk_home[span.chunk]
+        relative = span.chunk - chunk_base[line] if home == line else -1
+        end = min(span.end, line_starts[line + 1])
+        spans_of[line].append(_Span(span.id, span.piece, span.start - offset, end - offset, relative, piece_index))
+        following = line + 1
+        while following < len(lines) and span.end > line_starts[following]:
+            # The part of a token that crosses a line break, on each line it reaches.
+            part_end = min(span.end, line_starts[following + 1]) - line_starts[following]
+            spans_of[following].append(_Span(span.id, span.piece, 0, part_end, -1, piece_index))
+            carried[following] = True
+            following += 1
+        piece_index += 1
+    token_base = list(accumulate(started, initial=0))
+    last = -1  # the last chunk started so far
+    for number, starts in enumerate(chunk_starts):
+        if starts:
+            last = chunk_base[number] + len(starts) - 1
+        else:
+            # No chunk starts here: the one carried in is the last one started above.
+            chunk_base[number] = last + 1
+    unk = tokenizer.unk_id
+    return tuple(
+        ModelLineTokens(
+            block,
+            spans_of[number],
+            len(line),
+            chunk_base[number],
+            chunk_starts[number],
+            carried[number],
+            unk,
+            number,
+            token_base[number],
+        )
+        for number, line in enumerate(lines)
+    )

@@ -1,0 +1,175 @@
+"""A real model's tokens in the server's document model (``glassllm_server.blocks``),
+checked against the library's tokens of the whole text: line by line, after edits, in
+ranges, for the pre-tokenizers that cross line breaks (Llama 3's ``\\s*[\\r\\n]+``, GPT-4o's,
+Tekken's ``[\\r\\n/]*`` after punctuation) and SentencePiece's dummy prefix."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from glassllm.models import ModelTokenizer, load_model
+from glassllm_server.blocks import ModelLineTokens
+from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.positions import Point
+from tests.models.fixtures import model_file
+from tests.server.oracle import TRICKY, lsp_lines
+
+MODELS = ["llama3", "gpt4o", "mistral-v1", "mistral-v7", "tekken"]
+
+# What crosses line breaks in real models' pre-tokenizers: blank lines, whitespace before
+# and after a line break, punctuation before one, a slash after one (Tekken), CRLF, a
+# lone CR; and what splits characters into bytes (emoji, accents), special-token text.
+FRAGMENTS = [
+    "Era",
+    " uma",
+    " vez",
+    ".",
+    "!",
+    "/",
+    "//",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "\r",
+    "\r\r",
+    " \n",
+    "\n ",
+    "  \n  ",
+    "12345",
+    "'s",
+    "🙂",
+    "👩\u200d👩\u200d👧",
+    "caf\u00e9",
+    "cafe\u0301",
+    "猫",
+    "<|endoftext|>",
+    "<s>",
+    "\u2028",
+    "\x0c",
+]
+texts = st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join)
+
+
+@functools.cache
+def tokenizer(name: str) -> ModelTokenizer:
+    found = load_model(model_file(name))
+    assert isinstance(found, ModelTokenizer)
+    return found
+
+
+@functools.cache
+def line_tokenizer(name: str) -> LineTokenizer:
+    return LineTokenizer(tokenizer(name), name)
+
+
+def expected_lines(tok: ModelTokenizer, text: str) -> list[list[tuple[int, int, int]]]:
+    """Each LSP line's ``(id, start, end)``: the library's tokens of the whole text, each
+    cut at the line breaks it crosses (a part on every line it reaches)."""
+    lines = lsp_lines(text)
+    starts = [sum(map(len, lines[:number])) for number in range(len(lines) + 1)]
+    found: list[list[tuple[int, int, int]]] = [[] for _ in lines]
+    for span in tok.encode_spans(text):
+        number = max(line for line in range(len(lines)) if starts[line] <= span.start)
+        found[number].append((span.id, span.start - starts[number], min(span.end, starts[number + 1]) - starts[number]))
+        for following in range(number + 1, len(lines)):
+            if span.end <= starts[following]:
+                break
+            found[following].append((span.id, 0, min(span.end, starts[following + 1]) - starts[following]))
+    return found
+
+
+def document_lines(document: Document) -> list[list[tuple[int, int, int]]]:
+    return [[(s.id, s.start, s.end) for s in document.line_spans(n)] for n in range(len(document.lines))]
+
+
+def check(document: Document, tok: ModelTokenizer) -> None:
+    text = document.text
+    assert document_lines(document) == expected_lines(tok, text)
+    stats = document.stats()
+    assert (stats.tokens, stats.chunks, stats.characters) == (
+        len(tok.encode(text)),
+        len(tok.chunk_spans(text)),
+        len(text),
+    )
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_tricky_document_has_the_library_tokens_line_by_line(name):
+    document = Document("u", TRICKY + ".\n\n\n  Fim.\r\n\r\n<|endoftext|>", 1, line_tokenizer(name))
+    check(document, tokenizer(name))
+
+
+@pytest.mark.parametrize("name", MODELS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=texts, data=st.data())
+def test_edits_keep_the_library_tokens(name, text, data):
+    tok = tokenizer(name)
+    document = Document("u", text, 1, line_tokenizer(name))
+    check(document, tok)
+    for _ in range(4):
+        lines = document.lines
+        start_line = data.draw(st.integers(0, len(lines) - 1))
+        start = Point(start_line, data.draw(st.integers(0, len(lines[start_line]))))
+        end_line = data.draw(st.integers(start_line, len(lines) - 1))
+        low = start.column if end_line == start_line else 0
+        end = Point(end_line, data.draw(st.integers(low, len(lines[end_line]))))
+        document.apply_change(start, end, data.draw(texts))
+        check(document, tok)
+
+
+@pytest.mark.parametrize("name", ["llama3", "mistral-v1"])
+@settings(max_examples=60, deadline=None)
+@given(text=texts, data=st.data())
+def test_range_stats_count_the_library_tokens_that_overlap(name, text, data):
+    tok = tokenizer(name)
+    document = Document("u", text, 1, line_tokenizer(name))
+    lines = lsp_lines(text)
+    starts = [sum(map(len, lines[:number])) for number in range(len(lines))]
+    first = data.draw(st.integers(0, len(text)))
+    last = data.draw(st.integers(first, len(text)))
+
+    def point(offset: int) -> Point:
+        line = max(number for number in range(len(lines)) if starts[number] <= offset)
+        return Point(line, offset - starts[line])
+
+    spans = tok.encode_spans(text)
+    touched = [
+        index
+        for index, span in enumerate(spans)
+        if first < last
+        and (first < span.start <= last if span.start == span.end else span.start < last and span.end > first)
+    ]
+    stats = document.stats(point(first), point(last))
+    assert stats.tokens == len(touched)
+    assert stats.chunks == len({spans[index].chunk for index in touched})
+
+
+def test_a_token_across_a_blank_line_has_its_whole_range_and_its_index():
+    tok = tokenizer("llama3")
+    text = "Era uma vez.\n\nOutra"
+    document = Document("u", text, 1, line_tokenizer("llama3"))
+    ids = tok.encode(text)
+    token = document.token_at(Point(1, 0))
+    assert token is not None
+    assert tok.readable(token.piece) == ".\n\n" and token.index == ids.index(token.id)
+    assert (token.start_point, token.end_point) == (Point(0, 11), Point(2, 0))
+    line = document.line_tokens(1)
+    assert isinstance(line, ModelLineTokens) and line.first == -1 and line.tokens == 0
+    assert document.block_of(1) == (0, 3)
+
+
+def test_sentencepiece_adds_its_dummy_prefix_to_the_first_line_only():
+    tok = tokenizer("mistral-v1")
+    document = Document("u", "um\ndois\n", 1, line_tokenizer("mistral-v1"))
+    assert document.block_of(1) == (1, 2)  # every line is a block of its own
+    first, second = document.line_spans(0), document.line_spans(1)
+    assert first[0].start == 0 and tok.readable(first[0].piece).startswith("▁")
+    assert not second[0].piece.startswith("▁")
+    assert [s.id for n in range(3) for s in document.line_spans(n)] == tok.encode("um\ndois\n")
