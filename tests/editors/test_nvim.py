@@ -502,8 +502,9 @@ def with_model(tmp_path_factory, mistral_file):
     home = tmp_path_factory.mktemp("nvim-model")
     settings = {"glassllm": {"tokenizer": str(mistral_file), "compareWith": ["pt"]}}
     init = (
-        f"vim.lsp.config('glassllm', {{ settings = vim.json.decode({json.dumps(json.dumps(settings))}) }})\n"
-        "require('glassllm').setup({ statusline_compare = true })\n"
+        f"require('glassllm').setup({{ settings = vim.json.decode({json.dumps(json.dumps(settings))}),"
+        " statusline_compare = true })\n"
+        "vim.o.statusline = \"%<%f %=%{v:lua.require'glassllm'.statusline()} \"\n"
     )
     _installed(home, init)
     yield from _start(home)
