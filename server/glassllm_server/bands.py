@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 
 from glassllm import Span
-from glassllm_server.document import LineTokens
+from glassllm_server.document import AnyLineTokens
 from glassllm_server.positions import Encoding, columns_to_units, content_length
 
 __all__ = ["BAND_LIMIT", "TOKEN_TYPES", "Band", "delta_edits", "encode_bands", "line_bands", "window_bands"]
@@ -52,7 +52,7 @@ def line_bands(text: str, spans: Sequence[Span], encoding: Encoding) -> list[Ban
     return _unit_bands(text, spans, 0, encoding)
 
 
-def window_bands(text: str, tokens: LineTokens, low: int, high: int, encoding: Encoding) -> list[Band]:
+def window_bands(text: str, tokens: AnyLineTokens, low: int, high: int, encoding: Encoding) -> list[Band]:
     """The bands of the tokens around columns ``low..high`` of a line that NFC left as
     it is (so every token up to the line ending has characters, and a band's type is
     its token's index in the line modulo 2, as in :func:`line_bands`).

@@ -28,7 +28,7 @@ from typing import NamedTuple
 from glassllm.models import ModelTokenizer
 from glassllm.tokenizer import TokenSpan
 
-__all__ = ["Block", "ModelChunk", "ModelLineTokens", "tokenize_block"]
+__all__ = ["Block", "LineSpan", "ModelChunk", "ModelLineTokens", "tokenize_block"]
 
 
 class ModelChunk(NamedTuple):
@@ -86,15 +86,17 @@ class Block:
         return self._chunks[number]
 
 
-class _Span(NamedTuple):
-    # The same fields as document.LineSpan (a NamedTuple there too); kept apart so that
-    # this module does not import document (which imports this one).
+class LineSpan(NamedTuple):
+    """One token of a line: code-point columns ``[start, end)`` within the line (the
+    document's lines and a real model's alike; :mod:`glassllm_server.document` holds it
+    out as its own)."""
+
     id: int
     piece: str
     start: int
     end: int
-    chunk: int
-    piece_index: int
+    chunk: int  # index of its chunk within the line (-1: a chunk from the line above)
+    piece_index: int  # index of the token within its chunk
 
 
 class ModelLineTokens:
@@ -108,6 +110,7 @@ class ModelLineTokens:
         "chunk_count",
         "continued",
         "first",
+        "leading_empty",
         "length",
         "line_in_block",
         "origin",
@@ -120,7 +123,7 @@ class ModelLineTokens:
     def __init__(
         self,
         block: Block,
-        spans: list[_Span],
+        spans: list[LineSpan],
         length: int,
         chunk_base: int,
         starts_of_chunks: list[int],
@@ -144,6 +147,9 @@ class ModelLineTokens:
         self.starts_of_chunks = array("i", starts_of_chunks)  # columns where this line's chunks start
         self.first = -1 if carried else 0
         self.tokens = len(spans) + self.first
+        # Tokens that hold no character at the line's start (SentencePiece's dummy
+        # prefix): a range counts them only where they end a character, never here.
+        self.leading_empty = sum(1 for span in spans if span.start == span.end == 0)
         self.chunk_count = len(starts_of_chunks)
         self.unknown = 0 if unk_id is None else sum(span.id == unk_id for span in spans[-self.first :])
         self.origin = None  # offsets are columns of the line already
@@ -158,7 +164,7 @@ class ModelLineTokens:
         (first_line, first_column), (last_line, last_column) = self.block.extent(self.token_base + number)
         return (first_line - self.line_in_block, first_column), (last_line - self.line_in_block, last_column)
 
-    def spans(self) -> list[_Span]:
+    def spans(self) -> list[LineSpan]:
         """The line's tokens: first the part of one carried in from above, if any
         (numbered ``-1`` by :meth:`window`), then those that start here; columns within
         the line, cut at its end."""
@@ -169,9 +175,9 @@ class ModelLineTokens:
         if self._odd_pieces is not None:
             for number, piece in self._odd_pieces.items():
                 pieces[number] = piece
-        return list(map(_Span._make, zip(ids, pieces, data[1::5], data[2::5], data[3::5], data[4::5], strict=True)))
+        return list(map(LineSpan._make, zip(ids, pieces, data[1::5], data[2::5], data[3::5], data[4::5], strict=True)))
 
-    def window(self, low: int, high: int) -> tuple[int, list[_Span]]:
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
         """Every token of the line (a block's line is short, or was never cut), and the
         number of the first: ``-1`` when it is the part of one carried in from above."""
         return self.first, self.spans()
@@ -187,7 +193,7 @@ def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bo
     line_starts = list(accumulate(map(len, lines), initial=0))
     block = Block(tokenizer, text, at_start, line_starts)
     started = [0] * len(lines)  # tokens that start on each line
-    spans_of: list[list[_Span]] = [[] for _ in lines]
+    spans_of: list[list[LineSpan]] = [[] for _ in lines]
     chunk_starts: list[list[int]] = [[] for _ in lines]
     chunk_home: dict[int, int] = {}  # chunk number → line where it starts
     chunk_base = [0] * len(lines)
@@ -207,12 +213,12 @@ def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bo
         home = chunk_home[span.chunk]
         relative = span.chunk - chunk_base[line] if home == line else -1
         end = min(span.end, line_starts[line + 1])
-        spans_of[line].append(_Span(span.id, span.piece, span.start - offset, end - offset, relative, piece_index))
+        spans_of[line].append(LineSpan(span.id, span.piece, span.start - offset, end - offset, relative, piece_index))
         following = line + 1
         while following < len(lines) and span.end > line_starts[following]:
             # The part of a token that crosses a line break, on each line it reaches.
             part_end = min(span.end, line_starts[following + 1]) - line_starts[following]
-            spans_of[following].append(_Span(span.id, span.piece, 0, part_end, -1, piece_index))
+            spans_of[following].append(LineSpan(span.id, span.piece, 0, part_end, -1, piece_index))
             carried[following] = True
             following += 1
         piece_index += 1

@@ -31,7 +31,7 @@ from glassllm.chunks import SPACE, chunk_text
 from glassllm.models import ModelTokenizer
 from glassllm.protocol import AnyTokenizer
 from glassllm.specials import SPECIALS, UNK_ID
-from glassllm_server.blocks import ModelChunk, ModelLineTokens, tokenize_block
+from glassllm_server.blocks import LineSpan, ModelChunk, ModelLineTokens, tokenize_block
 from glassllm_server.positions import LineIndex, Point, content_length, split_lines
 
 __all__ = [
@@ -77,25 +77,16 @@ class Stats(NamedTuple):
     unknown: int
 
 
-class LineSpan(NamedTuple):
-    """One token of a line: code-point columns ``[start, end)`` within the line."""
-
-    id: int
-    piece: str
-    start: int
-    end: int
-    chunk: int  # index of its chunk within the line
-    piece_index: int  # index of the token within its chunk
-
-
 class LineTokens:
     """The chunks of one line (its ending included) and how its tokens map to columns."""
 
     __slots__ = ("_chunk_starts", "_token_starts", "chunk_count", "chunks", "origin", "tokens", "unknown")
 
-    # glassllm's own lines carry nothing in from the line above (see blocks.ModelLineTokens).
+    # glassllm's own lines carry nothing in from the line above, and every token that
+    # holds no character ends one (see blocks.ModelLineTokens).
     first = 0
     continued = False
+    leading_empty = 0
 
     def __init__(self, chunks: tuple[ChunkTokens, ...], origin: list[int] | None) -> None:
         self.chunks = chunks
@@ -303,10 +294,12 @@ class LineTokenizer:
         # BPE here, as Tokenizer.encode does it, rather than through encode: the library's
         # chunk cache would keep a second copy of every chunk ever typed. The pieces are
         # the vocabulary's own strings (no copy per chunk), but an unknown character's.
-        merged, _ = apply_merges(text, self.tokenizer.ranks)
+        own = self.tokenizer
+        assert isinstance(own, Tokenizer), "chunks are glassllm's own; a real model's lines come in blocks"
+        merged, _ = apply_merges(text, own.ranks)
         ids = tuple(map(self._piece_ids.get, merged, repeat(UNK_ID)))
         unknown = ids.count(UNK_ID)
-        pieces = tuple(merged) if unknown else tuple(map(self.tokenizer.vocab.__getitem__, ids))
+        pieces = tuple(merged) if unknown else tuple(map(own.vocab.__getitem__, ids))
         entry = ChunkTokens(text, pieces, ids, unknown)
         self._chunks.put(text, entry)
         return entry
@@ -877,7 +870,7 @@ class Document:
             first = line == start.line
             if low == 0 and high >= len(self.lines[line]):
                 line_tokens = self.line_tokens(line)
-                tokens += line_tokens.tokens
+                tokens += line_tokens.tokens - line_tokens.leading_empty
                 chunks += line_tokens.chunk_count
                 unknown += line_tokens.unknown
                 if first and line_tokens.continued:

@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 
-from glassllm_server.document import Document, LineSpan, LineTokens
+from glassllm_server.document import AnyLineTokens, Document, LineSpan
 from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
 from glassllm_server.render.hints import LABELS
 from glassllm_server.settings import Settings
@@ -26,7 +26,7 @@ __all__ = ["HintCache", "hint_window", "hints_json", "line_hints", "line_ranges"
 
 
 def line_hints(
-    text: str, tokens: LineTokens, switches: tuple[bool, bool, bool], low: int = 0, high: int | None = None
+    text: str, tokens: AnyLineTokens, switches: tuple[bool, bool, bool], low: int = 0, high: int | None = None
 ) -> list[tuple[int, str, int]]:
     """``(column, kind, token column)`` of the hints of one line, in column order: every
     hint, or at least those at columns ``low..high`` (a window of a long line).
@@ -122,10 +122,12 @@ class HintCache:
 
     def __init__(self, limit: int = 1024) -> None:
         self.limit = limit
-        self._entries: OrderedDict[tuple[int, str, tuple[bool, ...]], tuple[LineTokens, list[int], str]] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, str, tuple[bool, ...]], tuple[AnyLineTokens, list[int], str]] = (
+            OrderedDict()
+        )
 
     def line(
-        self, text: str, tokens: LineTokens, encoding: Encoding, switches: tuple[bool, bool, bool]
+        self, text: str, tokens: AnyLineTokens, encoding: Encoding, switches: tuple[bool, bool, bool]
     ) -> tuple[list[int], str]:
         """The columns of the line's hints and their JSON objects, comma-separated."""
         key = (id(tokens), encoding, switches)
@@ -142,7 +144,7 @@ class HintCache:
 
 def _serialize(
     text: str,
-    tokens: LineTokens,
+    tokens: AnyLineTokens,
     encoding: Encoding,
     switches: tuple[bool, bool, bool],
     low: int = 0,

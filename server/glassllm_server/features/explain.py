@@ -11,6 +11,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from glassllm import Tokenizer
 from glassllm_server.explanation import Explanation, explain_model_selection, explain_selection, explanation_data
 from glassllm_server.features.feature import Feature, on_command
 from glassllm_server.features.pages import document_name, show_page
@@ -36,8 +37,10 @@ def explain_range(snapshot: DocumentSnapshot, selection: types.Range) -> Explana
             return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
 
         return explain_model_selection(model, document.lines.__getitem__, document.block_of, start, end, token_at)
+    tokenizer = document.tokenizer.tokenizer
+    assert isinstance(tokenizer, Tokenizer), "glassllm's own, when it is no real model's"
     return explain_selection(
-        document.tokenizer.tokenizer,
+        tokenizer,
         document.lines.__getitem__,
         start,
         end,

@@ -59,9 +59,7 @@ def test_range_counts_agree_with_the_tokens_that_overlap():
         for last in range(first, len(TRICKY) + 1, 7):
             line_a = max(n for n in range(len(lines)) if starts[n] <= first)
             line_b = max(n for n in range(len(lines)) if starts[n] <= last)
-            counts = tok.counts_in(
-                lines, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0
-            )
+            counts = tok.counts_in(lines, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0)
             hit = [
                 i
                 for i, _, s, e in spans
@@ -84,7 +82,8 @@ def test_the_compare_set_loads_once_skips_the_current_and_reports_broken_files(t
     assert compare_set.get([str(broken)], "pt") == ([], [])  # left out, said once, until the settings change
     compare_set.forget_failures()
     loaded, failures = compare_set.get([str(broken)], "pt")
-    assert failures == [] and loaded[0].tokenizer.merges == Tokenizer.train("banana banana", 12).merges
+    assert failures == [] and isinstance(loaded[0], ComparedTokenizer)
+    assert loaded[0].tokenizer.merges == Tokenizer.train("banana banana", 12).merges
 
 
 def test_hover_lines_name_each_tokenizer_and_count():

@@ -11,8 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from glassllm import packaged
 from glassllm.models import ModelTokenizer, load_model
 from glassllm_server.blocks import ModelLineTokens
+from glassllm_server.compare import ComparedCounts, ComparedModel
 from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.positions import Point
 from tests.models.fixtures import model_file
@@ -173,3 +175,30 @@ def test_sentencepiece_adds_its_dummy_prefix_to_the_first_line_only():
     assert first[0].start == 0 and tok.readable(first[0].piece).startswith("▁")
     assert not second[0].piece.startswith("▁")
     assert [s.id for n in range(3) for s in document.line_spans(n)] == tok.encode("um\ndois\n")
+
+
+def test_a_range_from_the_start_leaves_out_the_dummy_prefix_as_the_library_rule_does():
+    # The dummy prefix holds no character: a range counts an empty token only where it
+    # ends one (after the range's start), as for glassllm's own NFC leftovers.
+    document = Document("u", "\n  ", 1, line_tokenizer("mistral-v1"))
+    assert document.stats(Point(0, 0), Point(1, 0)).tokens == 1
+    assert document.stats().tokens == len(tokenizer("mistral-v1").encode("\n  "))
+
+
+@pytest.mark.parametrize("name", ["llama3", "mistral-v1"])
+@settings(max_examples=30, deadline=None)
+@given(text=texts, data=st.data())
+def test_a_compared_model_counts_the_document_through_edits(name, text, data):
+    tok = tokenizer(name)
+    compared = ComparedModel(tok, name)
+    document = Document("u", text, 1, LineTokenizer(packaged("pt"), "pt"))
+    for _ in range(3):
+        counts = compared.document(document)
+        assert counts.count_pending(compared, document.lines, 10**6)
+        assert counts.totals(name) == ComparedCounts(
+            name, len(tok.encode(document.text)), len(tok.chunk_spans(document.text)), 0
+        )
+        lines = document.lines
+        line = data.draw(st.integers(0, len(lines) - 1))
+        column = data.draw(st.integers(0, len(lines[line])))
+        document.apply_change(Point(line, column), Point(line, column), data.draw(texts))
