@@ -668,6 +668,15 @@ class TestARealModelTokenizer:
         assert vscode_models.status_text(expected) == expected
         settings = _settings_once(vscode_models.folder / ".vscode" / "settings.json", lambda found: bool(found))
         assert settings.get("glassllm.tokenizer") == f"hf:{MISTRAL_ID}"
+        # The tooltip says what the model is and what it adds around the text (its BOS).
+        vscode_models.status_item().hover()
+        tooltip = page.locator(".monaco-hover, .workbench-hover", has_text="Model:").first
+        tooltip.wait_for()
+        before, after = mistral.around
+        around = len(before) + len(after)
+        added = f"{around} token{'' if around == 1 else 's'} added around the text, not counted"
+        assert f"Model: {mistral.kind} · special-token text is ordinary text · {added}" in tooltip.inner_text()
+        page.keyboard.press("Escape")
 
     def test_the_hover_gives_the_model_id_and_readable_piece(self, vscode_models, models):
         mistral = models["mistral"][1]
@@ -695,7 +704,13 @@ class TestARealModelTokenizer:
         page.keyboard.type(str(copied))
         while dialog.input_value() != str(copied) and time.monotonic() < deadline:
             time.sleep(0.1)
-        page.keyboard.press("Enter")
+        # The dialog may take the first Enter for its own list's entry (the same file) when
+        # it has just filtered that list: then a second one accepts the path.
+        scope = page.locator(".quick-input-list .monaco-list-row .label-name", has_text="User settings")
+        while not scope.count() and time.monotonic() < deadline:
+            if dialog.is_visible() and dialog.input_value() == str(copied):
+                page.keyboard.press("Enter")
+            time.sleep(2)
         vscode_models.pick("User settings")
         user = _settings_once(
             vscode_models.data / "User" / "settings.json", lambda found: "glassllm.tokenizer" in found
