@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
-from itertools import accumulate, chain
+from collections.abc import Iterable, Sequence
+from itertools import accumulate, chain, compress
+from operator import ne
 from typing import NamedTuple
 
 from glassllm.models import ModelTokenizer
+from glassllm.models.base import TokenColumns
 from glassllm.tokenizer import TokenSpan
 
 __all__ = ["Block", "LineSpan", "ModelChunk", "ModelLineTokens", "tokenize_block"]
@@ -103,6 +105,7 @@ class ModelLineTokens:
     """One line's part of its block's tokens (see the module's docstring)."""
 
     __slots__ = (
+        "_carried_piece",
         "_data",
         "_odd_pieces",
         "block",
@@ -123,35 +126,44 @@ class ModelLineTokens:
     def __init__(
         self,
         block: Block,
-        spans: list[LineSpan],
+        columns: TokenColumns,
         length: int,
         chunk_base: int,
-        starts_of_chunks: list[int],
-        carried: bool,
-        unk_id: int | None,
+        starts_of_chunks: Iterable[int],
+        carried: tuple[bool, int],
         line_in_block: int,
         token_base: int,
     ) -> None:
+        """``columns``: the line's tokens, columns within the line, chunk numbers
+        relative to ``chunk_base`` (``-1``: the chunk carried in from above);
+        ``carried``: whether the first is the part of a token from above, and the index
+        in its chunk of the line's first token of the chunk carried in."""
+        ids, pieces, starts, ends, chunks = columns
         self.block = block
         self.line_in_block = line_in_block
         self.token_base = token_base  # the block's number of the first token starting here
-        # The spans packed five integers each (id, start, end, chunk, piece index): a large
-        # document holds millions of tokens, and a record each would weigh 150 bytes.
-        self._data = array("i", chain.from_iterable((s.id, s.start, s.end, s.chunk, s.piece_index) for s in spans))
+        # The spans packed four integers each (id, start, end, chunk): a large document
+        # holds millions of tokens, and a record each would weigh 150 bytes.
+        self._data = array("i", chain.from_iterable(zip(ids, starts, ends, chunks, strict=True)))
+        unk = block.tokenizer.unk_id
         # The pieces that are not their ID's vocabulary entry (an unknown character's).
-        vocab = block.tokenizer.vocab
-        self._odd_pieces = {number: s.piece for number, s in enumerate(spans) if vocab[s.id] != s.piece} or None
-        self.continued = bool(spans) and spans[0].chunk < 0  # the line starts in a chunk from above
+        self._odd_pieces = (
+            {number: piece for number, (token_id, piece) in enumerate(zip(ids, pieces, strict=True)) if token_id == unk}
+            if unk is not None and unk in ids
+            else None
+        )
+        self._carried_piece = carried[1]
+        self.continued = bool(chunks) and chunks[0] < 0  # the line starts in a chunk from above
         self.length = length
         self.chunk_base = chunk_base  # the block's number of the first chunk starting here
         self.starts_of_chunks = array("i", starts_of_chunks)  # columns where this line's chunks start
-        self.first = -1 if carried else 0
-        self.tokens = len(spans) + self.first
+        self.first = -1 if carried[0] else 0
+        self.tokens = len(ids) + self.first
         # Tokens that hold no character at the line's start (SentencePiece's dummy
         # prefix): a range counts them only where they end a character, never here.
-        self.leading_empty = sum(1 for span in spans if span.start == span.end == 0)
-        self.chunk_count = len(starts_of_chunks)
-        self.unknown = 0 if unk_id is None else sum(span.id == unk_id for span in spans[-self.first :])
+        self.leading_empty = sum(1 for start, end in zip(starts[:2], ends[:2], strict=True) if start == end == 0)
+        self.chunk_count = len(self.starts_of_chunks)
+        self.unknown = 0 if unk is None else ids[-self.first :].count(unk)
         self.origin = None  # offsets are columns of the line already
 
     def chunk(self, index: int) -> ModelChunk:
@@ -169,13 +181,25 @@ class ModelLineTokens:
         (numbered ``-1`` by :meth:`window`), then those that start here; columns within
         the line, cut at its end."""
         data = self._data
-        ids = data[0::5]
+        ids = data[0::4]
         vocab = self.block.tokenizer.vocab
         pieces = [vocab[token_id] for token_id in ids]
         if self._odd_pieces is not None:
             for number, piece in self._odd_pieces.items():
                 pieces[number] = piece
-        return list(map(LineSpan._make, zip(ids, pieces, data[1::5], data[2::5], data[3::5], data[4::5], strict=True)))
+        chunks = data[3::4]
+        # Each token's index in its chunk: counted from the chunk's first token (from the
+        # carried token's own index in a chunk carried in from above).
+        indices = []
+        previous, index = None, 0
+        for chunk in chunks:
+            if chunk == previous:
+                index += 1
+            else:
+                index = self._carried_piece if chunk < 0 else 0
+                previous = chunk
+            indices.append(index)
+        return list(map(LineSpan._make, zip(ids, pieces, data[1::4], data[2::4], chunks, indices, strict=True)))
 
     def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
         """Every token of the line (a block's line is short, or was never cut), and the
@@ -192,56 +216,77 @@ def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bo
     text = "".join(lines)
     line_starts = list(accumulate(map(len, lines), initial=0))
     block = Block(tokenizer, text, at_start, line_starts)
-    started = [0] * len(lines)  # tokens that start on each line
-    spans_of: list[list[LineSpan]] = [[] for _ in lines]
+    columns = tokenizer.encode_columns(text, at_start=at_start)
+    ids, pieces, starts, ends, chunks = columns
+    if len(lines) == 1:
+        # Most blocks: nothing to share out.
+        firsts = map(ne, chunks, chain((-1,), chunks))
+        return (ModelLineTokens(block, columns, len(text), 0, compress(starts, firsts), (False, 0), 0, 0),)
+    parts = [TokenColumns([], [], [], [], []) for _ in lines]
     chunk_starts: list[list[int]] = [[] for _ in lines]
-    chunk_home: dict[int, int] = {}  # chunk number → line where it starts
     chunk_base = [0] * len(lines)
-    carried = [False] * len(lines)  # whether a token that started above reaches the line
+    # Per line: whether a token from above reaches it, and the index in the chunk
+    # carried in of the line's first token of that chunk.
+    carried: list[tuple[bool, int] | None] = [None] * len(lines)
+    started = [0] * len(lines)  # tokens that start on each line
+    home_line = -1  # where the current chunk starts
     piece_index = 0
     last_chunk = -1
-    for span in tokenizer.encode_spans(text, at_start=at_start):
-        line = min(bisect_right(line_starts, span.start) - 1, len(lines) - 1)
+    for token_id, piece, start, end, chunk in zip(ids, pieces, starts, ends, chunks, strict=True):
+        line = min(bisect_right(line_starts, start) - 1, len(lines) - 1)
         offset = line_starts[line]
         started[line] += 1
-        if span.chunk != last_chunk:
-            last_chunk, piece_index = span.chunk, 0
-            chunk_home[span.chunk] = line
+        if chunk != last_chunk:
+            last_chunk, piece_index, home_line = chunk, 0, line
             if not chunk_starts[line]:
-                chunk_base[line] = span.chunk
-            chunk_starts[line].append(span.start - offset)
-        home = chunk_home[span.chunk]
-        relative = span.chunk - chunk_base[line] if home == line else -1
-        end = min(span.end, line_starts[line + 1])
-        spans_of[line].append(LineSpan(span.id, span.piece, span.start - offset, end - offset, relative, piece_index))
+                chunk_base[line] = chunk
+            chunk_starts[line].append(start - offset)
+        if home_line != line and carried[line] is None:
+            carried[line] = (False, piece_index)
+        if home_line != line and carried[line] is None:
+            carried[line] = (False, piece_index)
+        _append(
+            parts[line],
+            token_id,
+            piece,
+            start - offset,
+            min(end, line_starts[line + 1]) - offset,
+            chunk - chunk_base[line] if home_line == line else -1,
+        )
         following = line + 1
-        while following < len(lines) and span.end > line_starts[following]:
+        while following < len(lines) and end > line_starts[following]:
             # The part of a token that crosses a line break, on each line it reaches.
-            part_end = min(span.end, line_starts[following + 1]) - line_starts[following]
-            spans_of[following].append(LineSpan(span.id, span.piece, 0, part_end, -1, piece_index))
-            carried[following] = True
+            part_end = min(end, line_starts[following + 1]) - line_starts[following]
+            _append(parts[following], token_id, piece, 0, part_end, -1)
+            carried[following] = (True, piece_index)
             following += 1
         piece_index += 1
     token_base = list(accumulate(started, initial=0))
     last = -1  # the last chunk started so far
-    for number, starts in enumerate(chunk_starts):
-        if starts:
-            last = chunk_base[number] + len(starts) - 1
+    for number, found in enumerate(chunk_starts):
+        if found:
+            last = chunk_base[number] + len(found) - 1
         else:
             # No chunk starts here: the one carried in is the last one started above.
             chunk_base[number] = last + 1
-    unk = tokenizer.unk_id
     return tuple(
         ModelLineTokens(
             block,
-            spans_of[number],
+            parts[number],
             len(line),
             chunk_base[number],
             chunk_starts[number],
-            carried[number],
-            unk,
+            carried[number] or (False, 0),
             number,
             token_base[number],
         )
         for number, line in enumerate(lines)
     )
+
+
+def _append(columns: TokenColumns, token_id: int, piece: str, start: int, end: int, chunk: int) -> None:
+    columns.ids.append(token_id)
+    columns.pieces.append(piece)
+    columns.starts.append(start)
+    columns.ends.append(end)
+    columns.chunks.append(chunk)
