@@ -70,7 +70,11 @@ not served.  With eglot, set this before the mode is first turned on."
     :inlayHints (:chunkBoundaries t :spaceMarkers t :tokenBoundaries :json-false))
   "The server's settings (its `glassllm' section), as a property list.
 For example (:tokenizer \"en\" :compareWith [\"pt\"] :locale \"pt\").  The keys
-are the server's, listed in glassllm's README; false is :json-false."
+are the server's, listed in glassllm's README; false is :json-false.
+:tokenizer is \"pt\", \"en\", the file of a glassllm tokenizer or of a real
+model's (a Hugging Face tokenizer.json such as Llama 3's, a Tekken JSON, a
+SentencePiece BPE .model such as Mistral's), or \"hf:ORG/NAME\", a model in
+the local Hugging Face cache; :compareWith takes the same names."
   :type 'plist)
 
 (defcustom glassllm-count-delay 0.3

@@ -2,7 +2,8 @@
 -- by a plugin manager (or editors/nvim on the runtimepath). `vim.lsp.enable('glassllm')`
 -- alone starts the server; setup() adds the keys, inlay hints and the statusline count.
 require('glassllm').setup({
-  -- The server's settings: tokenizer 'pt', 'en' or a path to a tokenizer JSON.
+  -- The server's settings: tokenizer 'pt', 'en', the path of a tokenizer file (a glassllm
+  -- JSON, or a real model's: Llama 3's tokenizer.json, Mistral's .model…) or 'hf:ORG/NAME'.
   -- compareWith: the tokenizers shown beside it (unset: the other packaged one; {} for none).
   settings = { glassllm = { tokenizer = 'pt' } },
   -- <leader>ge explains BPE merges, <leader>gc compares the tokenizers; true also puts the

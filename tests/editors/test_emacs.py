@@ -230,3 +230,85 @@ def test_an_edit_then_a_hover_sees_the_new_text(emacs):
     assert emacs["edited_hover"]["range"] == [token.start, token.end]
     assert emacs["edited_hover"]["raw"].startswith(f"**`{token.piece}`** · ID {token.id} · em 1:")
     assert f"Trecho `{INSERTED.strip()}`" in emacs["edited_hover"]["raw"]
+
+
+# A real model's tokenizer (Mistral 7B's SentencePiece BPE, byte fallback and no NFC),
+# named in `glassllm-settings` before the README's lines: nothing else to configure.
+MODEL_SESSION = Path(__file__).with_name("emacs_model_session.el")
+# On "menina", on the combining accent, on the emoji (its four UTF-8 bytes are byte
+# fallback pieces) and on line 2's "história".
+MODEL_HOVERS = (TEXT.index("menina") + 2, HOVER, TEXT.index("\U0001f642"), TEXT.index("histo") + 1)
+
+
+@pytest.fixture(scope="module")
+def mistral_file() -> Path:
+    from tests.models.fixtures import model_file
+
+    return model_file("mistral-v1")
+
+
+@pytest.fixture(scope="module")
+def mistral(mistral_file):
+    from glassllm.models import load_model
+
+    return load_model(mistral_file)
+
+
+@pytest.fixture(scope="module")
+def emacs_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path) -> dict[str, Any]:
+    """What an Emacs session whose settings name Mistral's tokenizer saw (see
+    ``emacs_model_session.el``)."""
+    require_emacs("markdown-mode")
+    folder = tmp_path_factory.mktemp("emacs-model")
+    install_package(folder)
+    document = folder / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    out = folder / "report.json"
+    settings = f'(setq glassllm-settings \'(:tokenizer {json.dumps(str(mistral_file))} :compareWith ["pt"]))\n'
+    environment = portuguese_environment(
+        folder,
+        GLASSLLM_INIT=str(init_file(folder, before=settings)),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_OUT=str(out),
+        GLASSLLM_HOVERS=" ".join(str(offset + 1) for offset in MODEL_HOVERS),
+        GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
+    )
+    run = subprocess.run(
+        ["emacs", "--batch", "-l", str(MODEL_SESSION)], env=environment, capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_a_model_tokenizer_named_in_the_settings_reaches_the_server(emacs_with_model, mistral_file):
+    settings, problems = parse_settings(emacs_with_model["workspace_configuration"]["glassllm"])
+    assert problems == [] and settings.tokenizer == str(mistral_file)
+
+
+def test_the_mode_line_counts_the_model_tokens(emacs_with_model, mistral):
+    assert emacs_with_model["count"] == f"{len(mistral.encode(TEXT))} tokens"
+
+
+@pytest.mark.parametrize("index", range(len(MODEL_HOVERS)))
+def test_the_hover_gives_the_model_ids_and_readable_pieces(emacs_with_model, mistral, index):
+    offset = MODEL_HOVERS[index]
+    under = [span for span in mistral.encode_spans(TEXT) if span.start <= offset < span.end]
+    hover = emacs_with_model["hovers"][index]
+    # A character split over several tokens is covered by each: the hover names them all.
+    for token in under:
+        assert f"ID {token.id}" in hover["raw"], hover["raw"]
+        assert mistral.readable(token.piece) in hover["eldoc"], hover["eldoc"]
+    assert hover["range"][0] <= offset < hover["range"][1]
+    assert tuple(hover["range"]) in {(token.start, token.end) for token in under}
+    assert "**" not in hover["eldoc"]
+
+
+def test_c_c_g_c_compares_the_model_with_the_packaged_tokenizer(emacs_with_model, mistral):
+    page = emacs_with_model["compare_page"]
+    assert page.startswith("# Comparar tokenizadores\n")
+    assert "português (pt)" in page
+    touched = [chunk for chunk in mistral.explain(TEXT) if chunk.start < REGION[1] and REGION[0] < chunk.end]
+    assert touched
+    for chunk in touched:
+        for step in chunk.steps:
+            assert f"`{mistral.readable(step.result)}`" in page, step

@@ -156,3 +156,71 @@ def test_c_c_g_e_on_a_region_opens_the_explanation_beside_the_text(emacs):
     # The server also sent the page as a message (lsp-mode opens no documents for it):
     # it is not echoed, the page buffer shows it.
     assert "Explicar fusões BPE" not in emacs["messages"]
+
+
+# A real model's tokenizer (Llama 3's byte-level tokenizer.json) named in
+# `glassllm-settings`: nothing else to configure.
+MODEL_SESSION = Path(__file__).with_name("emacs_lsp_mode_model_session.el")
+
+
+@pytest.fixture(scope="module")
+def llama_file() -> Path:
+    from tests.models.fixtures import model_file
+
+    return model_file("llama3")
+
+
+@pytest.fixture(scope="module")
+def llama(llama_file):
+    from glassllm.models import load_model
+
+    return load_model(llama_file)
+
+
+@pytest.fixture(scope="module")
+def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Path) -> dict[str, Any]:
+    """What an Emacs session with lsp-mode and Llama 3's tokenizer saw (see
+    ``emacs_lsp_mode_model_session.el``)."""
+    require_emacs("lsp-mode")
+    folder = tmp_path_factory.mktemp("emacs-lsp-mode-model")
+    install_package(folder)
+    project = folder / "notes"
+    project.mkdir()
+    document = project / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    out = folder / "report.json"
+    before = f"(setq glassllm-client 'lsp-mode)\n(setq glassllm-settings '(:tokenizer {json.dumps(str(llama_file))}))\n"
+    environment = portuguese_environment(
+        folder,
+        GLASSLLM_INIT=str(init_file(folder, before=before)),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_OUT=str(out),
+        GLASSLLM_HOVER=str(HOVER + 1),
+        GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
+    )
+    run = subprocess.run(
+        ["emacs", "--batch", "-l", str(MODEL_SESSION)], env=environment, capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_the_mode_line_counts_the_model_tokens(lsp_mode_with_model, llama):
+    assert lsp_mode_with_model["count"] == f"{len(llama.encode(TEXT))} tokens"
+
+
+def test_the_hover_on_line_2_gives_the_model_id_and_readable_piece(lsp_mode_with_model, llama):
+    (token,) = [span for span in llama.encode_spans(TEXT) if span.start <= HOVER < span.end]
+    hover = lsp_mode_with_model["hover"]
+    # Llama 3 writes the space as Ġ in its file; the hover shows it as glassllm shows its own.
+    assert token.piece.startswith("Ġ") and llama.readable(token.piece).startswith("▁")
+    assert hover.startswith(f"{llama.readable(token.piece)} · ID {token.id} · "), hover
+
+
+def test_c_c_g_e_explains_the_model_chunks_the_region_touches(lsp_mode_with_model, llama):
+    page = lsp_mode_with_model["page"]
+    touched = [chunk for chunk in llama.explain(TEXT) if chunk.start < REGION[1] and REGION[0] < chunk.end]
+    shown = [
+        int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)
+    ]
+    assert shown == [token_id for chunk in touched for token_id in chunk.ids], page

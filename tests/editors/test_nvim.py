@@ -474,7 +474,8 @@ def test_checkhealth_says_what_to_do_about_a_bad_setup(tmp_path):
     for editor in _start(home, attach=False):
         report = _health(editor)
         assert "ERROR tokenizer nowhere.json (glassllm.tokenizer) does not load" in report, report
-        assert "'pt', 'en' or the path of a tokenizer JSON file" in report
+        assert "Use 'pt', 'en', the path of a tokenizer file (a glassllm JSON, a Hugging Face tokenizer.json" in report
+        assert "or 'hf:ORG/NAME' (a model in the local Hugging Face cache)" in report
         assert "WARNING the server is not running" in report
         editor.lua("vim.lsp.config('glassllm', { cmd = { 'glassllm-lsp-nowhere' } }) return true")
         report = _health(editor)
@@ -519,3 +520,72 @@ def test_the_command_explains_the_lines_it_is_given(nvim):
     text = "\n".join(page["lines"])
     for chunk in packaged("pt").explain(TEXT.splitlines()[0]):
         assert f"`{chunk.chunk}`" in text, f"{chunk.chunk} is missing from:\n{text}"
+
+
+# A real model's tokenizer (Mistral 7B's SentencePiece BPE), named in the settings as
+# a user names it: nothing else to configure.
+HOVER_WINDOW = """
+for _, win in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(win).relative ~= '' then
+    return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+  end
+end
+return {}
+"""
+
+
+@pytest.fixture(scope="module")
+def mistral_file() -> Path:
+    from tests.models.fixtures import model_file
+
+    return model_file("mistral-v1")
+
+
+@pytest.fixture(scope="module")
+def mistral(mistral_file):
+    from glassllm.models import load_model
+
+    return load_model(mistral_file)
+
+
+@pytest.fixture(scope="module")
+def with_model(tmp_path_factory, mistral_file):
+    """A session whose settings name Mistral's tokenizer file, the count of the compared
+    `pt` in the statusline."""
+    home = tmp_path_factory.mktemp("nvim-model")
+    settings = {"glassllm": {"tokenizer": str(mistral_file), "compareWith": ["pt"]}}
+    init = (
+        f"require('glassllm').setup({{ settings = vim.json.decode({json.dumps(json.dumps(settings))}),"
+        " statusline_compare = true })\n"
+        "vim.o.statusline = \"%<%f %=%{v:lua.require'glassllm'.statusline()} \"\n"
+    )
+    _installed(home, init)
+    yield from _start(home)
+
+
+def test_a_model_tokenizer_counts_its_own_tokens_in_the_statusline(with_model, mistral):
+    expected = f"{_count_text(len(mistral.encode(TEXT)))} · pt {len(_tokens(TEXT)):,}"
+    with_model.wait_for(STATUSLINE, lambda text: expected in text, f"'{expected}' in the statusline")
+
+
+@pytest.mark.parametrize("word", ["menina", "comeu"])
+def test_the_hover_gives_the_model_id_and_readable_piece(with_model, mistral, word):
+    offset = TEXT.index(word) + 2
+    (token,) = [span for span in mistral.encode_spans(TEXT) if span.start <= offset < span.end]
+    row = TEXT.count("\n", 0, offset)
+    line_start = TEXT.rindex("\n", 0, offset) + 1 if row else 0
+    column = _byte_column(TEXT.splitlines()[row], offset - line_start)
+    with_model.keys("<Esc>")
+    with_model.lua(f"vim.api.nvim_win_set_cursor(0, {{ {row + 1}, {column} }}) return true")
+    with_model.keys("K")
+    text = "\n".join(with_model.wait_for(HOVER_WINDOW, lambda lines: len(lines) > 0, "the hover window"))
+    with_model.keys("<Esc>")
+    assert f"ID {token.id}" in text, text
+    assert f"`{mistral.readable(token.piece)}`" in text, text
+
+
+def test_checkhealth_loads_the_model_tokenizer(with_model, mistral, mistral_file):
+    report = _health(with_model)
+    loaded = f"OK tokenizer {mistral_file} (glassllm.tokenizer) loads: {mistral.vocab_size} entries ({mistral.kind})"
+    assert loaded in report, report
+    assert "ERROR" not in report, report

@@ -260,3 +260,81 @@ def test_the_statusline_counts_the_visual_selection_while_it_lasts(vim):
 def test_help_glassllm_opens_the_plugin_help(vim):
     assert vim["help"] == {"file": "glassllm.txt", "line": vim["help"]["line"], "filetype": "help"}
     assert "*glassllm*" in vim["help"]["line"]
+
+
+# A real model's tokenizer (Mistral 7B's SentencePiece BPE), named in g:glassllm_settings:
+# nothing else to configure. Hovers on line 1's "sob" (after the accent and the emoji) and
+# on line 2's "história", as (line, code point column), both 1-based.
+MODEL_SESSION = Path(__file__).with_name("vim_model_session.vim")
+MODEL_HOVERS = ((1, LINES[0].index("sob") + 2), (2, LINES[1].index("histo") + 2))
+
+
+@pytest.fixture(scope="module")
+def mistral_file() -> Path:
+    from tests.models.fixtures import model_file
+
+    return model_file("mistral-v1")
+
+
+@pytest.fixture(scope="module")
+def mistral(mistral_file):
+    from glassllm.models import load_model
+
+    return load_model(mistral_file)
+
+
+@pytest.fixture(scope="module")
+def vim_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path) -> dict[str, Any]:
+    """What a Vim session whose settings name Mistral's tokenizer saw (see ``vim_model_session.vim``)."""
+    if not _vim_with_ale():
+        message = "needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Vim tests: {message}")
+        pytest.skip(message)
+    folder = tmp_path_factory.mktemp("vim-model")
+    document = folder / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    vimrc = folder / "vimrc"
+    vimrc.write_text(
+        "\n".join(
+            [
+                "set nocompatible encoding=utf-8",
+                f"set runtimepath^={PLUGIN}",
+                "packadd! ale",
+                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
+                f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(mistral_file))}}}",
+                "let g:ale_hover_to_preview = 1",
+                "filetype plugin on",
+                "",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    out = folder / "report.json"
+    hovers = ",".join(f"{line} {_byte_column(LINES[line - 1], column - 1) + 1}" for line, column in MODEL_HOVERS)
+    environment = portuguese_environment(
+        folder, GLASSLLM_FILE=str(document), GLASSLLM_HOVERS=hovers, GLASSLLM_OUT=str(out)
+    )
+    run = subprocess.run(
+        ["vim", "-N", "-u", str(vimrc), "-i", "NONE", "-n", "-es", "-S", str(MODEL_SESSION)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=folder,
+    )
+    assert out.exists(), f"Vim failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert "error" not in report, report["error"]
+    return report
+
+
+def test_the_statusline_counts_the_model_tokens(vim_with_model, mistral):
+    assert vim_with_model["statusline"] == f"{len(mistral.encode(TEXT))} tokens"
+
+
+def test_the_hover_gives_the_model_id_and_readable_piece(vim_with_model, mistral):
+    for (line, column), hover in zip(MODEL_HOVERS, vim_with_model["hovers"], strict=True):
+        offset = sum(len(text) for text in LINES[: line - 1]) + column - 1
+        (token,) = [span for span in mistral.encode_spans(TEXT) if span.start <= offset < span.end]
+        assert f"`{mistral.readable(token.piece)}`** · ID {token.id} ·" in hover, hover

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -118,7 +119,15 @@ class VSCode:
     """A code-server with the packaged extension, a folder with `conto.txt`, and a
     Chromium page on its workbench."""
 
-    def __init__(self, root: Path, vsix: Path, login_path: str, settings: dict, machine: dict | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        vsix: Path,
+        login_path: str,
+        settings: dict,
+        machine: dict | None = None,
+        login_variables: dict[str, str] | None = None,
+    ) -> None:
         from playwright.sync_api import sync_playwright
 
         self.root = root
@@ -128,7 +137,10 @@ class VSCode:
         for folder in (self.home, self.data / "User", self.extensions, self.folder):
             folder.mkdir(parents=True)
         # The extension host's PATH is the login shell's (bash -il reads .bash_profile).
-        (self.home / ".bash_profile").write_text(f"export PATH={login_path}\n")
+        variables = {"PATH": login_path, **(login_variables or {})}
+        (self.home / ".bash_profile").write_text(
+            "".join(f"export {name}={shlex.quote(value)}\n" for name, value in variables.items())
+        )
         # code-server reads its settings when it starts, never while it runs.
         quiet = {
             "workbench.startupEditor": "none",
@@ -143,7 +155,13 @@ class VSCode:
         (self.data / "Machine").mkdir()
         (self.data / "Machine" / "settings.json").write_text(json.dumps(machine or {}, indent=2))
         (self.folder / "conto.txt").write_text(TEXT, encoding="utf-8")
-        env = dict(os.environ, HOME=str(self.home), SHELL="/bin/bash", PATH=f"{NODE_BIN}:{SYSTEM_PATH}")
+        env = dict(
+            os.environ,
+            **(login_variables or {}),
+            HOME=str(self.home),
+            SHELL="/bin/bash",
+            PATH=f"{NODE_BIN}:{SYSTEM_PATH}",
+        )
         env.pop("PYTHONPATH", None)
         folders = ["--user-data-dir", str(self.data), "--extensions-dir", str(self.extensions)]
         installed = subprocess.run(
@@ -431,6 +449,7 @@ class TestTheOneStepInstall:
         vscode.page.keyboard.press("Control+Home")
         vscode.run_command("GlassLLM: Choose tokenizer")
         vscode.pick("en")
+        vscode.pick("Workspace settings")
         english = packaged("en")
         ids = english.encode(TEXT)
         assert len(ids) != _count(TEXT)
@@ -553,3 +572,181 @@ def test_the_package_holds_the_bundle_and_the_server(vsix):
         readme = package.read("extension/readme.md").decode("utf-8")
     images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
     assert images and all(f"extension/{image}" in names for image in images), images
+
+
+# Real models' tokenizers: Mistral 7B's (SentencePiece BPE) in a Hugging Face cache laid
+# out as huggingface_hub lays it out, and Llama 3's tokenizer.json as a file in the folder.
+MISTRAL_ID = "mistralai/Mistral-7B-v0.1"
+
+
+def _hub_cache(folder: Path, repo: str, tokenizer: Path, name: str) -> Path:
+    """A Hugging Face cache in ``folder`` whose ``repo`` has ``tokenizer`` as ``name`` in
+    its main snapshot (the snapshot named by the file's SHA-1, as a commit would be)."""
+    import hashlib
+
+    commit = hashlib.sha1(tokenizer.read_bytes()).hexdigest()
+    model = folder / ("models--" + repo.replace("/", "--"))
+    (model / "refs").mkdir(parents=True)
+    (model / "refs" / "main").write_text(commit)
+    (model / "snapshots" / commit).mkdir(parents=True)
+    shutil.copyfile(tokenizer, model / "snapshots" / commit / name)
+    return folder
+
+
+@pytest.fixture(scope="class")
+def models():
+    """The library's reading of the two models, the tests' expected answers."""
+    from glassllm.models import load_model
+    from tests.models.fixtures import model_file
+
+    mistral, llama = model_file("mistral-v1"), model_file("llama3")
+    return {"mistral": (mistral, load_model(mistral)), "llama3": (llama, load_model(llama))}
+
+
+@pytest.fixture(scope="class")
+def vscode_models(vsix, models, tmp_path_factory) -> Iterator[VSCode]:
+    """The one-step install, Mistral in the Hugging Face cache and compared with `pt`."""
+    root = tmp_path_factory.mktemp("vscode-models")
+    cache = _hub_cache(root / "hub", MISTRAL_ID, models["mistral"][0], "tokenizer.model")
+    settings = {"glassllm.compareWith": [f"hf:{MISTRAL_ID}"]}
+    editor = VSCode(root / "code", vsix, SYSTEM_PATH, settings, login_variables={"HF_HUB_CACHE": str(cache)})
+    try:
+        editor.open_file("conto.txt")
+        yield editor
+    finally:
+        editor.close()
+
+
+def _hover_at(vscode: VSCode, line: int, column: int) -> str:
+    vscode.select(line, column, column)
+    vscode.page.keyboard.press("Control+K")
+    vscode.page.keyboard.press("Control+I")
+    hover = vscode.page.locator(".monaco-hover", has_text="ID").first
+    hover.wait_for()
+    text = hover.inner_text()
+    vscode.page.keyboard.press("Escape")
+    return text
+
+
+def _settings_once(path: Path, ready) -> dict:
+    """The settings file at ``path`` once ``ready`` accepts it (VS Code writes it a moment
+    after the quick pick closes), or as it is after the wait."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while True:
+        settings = json.loads(path.read_text()) if path.exists() else {}
+        if ready(settings) or time.monotonic() > deadline:
+            return settings
+        time.sleep(0.1)
+
+
+def _token_at(tokenizer, line: int, column: int):
+    offset = sum(len(text) for text in TEXT.splitlines(keepends=True)[:line]) + column
+    (token,) = [span for span in tokenizer.encode_spans(TEXT) if span.start <= offset < span.end]
+    return token
+
+
+class TestARealModelTokenizer:
+    def test_the_tooltip_counts_the_compared_model(self, vscode_models, models):
+        mistral = models["mistral"][1]
+        assert vscode_models.status_text(f"{_count(TEXT)} tokens") == f"{_count(TEXT)} tokens"
+        vscode_models.status_item().hover()
+        tooltip = vscode_models.page.locator(".monaco-hover, .workbench-hover", has_text="Document:").first
+        tooltip.wait_for()
+        assert f"hf:{MISTRAL_ID}: {len(mistral.encode(TEXT))} tokens" in tooltip.inner_text()
+        vscode_models.page.keyboard.press("Escape")
+
+    def test_the_compare_page_shows_the_model_merges(self, vscode_models, models):
+        mistral = models["mistral"][1]
+        vscode_models.page.locator(".monaco-editor .view-lines").first.click()
+        vscode_models.select(0, len("Era uma vez uma "), len("Era uma vez uma menina"))
+        vscode_models.run_command("GlassLLM: Compare tokenizers for selection")
+        text = vscode_models.preview_text("Compare tokenizers")
+        assert f"hf:{MISTRAL_ID}" in text
+        (chunk,) = [chunk for chunk in mistral.explain(TEXT) if "menina" in chunk.chunk]
+        for step in chunk.steps:
+            assert mistral.readable(step.result) in text, step
+
+    def test_choose_tokenizer_offers_the_cached_model_and_checks_a_typed_id(self, vscode_models, models):
+        mistral = models["mistral"][1]
+        page = vscode_models.page
+        page.locator(".monaco-editor .view-lines").first.click()
+        vscode_models.run_command("GlassLLM: Choose tokenizer")
+        cached = page.locator(".quick-input-list .monaco-list-row", has_text=f"hf:{MISTRAL_ID}")
+        cached.first.wait_for()
+        assert "tokenizer.model" in cached.first.inner_text()
+        vscode_models.pick("A Hugging Face model id…")
+        page.wait_for_selector(".quick-input-widget input")
+        page.keyboard.type("mistral ai/Mistral")
+        message = page.locator(".quick-input-message", has_text="Expected hf:ORG/NAME")
+        message.wait_for()
+        page.keyboard.press("Control+A")
+        page.keyboard.type(MISTRAL_ID)
+        message.wait_for(state="hidden")
+        page.keyboard.press("Enter")
+        vscode_models.pick("Workspace settings")
+        expected = f"{len(mistral.encode(TEXT))} tokens"
+        assert vscode_models.status_text(expected) == expected
+        settings = _settings_once(vscode_models.folder / ".vscode" / "settings.json", lambda found: bool(found))
+        assert settings.get("glassllm.tokenizer") == f"hf:{MISTRAL_ID}"
+        # The tooltip says what the model is and what it adds around the text (its BOS).
+        vscode_models.status_item().hover()
+        tooltip = page.locator(".monaco-hover, .workbench-hover", has_text="Model:").first
+        tooltip.wait_for()
+        before, after = mistral.around
+        around = len(before) + len(after)
+        added = f"{around} token{'' if around == 1 else 's'} added around the text, not counted"
+        assert f"Model: {mistral.kind} · special-token text is ordinary text · {added}" in tooltip.inner_text()
+        page.keyboard.press("Escape")
+
+    def test_the_hover_gives_the_model_id_and_readable_piece(self, vscode_models, models):
+        mistral = models["mistral"][1]
+        for line, column in ((0, len("Era uma vez uma m")), (1, len("O avô co"))):
+            token = _token_at(mistral, line, column)
+            text = _hover_at(vscode_models, line, column)
+            assert f"ID {token.id}" in text and mistral.readable(token.piece) in text, text
+
+    def test_a_file_chosen_for_the_user_waits_for_the_workspace_setting_to_go(self, vscode_models, models):
+        path, llama = models["llama3"]
+        copied = vscode_models.folder / "models" / "llama3" / "tokenizer.json"
+        copied.parent.mkdir(parents=True)
+        shutil.copyfile(path, copied)
+        page = vscode_models.page
+        page.locator(".monaco-editor .view-lines").first.click()
+        vscode_models.run_command("GlassLLM: Choose tokenizer")
+        vscode_models.pick("A tokenizer file…")
+        # VS Code's own open dialog, a path in a quick input.
+        dialog = page.locator(".quick-input-widget input")
+        dialog.wait_for()
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while not dialog.input_value().endswith("/") and time.monotonic() < deadline:
+            time.sleep(0.1)  # the dialog fills in the folder it opens on first
+        page.keyboard.press("Control+A")
+        page.keyboard.type(str(copied))
+        while dialog.input_value() != str(copied) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # The dialog may take the first Enter for its own list's entry (the same file) when
+        # it has just filtered that list: then a second one accepts the path.
+        scope = page.locator(".quick-input-list .monaco-list-row .label-name", has_text="User settings")
+        while not scope.count() and time.monotonic() < deadline:
+            if dialog.is_visible() and dialog.input_value() == str(copied):
+                page.keyboard.press("Enter")
+            time.sleep(2)
+        vscode_models.pick("User settings")
+        user = _settings_once(
+            vscode_models.data / "User" / "settings.json", lambda found: "glassllm.tokenizer" in found
+        )
+        assert user.get("glassllm.tokenizer") == str(copied), "a user setting serves every workspace: absolute"
+        # The workspace's own setting (Mistral, from the test before) still applies: said once, with a way out.
+        mistral = models["mistral"][1]
+        assert vscode_models.status_text(f"{len(mistral.encode(TEXT))} tokens") == f"{len(mistral.encode(TEXT))} tokens"
+        toast = page.locator(".notification-toast", has_text="still applies here")
+        toast.locator(".monaco-button", has_text="Remove the workspace setting").click()
+        expected = f"{len(llama.encode(TEXT))} tokens"
+        assert vscode_models.status_text(expected) == expected
+        workspace = _settings_once(
+            vscode_models.folder / ".vscode" / "settings.json", lambda found: "glassllm.tokenizer" not in found
+        )
+        assert "glassllm.tokenizer" not in workspace
+        token = _token_at(llama, 0, len("Era uma vez uma m"))
+        text = _hover_at(vscode_models, 0, len("Era uma vez uma m"))
+        assert f"ID {token.id}" in text and llama.readable(token.piece) in text, text

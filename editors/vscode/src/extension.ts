@@ -28,6 +28,7 @@ import {
   statsParams,
   TRAIN_TOKENIZER,
 } from './commands';
+import { chooseTokenizer } from './choose';
 import { LatestOnly } from './latest';
 import { Language, MESSAGES } from './messages';
 import { findServer, noServerMessage } from './server';
@@ -70,7 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     statusBar,
     output,
-    vscode.commands.registerCommand(CHOOSE_TOKENIZER, chooseTokenizer),
+    vscode.commands.registerCommand(CHOOSE_TOKENIZER, () => chooseTokenizer(language())),
     vscode.window.onDidChangeActiveTextEditor(() => statusBar.refresh()),
     vscode.window.onDidChangeTextEditorSelection((event) => {
       if (event.textEditor === vscode.window.activeTextEditor) {
@@ -323,41 +324,6 @@ async function askTrainingArguments(): Promise<[string, number, string] | undefi
     return undefined;
   }
   return [client.code2ProtocolConverter.asUri(corpus), Number(size.trim()), output.fsPath];
-}
-
-async function chooseTokenizer(): Promise<void> {
-  const words = MESSAGES[language()];
-  const current = settings().get<string>('tokenizer');
-  const choices: (vscode.QuickPickItem & { value?: string })[] = [
-    { label: 'pt', description: `${words.portuguese} · ${words.packaged}`, value: 'pt' },
-    { label: 'en', description: `${words.english} · ${words.packaged}`, value: 'en' },
-    { label: words.fromFile },
-  ];
-  for (const choice of choices) {
-    if (choice.value === current) {
-      choice.detail = words.current;
-    }
-  }
-  const choice = await vscode.window.showQuickPick(choices, { placeHolder: words.chooseTokenizer });
-  if (!choice) {
-    return;
-  }
-  let value = choice.value;
-  if (value === undefined) {
-    const file = (
-      await vscode.window.showOpenDialog({ canSelectMany: false, filters: { [words.tokenizerFiles]: ['json'] } })
-    )?.[0];
-    if (!file) {
-      return;
-    }
-    // The server resolves relative paths against the workspace folder, which keeps the setting shareable.
-    const folder = vscode.workspace.getWorkspaceFolder(file);
-    value = folder ? path.relative(folder.uri.fsPath, file.fsPath) : file.fsPath;
-  }
-  const target = vscode.workspace.workspaceFolders
-    ? vscode.ConfigurationTarget.Workspace
-    : vscode.ConfigurationTarget.Global;
-  await settings().update('tokenizer', value, target);
 }
 
 interface EditorStats {

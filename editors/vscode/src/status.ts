@@ -5,6 +5,7 @@
 
 /** The answer of the `glassllm/stats` request, for a document or a range of it. */
 import { Language, MESSAGES } from './messages';
+import { tokenizerName } from './tokenizers';
 
 export interface Stats {
   tokens: number;
@@ -14,6 +15,17 @@ export interface Stats {
   tokenizer: string;
   /** The same text's counts under each tokenizer of `glassllm.compareWith`. */
   compare?: ComparedStats[];
+  /** Present when the tokenizer is a real model's. */
+  model?: ModelStats;
+}
+
+/** What the server says of a real model's tokenizer beside its counts. */
+export interface ModelStats {
+  kind: string;
+  /** Whether special-token text in the document is read as the special token. */
+  matchSpecialTokens: boolean;
+  /** The tokens the model adds before and after a text, not counted in `tokens`. */
+  around: { before: number[]; after: number[]; tokens: number };
 }
 
 export interface ComparedStats {
@@ -91,11 +103,6 @@ function describe(stats: Stats, language: Language): string {
   return parts.join(' · ');
 }
 
-/** A tokenizer as the tooltip names it: `en`, or a file's name without its folders. */
-function tokenizerName(tokenizer: string): string {
-  return tokenizer.split(/[\\/]/).pop() || tokenizer;
-}
-
 /** One line per compared tokenizer: "  en: 1,500 tokens · 3.2 chars/token · 0 unknown". */
 function comparedLines(stats: Stats, language: Language): string[] {
   const words = MESSAGES[language];
@@ -110,6 +117,16 @@ function comparedLines(stats: Stats, language: Language): string[] {
   });
 }
 
+/** The model's line: its format, how special-token text is read, what it adds around a text. */
+function modelLine(model: ModelStats, language: Language): string {
+  const words = MESSAGES[language];
+  const parts = [model.kind, model.matchSpecialTokens ? words.specialsMatched : words.specialsOrdinary];
+  if (model.around.tokens > 0) {
+    parts.push(words.around(numberFormat(language).format(model.around.tokens), model.around.tokens === 1));
+  }
+  return `${words.model}: ${parts.join(' · ')}`;
+}
+
 /**
  * The hover text of the status bar item: every figure of the document and the selection,
  * each followed by the counts of the compared tokenizers.
@@ -118,6 +135,7 @@ export function statusTooltip(document: Stats, selection: Stats | undefined, lan
   const words = MESSAGES[language];
   const lines = [
     `GlassLLM · ${words.tokenizer} ${document.tokenizer}`,
+    ...(document.model ? [modelLine(document.model, language)] : []),
     `${words.document}: ${describe(document, language)}`,
     ...comparedLines(document, language),
   ];

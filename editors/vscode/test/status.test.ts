@@ -68,6 +68,22 @@ describe('statusTooltip', () => {
     assert.match(statusTooltip({ ...documentStats, compare }, undefined, 'pt'), /^  en: 1\.500 tokens · 3,2 caracteres\/token · 2 desconhecidos$/m);
   });
 
+  it('says what a real model is, how it reads special-token text and what it adds around the text', () => {
+    const model = { kind: 'SentencePiece BPE', matchSpecialTokens: false, around: { before: [1], after: [], tokens: 1 } };
+    const lines = statusTooltip({ ...documentStats, tokenizer: 'hf:mistralai/Mistral-7B-v0.1', model }, undefined, 'en').split('\n');
+    assert.deepEqual(lines.slice(0, 2), [
+      'GlassLLM · tokenizer hf:mistralai/Mistral-7B-v0.1',
+      'Model: SentencePiece BPE · special-token text is ordinary text · 1 token added around the text, not counted',
+    ]);
+    const matched = { ...model, matchSpecialTokens: true, around: { before: [128000], after: [128001], tokens: 2 } };
+    assert.equal(
+      statusTooltip({ ...documentStats, model: matched }, undefined, 'pt').split('\n')[1],
+      'Modelo: SentencePiece BPE · texto de token especial é lido como o token especial · 2 tokens acrescentados em volta do texto, fora da contagem',
+    );
+    const nothing = { ...model, around: { before: [], after: [], tokens: 0 } };
+    assert.equal(statusTooltip({ ...documentStats, model: nothing }, undefined, 'en').split('\n')[1], 'Model: SentencePiece BPE · special-token text is ordinary text');
+  });
+
   it('leaves out characters per token for an empty document', () => {
     const empty: Stats = { tokens: 0, chunks: 0, characters: 0, unknown: 0, tokenizer: 'en' };
     assert.match(statusTooltip(empty, undefined, 'en'), /^Document: 0 tokens · 0 chunks · 0 characters · 0 unknown$/m);

@@ -4,9 +4,10 @@ local M = {}
 
 local health = vim.health
 
---- Run a command to the end; its trimmed output, or nil and what went wrong.
-local function run(command)
-  local ok, process = pcall(vim.system, command, { text = true })
+--- Run a command to the end (in folder `cwd`, if given); its trimmed output, or nil and
+--- what went wrong.
+local function run(command, cwd)
+  local ok, process = pcall(vim.system, command, { text = true, cwd = cwd })
   if not ok then
     return nil, tostring(process)
   end
@@ -124,18 +125,23 @@ local function check_tokenizers(config, python)
     'from glassllm import load_tokenizer',
     'from glassllm.packaged import load_problem',
     'try:',
-    '    print(load_tokenizer(sys.argv[1]).vocab_size)',
+    '    tokenizer = load_tokenizer(sys.argv[1])',
+    '    print(f"{tokenizer.vocab_size} entries ({tokenizer.kind})")',
     'except (OSError, ValueError, KeyError) as error:',
     '    sys.exit(load_problem(error))',
   }, '\n')
+  -- The server takes a relative path from its root folder: so does this check.
+  local client = vim.lsp.get_clients({ name = 'glassllm' })[1]
+  local root = client and client.root_dir or nil
   for _, item in ipairs(wanted) do
     local name, setting = item[1], item[2]
-    local entries, problem = run({ python, '-c', load, name })
-    if entries then
-      health.ok('tokenizer ' .. name .. ' (' .. setting .. ') loads: ' .. entries .. ' entries')
+    local loaded, problem = run({ python, '-c', load, name }, root)
+    if loaded then
+      health.ok('tokenizer ' .. name .. ' (' .. setting .. ') loads: ' .. loaded)
     else
       health.error('tokenizer ' .. name .. ' (' .. setting .. ') does not load: ' .. problem, {
-        "Use 'pt', 'en' or the path of a tokenizer JSON file (glassllm train makes one)",
+        "Use 'pt', 'en', the path of a tokenizer file (a glassllm JSON, a Hugging Face tokenizer.json, "
+          .. "a Tekken JSON or a SentencePiece .model) or 'hf:ORG/NAME' (a model in the local Hugging Face cache)",
         "vim.lsp.config('glassllm', { settings = { glassllm = { tokenizer = 'pt' } } })",
       })
     end

@@ -61,6 +61,18 @@ local function group_digits(n, separator)
   return (digits:gsub('^' .. vim.pesc(separator), ''))
 end
 
+--- A compared tokenizer as the statusline names it: `en` and `hf:` ids whole, a file by
+--- its name, with its folder when every model's file has that name (llama3/tokenizer.json).
+local function tokenizer_name(tokenizer)
+  if tokenizer:sub(1, 3) == 'hf:' then
+    return tokenizer
+  end
+  local name = vim.fs.basename(tokenizer)
+  local folder = vim.fs.basename(vim.fs.dirname(tokenizer))
+  local generic = name:match('^tokenizer%.') or name == 'tekken.json'
+  return (generic and folder ~= '' and folder ~= '.') and (folder .. '/' .. name) or name
+end
+
 --- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode, followed
 --- with `statusline_compare` by each compared tokenizer's ("· en 15/1,500").
 --- Empty in buffers glassllm does not serve. Never waits for the server: it shows the
@@ -89,7 +101,7 @@ function M.statusline(bufnr)
       if part then
         count = group_digits(part.tokens, separator) .. '/' .. count
       end
-      text = text .. ' · ' .. vim.fs.basename(compared.tokenizer) .. ' ' .. count
+      text = text .. ' · ' .. tokenizer_name(compared.tokenizer) .. ' ' .. count
     end
   end
   return text
