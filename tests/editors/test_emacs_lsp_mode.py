@@ -178,7 +178,7 @@ def llama(llama_file):
 
 
 @pytest.fixture(scope="module")
-def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Path) -> dict[str, Any]:
+def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Path, llama) -> dict[str, Any]:
     """What an Emacs session with lsp-mode and Llama 3's tokenizer saw (see
     ``emacs_lsp_mode_model_session.el``)."""
     require_emacs("lsp-mode")
@@ -197,6 +197,7 @@ def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Pa
         GLASSLLM_OUT=str(out),
         GLASSLLM_HOVER=str(HOVER + 1),
         GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
+        GLASSLLM_COUNT=f"{len(llama.encode(TEXT))} tokens",
     )
     run = subprocess.run(
         ["emacs", "--batch", "-l", str(MODEL_SESSION)], env=environment, capture_output=True, text=True, timeout=180
