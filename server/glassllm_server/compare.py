@@ -53,6 +53,10 @@ COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
 # characters, as the document's line cache; chunks' counts (about 90 bytes each) as many
 # as the document's chunk cache; chunks kept whole for hovers, a few thousand.
 LINE_CACHE_CHARACTERS = 1 << 20
+# A long line's segments apart, by characters too: one cache for the few long lines a
+# document has, big enough that a line of millions of characters keeps every segment
+# (an edit then recounts one), with no effect on ordinary lines' cache.
+SEGMENT_CACHE_CHARACTERS = 1 << 23
 CHUNK_COUNT_LIMIT = 1 << 15
 HOVER_CHUNK_LIMIT = 1 << 12
 # A line's counts are one int, ``tokens + (unknown << 32) + (chunks << 64)``, so a
@@ -86,6 +90,7 @@ class ComparedTokenizer:
         self.tokenizer = tokenizer
         self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
         self._lines: LruCache[str, int] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._segments: LruCache[str, int] = LruCache(SEGMENT_CACHE_CHARACTERS, len)
         self._chunks: LruCache[str, tuple[tuple[str, ...], tuple[int, ...]]] = LruCache(HOVER_CHUNK_LIMIT)
         # Counting keeps a count per chunk, not its pieces and IDs as encoding would (a
         # fifth of the memory on a large document): what BPE makes of a chunk is in
@@ -131,11 +136,21 @@ class ComparedTokenizer:
         if count is not None:
             return count
         if len(line) > LONG_LINE and len(bounds := segment_bounds(line)) > 2:
-            return sum(self.count_line(line[start:stop]) for start, stop in itertools.pairwise(bounds))
-        chunks = pre_tokenize(line)
-        count = sum(map(self._count_chunk, chunks)) + (len(chunks) << _CHUNKS_SHIFT)
+            return sum(self._count_segment(line[start:stop]) for start, stop in itertools.pairwise(bounds))
+        count = self._count_text(line)
         self._lines.put(line, count)
         return count
+
+    def _count_segment(self, segment: str) -> int:
+        count = self._segments.get(segment)
+        if count is None:
+            count = self._count_text(segment)
+            self._segments.put(segment, count)
+        return count
+
+    def _count_text(self, text: str) -> int:
+        chunks = pre_tokenize(text)
+        return sum(map(self._count_chunk, chunks)) + (len(chunks) << _CHUNKS_SHIFT)
 
     def _count_chunk(self, chunk: str) -> int:
         """One chunk's count (packed as in :meth:`count_line`), through BPE's merges."""
@@ -159,12 +174,20 @@ class ComparedTokenizer:
         return _unpacked(self.name, sum(found))
 
     def counts_in(
-        self, lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], chunks: int
+        self,
+        lines: Sequence[str],
+        start: tuple[int, int],
+        end: tuple[int, int],
+        chunks: int,
+        counted: DocumentCounts | None = None,
     ) -> ComparedCounts:
         """Counts of the tokens that overlap ``[start, end)`` (line, column) of ``lines``,
-        as ``glassllm/stats`` counts a range: a token cut by the range's edge counts."""
+        as ``glassllm/stats`` counts a range: a token cut by the range's edge counts.
+        ``counted``: the document's per-line counts, which whole lines are taken from
+        (and kept in) rather than from the cache of lines' texts."""
         tokens = unknown = found_chunks = 0
         whole: list[str] = []
+        packed = 0
         for line in range(start[0], end[0] + 1):
             text = lines[line]
             low = start[1] if line == start[0] else 0
@@ -172,7 +195,10 @@ class ComparedTokenizer:
             if low >= high:
                 continue
             if low == 0 and high >= len(text):
-                whole.append(text)
+                if counted is None:
+                    whole.append(text)
+                else:
+                    packed += counted.count_of(self, lines, line)
                 continue
             seen = set()
             for span in _overlapping(self.tokenizer, text, low, high):
@@ -180,9 +206,12 @@ class ComparedTokenizer:
                 unknown += span.id == UNK_ID
                 seen.add(span.chunk)
             found_chunks += len(seen)
-        counted = self.counts(whole, 0)
+        texts, known = self.counts(whole), _unpacked(self.name, packed)
         return ComparedCounts(
-            self.name, tokens + counted.tokens, found_chunks + counted.chunks, unknown + counted.unknown
+            self.name,
+            tokens + texts.tokens + known.tokens,
+            found_chunks + texts.chunks + known.chunks,
+            unknown + texts.unknown + known.unknown,
         )
 
 
@@ -370,6 +399,14 @@ class DocumentCounts:
             counts[self._pending] = count
             self._total += count
             counted += 1
+
+    def count_of(self, tokenizer: ComparedTokenizer, lines: Sequence[str], line: int) -> int:
+        """Line ``line``'s count (packed), counted now and kept if it has none yet."""
+        count = self._counts[line]
+        if count is None:
+            count = self._counts[line] = tokenizer.count_line(lines[line])
+            self._total += count
+        return count
 
     def totals(self, name: str) -> ComparedCounts:
         """The document's counts, once :meth:`count_pending` is done."""

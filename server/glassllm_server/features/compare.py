@@ -19,6 +19,7 @@ from glassllm_server.compare import (
     COMPARE_TOKENIZERS,
     AnyCompared,
     ComparedCounts,
+    ComparedModel,
     compare_data,
     compare_explanation,
 )
@@ -49,7 +50,7 @@ class CompareTokenizers(Feature):
         own = document.stats(first, last)
         compared = server.compared()
         totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
-        totals += await _range_counts(compared, document.lines, (first, last), own.chunks)
+        totals += await _range_counts(compared, document, (first, last), own.chunks)
         chunks = compare_explanation(explanation, compared, document.tokenizer.tokenizer.readable)
         messages = server.messages
         position = snapshot.position_json
@@ -89,7 +90,7 @@ async def compare_stats(
     if span is None:
         counts = await _document_counts(server.compared(), document, chunks)
     else:
-        counts = await _range_counts(server.compared(), document.lines, span, chunks)
+        counts = await _range_counts(server.compared(), document, span, chunks)
     return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
 
 
@@ -120,11 +121,28 @@ async def _count(compared: Sequence[AnyCompared], lines: Sequence[str]) -> None:
 
 
 async def _range_counts(
-    compared: Sequence[AnyCompared], lines: Sequence[str], span: tuple[Point, Point], chunks: int
+    compared: Sequence[AnyCompared], document: Document, span: tuple[Point, Point], chunks: int
 ) -> list[ComparedCounts]:
+    """Each compared tokenizer's counts for the range ``span``. glassllm's own count whole
+    lines into the document's per-line counts, which outlive the cache of lines' texts."""
     start, end = span
-    await _count(compared, lines[start.line : end.line + 1])
-    return [tok.counts_in(lines, start, end, chunks) for tok in compared]
+    lines = document.lines
+    models = [tok for tok in compared if isinstance(tok, ComparedModel)]
+    await _count(models, lines[start.line : end.line + 1])
+    counts = []
+    for tok in compared:
+        if isinstance(tok, ComparedModel):
+            counts.append(tok.counts_in(lines, start, end, chunks))
+            continue
+        counted = tok.document(document)
+        deadline = time.perf_counter() + _SLICE_SECONDS
+        for line in range(start.line, end.line + 1):
+            counted.count_of(tok, lines, line)
+            if time.perf_counter() > deadline:
+                await asyncio.sleep(0)
+                deadline = time.perf_counter() + _SLICE_SECONDS
+        counts.append(tok.counts_in(lines, start, end, chunks, counted))
+    return counts
 
 
 async def _document_counts(compared: Sequence[AnyCompared], document: Document, chunks: int) -> list[ComparedCounts]:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+
 from glassllm import Tokenizer, by_difference, compare, packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.compare import (
     ComparedCounts,
     ComparedTokenizer,
     CompareSet,
+    DocumentCounts,
     compare_data,
     compare_explanation,
     default_compare_with,
@@ -50,16 +53,18 @@ def test_only_lines_never_seen_are_missing():
     assert tok.missing(["a b\n", "new\n", "c\n", "new\n"]) == ["new\n"]
 
 
-def test_range_counts_agree_with_the_tokens_that_overlap():
+@pytest.mark.parametrize("per_line", [False, True], ids=["lines' texts", "the document's per-line counts"])
+def test_range_counts_agree_with_the_tokens_that_overlap(per_line):
     tok = ComparedTokenizer(EN, "en")
     lines = lsp_lines(TRICKY)
+    counted = DocumentCounts(len(lines)) if per_line else None
     starts = [sum(map(len, lines[:n])) for n in range(len(lines))]
     spans = line_spans(EN, TRICKY)
     for first in range(len(TRICKY) + 1):
         for last in range(first, len(TRICKY) + 1, 7):
             line_a = max(n for n in range(len(lines)) if starts[n] <= first)
             line_b = max(n for n in range(len(lines)) if starts[n] <= last)
-            counts = tok.counts_in(lines, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0)
+            counts = tok.counts_in(lines, (line_a, first - starts[line_a]), (line_b, last - starts[line_b]), 0, counted)
             hit = [
                 i
                 for i, _, s, e in spans
