@@ -7,28 +7,11 @@
 ;; count in the mode line, the hover as `lsp-describe-thing-at-point' shows it, and the
 ;; page C-c g e opens. See emacs_lsp_mode_session.el for what batch mode needs done by hand.
 
-(require 'json)
-(require 'seq)
-
-(defun glassllm-test--wait (predicate what &optional seconds)
-  "Process output and timers until PREDICATE is non-nil; signal an error naming WHAT
-after SECONDS (30 by default)."
-  (let ((deadline (+ (float-time) (or seconds 30))))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (or (funcall predicate) (error "Timed out waiting for %s" what))))
-
-(defun glassllm-test--count ()
-  "The glassllm part of the mode line, evaluated as redisplay would."
-  (pcase (cadr (assq 'glassllm-mode minor-mode-alist))
-    (`(:eval ,form) (string-trim (eval form t)))
-    (lighter (error "Unexpected lighter %S" lighter))))
+(load (expand-file-name "emacs_session_helpers.el" (file-name-directory load-file-name)) nil t)
 
 (let ((file (getenv "GLASSLLM_FILE"))
       (report nil))
-  (package-activate-all)
-  (load (getenv "GLASSLLM_INIT") nil t)
-  (transient-mark-mode 1)
+  (glassllm-test--start)
   (require 'lsp-mode)
   (setq lsp-session-file (expand-file-name "lsp-session" (getenv "HOME")))
   (lsp-workspace-folders-add (file-name-directory file))

@@ -7,22 +7,7 @@
 ;; mode line, the hovers (eglot's answer and what eldoc shows), and the comparison page.
 ;; Batch mode has no command loop: see emacs_session.el for what is done by hand.
 
-(require 'json)
-(require 'seq)
-
-(defun glassllm-test--wait (predicate what &optional seconds)
-  "Process output and timers until PREDICATE is non-nil; signal an error naming WHAT
-after SECONDS (30 by default: the server loads the model first)."
-  (let ((deadline (+ (float-time) (or seconds 30))))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (or (funcall predicate) (error "Timed out waiting for %s" what))))
-
-(defun glassllm-test--count ()
-  "The glassllm part of the mode line, evaluated as redisplay would."
-  (pcase (cadr (assq 'glassllm-mode minor-mode-alist))
-    (`(:eval ,form) (string-trim (eval form t)))
-    (lighter (error "Unexpected lighter %S" lighter))))
+(load (expand-file-name "emacs_session_helpers.el" (file-name-directory load-file-name)) nil t)
 
 (defun glassllm-test--hover-at (position)
   "The hover at POSITION: (:raw the server's Markdown :eldoc what eldoc shows :range
@@ -40,9 +25,7 @@ its range as 0-based offsets)."
 
 (let ((file (getenv "GLASSLLM_FILE"))
       (report nil))
-  (package-activate-all)
-  (load (getenv "GLASSLLM_INIT") nil t)
-  (transient-mark-mode 1)
+  (glassllm-test--start)
   (switch-to-buffer (find-file-noselect file))
   (run-hooks 'post-command-hook)  ; eglot-ensure connects from there
   (glassllm-test--wait (lambda () (and (eglot-current-server) eglot--managed-mode)) "eglot to connect")
