@@ -104,18 +104,7 @@ def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         GLASSLLM_VIEWER=str(viewer),
         GLASSLLM_OPENED=str(folder / "opened.txt"),
     )
-    run = subprocess.run(
-        ["vim", "-N", "-u", str(vimrc), "-i", "NONE", "-n", "-es", "-S", str(SESSION)],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=folder,
-    )
-    assert out.exists(), f"Vim failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
-    report = json.loads(out.read_text(encoding="utf-8"))
-    assert "error" not in report, report["error"]
-    return report
+    return _run_vim(SESSION, vimrc, environment, folder, out)
 
 
 def _byte_column(line: str, column: int) -> int:
@@ -315,18 +304,7 @@ def vim_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path)
     environment = portuguese_environment(
         folder, GLASSLLM_FILE=str(document), GLASSLLM_HOVERS=hovers, GLASSLLM_OUT=str(out)
     )
-    run = subprocess.run(
-        ["vim", "-N", "-u", str(vimrc), "-i", "NONE", "-n", "-es", "-S", str(MODEL_SESSION)],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=folder,
-    )
-    assert out.exists(), f"Vim failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
-    report = json.loads(out.read_text(encoding="utf-8"))
-    assert "error" not in report, report["error"]
-    return report
+    return _run_vim(MODEL_SESSION, vimrc, environment, folder, out)
 
 
 def test_the_statusline_counts_the_model_tokens(vim_with_model, mistral):
@@ -338,3 +316,20 @@ def test_the_hover_gives_the_model_id_and_readable_piece(vim_with_model, mistral
         offset = sum(len(text) for text in LINES[: line - 1]) + column - 1
         (token,) = [span for span in mistral.encode_spans(TEXT) if span.start <= offset < span.end]
         assert f"`{mistral.readable(token.piece)}`** · ID {token.id} ·" in hover, hover
+
+
+def _run_vim(session: Path, vimrc: Path, environment: dict[str, str], folder: Path, out: Path) -> dict[str, Any]:
+    """Run ``session`` in real Vim (Ex mode, no viminfo, no swap) and return the JSON report
+    it writes to ``out``."""
+    run = subprocess.run(
+        ["vim", "-N", "-u", str(vimrc), "-i", "NONE", "-n", "-es", "-S", str(session)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=folder,
+    )
+    assert out.exists(), f"Vim failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert "error" not in report, report["error"]
+    return report
