@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,3 +99,13 @@ def install_package(home: Path) -> str:
     installed = list((home / ".emacs.d" / "elpa").glob("glassllm-*/glassllm.elc"))
     assert len(installed) == 1, f"no compiled glassllm in {home / '.emacs.d' / 'elpa'}"
     return run.stderr
+
+
+def run_session(session: Path, environment: dict[str, str], out: Path) -> dict[str, Any]:
+    """Run the Elisp ``session`` in real Emacs (``--batch``) and return the JSON report it
+    writes to ``out``."""
+    run = subprocess.run(
+        ["emacs", "--batch", "-l", str(session)], env=environment, capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
+    return json.loads(out.read_text(encoding="utf-8"))

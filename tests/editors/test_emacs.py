@@ -15,14 +15,13 @@ import html
 import itertools
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
 from editor_env import portuguese_environment
-from emacs_setup import init_file, install_package, require_emacs, server_command
+from emacs_setup import init_file, install_package, require_emacs, run_session, server_command
 
 from glassllm import packaged
 from glassllm.places import TextPlaces, span
@@ -62,11 +61,7 @@ def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
         GLASSLLM_EDIT=f"1 {base64.b64encode(INSERTED.encode()).decode()} {HOVER_AFTER_EDIT + 1}",
     )
-    run = subprocess.run(
-        ["emacs", "--batch", "-l", str(SESSION)], env=environment, capture_output=True, text=True, timeout=180
-    )
-    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
-    return json.loads(out.read_text(encoding="utf-8"))
+    return run_session(SESSION, environment, out)
 
 
 def _spans_by_line(text: str) -> list[tuple[int, list[TokenSpan]]]:
@@ -273,11 +268,7 @@ def emacs_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Pat
         GLASSLLM_HOVERS=" ".join(str(offset + 1) for offset in MODEL_HOVERS),
         GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
     )
-    run = subprocess.run(
-        ["emacs", "--batch", "-l", str(MODEL_SESSION)], env=environment, capture_output=True, text=True, timeout=180
-    )
-    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
-    return json.loads(out.read_text(encoding="utf-8"))
+    return run_session(MODEL_SESSION, environment, out)
 
 
 def test_a_model_tokenizer_named_in_the_settings_reaches_the_server(emacs_with_model, mistral_file):

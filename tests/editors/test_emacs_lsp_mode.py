@@ -13,13 +13,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from editor_env import portuguese_environment
-from emacs_setup import init_file, install_package, require_emacs
+from emacs_setup import init_file, install_package, require_emacs, run_session
 
 from glassllm import packaged
 from glassllm.places import TextPlaces
@@ -57,11 +56,7 @@ def emacs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
         GLASSLLM_EDIT=base64.b64encode(INSERTED.encode()).decode(),
     )
-    run = subprocess.run(
-        ["emacs", "--batch", "-l", str(SESSION)], env=environment, capture_output=True, text=True, timeout=180
-    )
-    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
-    return json.loads(out.read_text(encoding="utf-8"))
+    return run_session(SESSION, environment, out)
 
 
 def _spans(text: str = TEXT) -> list[TokenSpan]:
@@ -199,11 +194,7 @@ def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Pa
         GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
         GLASSLLM_COUNT=f"{len(llama.encode(TEXT))} tokens",
     )
-    run = subprocess.run(
-        ["emacs", "--batch", "-l", str(MODEL_SESSION)], env=environment, capture_output=True, text=True, timeout=180
-    )
-    assert run.returncode == 0 and out.exists(), f"Emacs failed ({run.returncode}):\n{run.stderr[-3000:]}"
-    return json.loads(out.read_text(encoding="utf-8"))
+    return run_session(MODEL_SESSION, environment, out)
 
 
 def test_the_mode_line_counts_the_model_tokens(lsp_mode_with_model, llama):
