@@ -236,20 +236,6 @@ MODEL_HOVERS = (TEXT.index("menina") + 2, HOVER, TEXT.index("\U0001f642"), TEXT.
 
 
 @pytest.fixture(scope="module")
-def mistral_file() -> Path:
-    from tests.models.fixtures import model_file
-
-    return model_file("mistral-v1")
-
-
-@pytest.fixture(scope="module")
-def mistral(mistral_file):
-    from glassllm.models import load_model
-
-    return load_model(mistral_file)
-
-
-@pytest.fixture(scope="module")
 def emacs_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path) -> dict[str, Any]:
     """What an Emacs session whose settings name Mistral's tokenizer saw (see
     ``emacs_model_session.el``)."""

@@ -159,20 +159,6 @@ MODEL_SESSION = Path(__file__).with_name("emacs_lsp_mode_model_session.el")
 
 
 @pytest.fixture(scope="module")
-def llama_file() -> Path:
-    from tests.models.fixtures import model_file
-
-    return model_file("llama3")
-
-
-@pytest.fixture(scope="module")
-def llama(llama_file):
-    from glassllm.models import load_model
-
-    return load_model(llama_file)
-
-
-@pytest.fixture(scope="module")
 def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Path, llama) -> dict[str, Any]:
     """What an Emacs session with lsp-mode and Llama 3's tokenizer saw (see
     ``emacs_lsp_mode_model_session.el``)."""

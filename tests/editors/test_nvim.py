@@ -535,20 +535,6 @@ return {}
 
 
 @pytest.fixture(scope="module")
-def mistral_file() -> Path:
-    from tests.models.fixtures import model_file
-
-    return model_file("mistral-v1")
-
-
-@pytest.fixture(scope="module")
-def mistral(mistral_file):
-    from glassllm.models import load_model
-
-    return load_model(mistral_file)
-
-
-@pytest.fixture(scope="module")
 def with_model(tmp_path_factory, mistral_file):
     """A session whose settings name Mistral's tokenizer file, the count of the compared
     `pt` in the statusline."""

@@ -259,20 +259,6 @@ MODEL_HOVERS = ((1, LINES[0].index("sob") + 2), (2, LINES[1].index("histo") + 2)
 
 
 @pytest.fixture(scope="module")
-def mistral_file() -> Path:
-    from tests.models.fixtures import model_file
-
-    return model_file("mistral-v1")
-
-
-@pytest.fixture(scope="module")
-def mistral(mistral_file):
-    from glassllm.models import load_model
-
-    return load_model(mistral_file)
-
-
-@pytest.fixture(scope="module")
 def vim_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path) -> dict[str, Any]:
     """What a Vim session whose settings name Mistral's tokenizer saw (see ``vim_model_session.vim``)."""
     if not _vim_with_ale():
