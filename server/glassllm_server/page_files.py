@@ -43,20 +43,8 @@ def write_page(markdown: str, document: str, folder: Path | None = None, kind: s
     """Write a ``kind`` page ("explain", "compare") for ``document`` (a file name) to the
     cache folder and return its path. The write is atomic; older pages of that kind
     beyond :data:`PAGES_KEPT` go."""
-    folder = cache_folder() if folder is None else folder
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = _stem(document)
-    handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=".md", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
-            page.write(markdown)
-        path = folder / f"{kind}-{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    _keep_newest(folder, f"{kind}-*.md")
-    return path
+    name = f"{kind}-{_stem(document)}-{time.strftime('%Y%m%d-%H%M%S')}-{time.monotonic_ns() % 10**6:06d}.md"
+    return _write_atomically(markdown, kind, name, cache_folder() if folder is None else folder)
 
 
 def html_page_name(kind: str, uri: str, first: tuple[int, int], last: tuple[int, int]) -> str:
@@ -74,18 +62,25 @@ def write_html_page(html: str, kind: str, name: str, folder: Path | None = None)
     """Write (or replace) the HTML page ``name`` (see :func:`html_page_name`) in the cache
     folder and return its path. The write is atomic; older HTML pages of that ``kind``
     beyond :data:`PAGES_KEPT` go."""
-    folder = cache_folder() if folder is None else folder
+    return _write_atomically(html, kind, name, cache_folder() if folder is None else folder)
+
+
+def _write_atomically(text: str, kind: str, name: str, folder: Path) -> Path:
+    """Write ``text`` to ``folder / name`` through a temporary file (a reader never sees
+    half a page), then let the oldest pages of that ``kind`` and extension beyond
+    :data:`PAGES_KEPT` go."""
     folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=".html", dir=folder)
+    suffix = Path(name).suffix
+    handle, temporary = tempfile.mkstemp(prefix=f".{kind}-", suffix=suffix, dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as page:
-            page.write(html)
+            page.write(text)
         path = folder / name
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    _keep_newest(folder, f"{kind}-*.html")
+    _keep_newest(folder, f"{kind}-*{suffix}")
     return path
 
 
