@@ -281,11 +281,33 @@ class ComparedModel:
         return found
 
     def counts_in(
-        self, lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], chunks: int
+        self,
+        lines: Sequence[str],
+        start: tuple[int, int],
+        end: tuple[int, int],
+        chunks: int,
+        counted: DocumentCounts | None = None,
     ) -> ComparedCounts:
         """Counts of the tokens and chunks that overlap ``[start, end)`` (line, column),
-        as the document counts a range; ``chunks`` is unused (a model counts its own)."""
-        tokens = unknown = found_chunks = 0
+        as the document counts a range; ``chunks`` is unused (a model counts its own).
+        ``counted``: the document's per-line counts, which the blocks wholly inside the
+        range are taken from (and kept in); only the blocks at its edges are tokenized."""
+        if start >= end:
+            return ComparedCounts(self.name, 0, 0, 0)
+        inner = (start[0], start[0], 0)
+        if counted is not None:
+            inner = counted.whole_blocks(self, lines, start[0] + (start[1] > 0), end[0])
+        first, stop, packed = inner
+        if first == stop:
+            return _unpacked(self.name, self._counts_between(lines, start, end))
+        before = self._counts_between(lines, start, (first - 1, len(lines[first - 1]))) if first > start[0] else 0
+        after = self._counts_between(lines, (stop, 0), end) if (stop, 0) < end else 0
+        return _unpacked(self.name, before + packed + after)
+
+    def _counts_between(self, lines: Sequence[str], start: tuple[int, int], end: tuple[int, int]) -> int:
+        """The packed counts of the tokens and chunks that overlap ``[start, end)``,
+        tokenizing each block the range touches."""
+        packed = 0
         unk = self.tokenizer.unk_id
         line = start[0]
         while line <= end[0]:
@@ -296,12 +318,11 @@ class ComparedModel:
             high = starts[end[0] - first] + end[1] if end[0] < stop else starts[-1]
             seen = set()
             for span in _touching(self.tokenizer.encode_spans("".join(block), at_start=first == 0), low, high):
-                tokens += 1
-                unknown += span.id == unk
+                packed += 1 + ((span.id == unk) << _UNKNOWN_SHIFT)
                 seen.add(span.chunk)
-            found_chunks += len(seen)
+            packed += len(seen) << _CHUNKS_SHIFT
             line = stop
-        return ComparedCounts(self.name, tokens, found_chunks, unknown)
+        return packed
 
     def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
         """Counts for the whole text ``lines``."""
@@ -385,20 +406,53 @@ class DocumentCounts:
             if counted >= max_lines:
                 return False
             if isinstance(tokenizer, ComparedModel):
-                if not self._blocks:
-                    self._blocks = [None] * len(counts)
-                first, stop = tokenizer.block_of(lines, self._pending)
-                block = object()
-                for line, count in enumerate(tokenizer.count_block(lines[first:stop], first == 0), first):
-                    self._total += count - (counts[line] or 0)
-                    counts[line] = count
-                    self._blocks[line] = block
-                counted += stop - first
+                counted += self._count_block(tokenizer, lines, self._pending) - self._pending
                 continue
             count = tokenizer.count_line(lines[self._pending])
             counts[self._pending] = count
             self._total += count
             counted += 1
+
+    def _count_block(self, tokenizer: ComparedModel, lines: Sequence[str], line: int) -> int:
+        """Count the block of a real model's that holds line ``line``; the line after it."""
+        if not self._blocks:
+            self._blocks = [None] * len(self._counts)
+        counts = self._counts
+        first, stop = tokenizer.block_of(lines, line)
+        block = object()
+        for number, count in enumerate(tokenizer.count_block(lines[first:stop], first == 0), first):
+            self._total += count - (counts[number] or 0)
+            counts[number] = count
+            self._blocks[number] = block
+        return stop
+
+    def whole_blocks(
+        self, tokenizer: ComparedModel, lines: Sequence[str], first: int, stop: int
+    ) -> tuple[int, int, int]:
+        """Of lines ``first..stop-1``, the run made of a real model's whole blocks, and
+        their packed counts: ``(first line, line after, counts)``. The lines are counted
+        if they have no count yet. The document's first block is left out: a range
+        leaves out its dummy prefix, which its counts hold."""
+        if first >= stop:
+            return first, first, 0
+        counts, blocks = self._counts, self._blocks
+        line = first
+        while line < stop:
+            if counts[line] is None or not blocks or blocks[line] is None:
+                line = self._count_block(tokenizer, lines, line)
+                blocks = self._blocks
+            else:
+                line += 1
+        low, high = first, stop
+        if low == 0 or blocks[low - 1] is blocks[low]:
+            edge = blocks[low]
+            while low < high and blocks[low] is edge:
+                low += 1
+        if high < len(blocks) and blocks[high] is blocks[high - 1]:
+            edge = blocks[high - 1]
+            while high > low and blocks[high - 1] is edge:
+                high -= 1
+        return low, high, sum(filter(None, counts[low:high]))
 
     def count_of(self, tokenizer: ComparedTokenizer, lines: Sequence[str], line: int) -> int:
         """Line ``line``'s count (packed), counted now and kept if it has none yet."""

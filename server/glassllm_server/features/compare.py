@@ -109,30 +109,18 @@ def compared_summary(server: GlassServer, compare: list[dict[str, Any]]) -> str:
     )
 
 
-async def _count(compared: Sequence[AnyCompared], lines: Sequence[str]) -> None:
-    """Count the lines that the compared tokenizers have not counted yet, a slice at a time."""
-    for tok in compared:
-        deadline = time.perf_counter() + _SLICE_SECONDS
-        for line in tok.missing(lines):
-            tok.count_line(line)
-            if time.perf_counter() > deadline:
-                await asyncio.sleep(0)
-                deadline = time.perf_counter() + _SLICE_SECONDS
-
-
 async def _range_counts(
     compared: Sequence[AnyCompared], document: Document, span: tuple[Point, Point], chunks: int
 ) -> list[ComparedCounts]:
-    """Each compared tokenizer's counts for the range ``span``. glassllm's own count whole
-    lines into the document's per-line counts, which outlive the cache of lines' texts."""
+    """Each compared tokenizer's counts for the range ``span``. Whole lines (a real
+    model's whole blocks) are counted into the document's per-line counts, which outlive
+    the caches of lines' texts, so a range mostly adds up counts already there."""
     start, end = span
     lines = document.lines
-    models = [tok for tok in compared if isinstance(tok, ComparedModel)]
-    await _count(models, lines[start.line : end.line + 1])
     counts = []
     for tok in compared:
         if isinstance(tok, ComparedModel):
-            counts.append(tok.counts_in(lines, start, end, chunks))
+            counts.append(tok.counts_in(lines, start, end, chunks, tok.document(document)))
             continue
         counted = tok.document(document)
         deadline = time.perf_counter() + _SLICE_SECONDS

@@ -202,3 +202,39 @@ def test_a_compared_model_counts_the_document_through_edits(name, text, data):
         line = data.draw(st.integers(0, len(lines) - 1))
         column = data.draw(st.integers(0, len(lines[line])))
         document.apply_change(Point(line, column), Point(line, column), data.draw(texts))
+
+
+@pytest.mark.parametrize("name", ["llama3", "mistral-v1"])
+@settings(max_examples=40, deadline=None)
+@given(text=texts, data=st.data())
+def test_a_compared_models_range_counts_take_whole_blocks_from_the_document_counts(name, text, data):
+    tok = tokenizer(name)
+    compared = ComparedModel(tok, name)
+    document = Document("u", text, 1, LineTokenizer(packaged("pt"), "pt"))
+    for _ in range(3):
+        text, lines = document.text, document.lines
+        first = data.draw(st.integers(0, len(text)))
+        last = data.draw(st.integers(first, len(text)))
+        spans = tok.encode_spans(text)
+        touched = [
+            span
+            for span in spans
+            if first < last
+            and (first < span.start <= last if span.start == span.end else span.start < last and span.end > first)
+        ]
+        expected = ComparedCounts(name, len(touched), len({span.chunk for span in touched}), 0)
+        start, end = point_of(lines, first), point_of(lines, last)
+        assert compared.counts_in(lines, start, end, 0, compared.document(document)) == expected
+        assert compared.counts_in(lines, start, end, 0) == expected
+        line = data.draw(st.integers(0, len(lines) - 1))
+        column = data.draw(st.integers(0, len(lines[line])))
+        document.apply_change(Point(line, column), Point(line, column), data.draw(texts))
+
+
+def point_of(lines: list[str], offset: int) -> tuple[int, int]:
+    """The (line, column) of ``offset`` in the text of ``lines``."""
+    line = 0
+    while line + 1 < len(lines) and offset >= len(lines[line]):
+        offset -= len(lines[line])
+        line += 1
+    return line, offset
