@@ -370,8 +370,10 @@ class DocumentCounts:
 
     def replaced(self, first: int, stop: int, new_count: int) -> DocumentCounts:
         """The counts of the next version, where lines ``first..stop-1`` were replaced by
-        ``new_count`` lines (and, for a real model, the blocks next to them forgotten:
-        an edit can join them to its lines)."""
+        ``new_count`` lines (and, for a real model, the whole blocks that held them: the
+        edit can cut them). A block next to the edit is kept: cuts are decided by the two
+        lines around them, so if the edit joins it to its lines, counting the edited
+        lines' block counts it again."""
         counts = self._counts
         following = DocumentCounts(0)
         following._counts = [*counts[:first], *([None] * new_count), *counts[stop:]]
@@ -382,7 +384,8 @@ class DocumentCounts:
             following._blocks = [*blocks[:first], *([None] * new_count), *blocks[stop:]]
             shift = new_count - (stop - first)
             for line, step in ((first - 1, -1), (stop, 1)):
-                block = blocks[line] if 0 <= line < len(blocks) else None
+                inside = 0 <= line < len(blocks) and blocks[line] is blocks[line - step]
+                block = blocks[line] if inside else None
                 while block is not None and 0 <= line < len(blocks) and blocks[line] is block:
                     new_line = line if step < 0 else line + shift
                     following._total -= following._counts[new_line] or 0
