@@ -23,7 +23,8 @@ HF writes: the normalizer ``Prepend("▁")`` + ``Replace(" ", "▁")`` with no p
 (transformers' "legacy" conversion: a prefix before every segment between matched
 special tokens, even one that opens with a space), or the pre-tokenizer ``Metaspace``
 (``prepend_scheme`` ``always``, ``first`` or ``never``: no prefix before a segment that
-opens with a space; ``split`` cuts before each ``▁``). ``model.byte_fallback`` turns a
+opens with a space, unless a normalizer doubles a leading ``▁``, as transformers 5 writes
+for a SentencePiece model; ``split`` cuts before each ``▁``). ``model.byte_fallback`` turns a
 character that is no vocabulary entry into its ``<0xXX>`` bytes, ``fuse_unk`` makes a
 run of unknown ones one ``unk_token``.
 
@@ -218,9 +219,9 @@ def _metaspace_layout(path: str, normalizer: Any, pre_tokenizer: Any) -> tuple[P
             if len(parts) > 1:
                 raise _unsupported(path, "a Metaspace pre-tokenizer in a Sequence with others")
             pre_tokenizer = parts[0]
+    parts = _normalizers(normalizer)
+    replace = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
     if isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") == "Metaspace":
-        if normalizer is not None:
-            raise _unsupported(path, f"the normalizer {normalizer.get('type')!r} before a Metaspace pre-tokenizer")
         if pre_tokenizer.get("replacement", SPACE) != SPACE:
             raise _unsupported(path, f"a Metaspace replacement {pre_tokenizer.get('replacement')!r} other than '▁'")
         # Files written before prepend_scheme existed say add_prefix_space.
@@ -230,15 +231,13 @@ def _metaspace_layout(path: str, normalizer: Any, pre_tokenizer: Any) -> tuple[P
         prefixes = {"always": Prefix.SEGMENT, "first": Prefix.TEXT, "never": Prefix.NONE}
         if scheme not in prefixes:
             raise _unsupported(path, f"the Metaspace prepend_scheme {scheme!r}")
-        return prefixes[scheme], False, bool(pre_tokenizer.get("split", True))
-    parts = (
-        []
-        if normalizer is None
-        else normalizer.get("normalizers", [normalizer])
-        if normalizer.get("type") == "Sequence"
-        else [normalizer]
-    )
-    replace = {"type": "Replace", "pattern": {"String": " "}, "content": SPACE}
+        # A Replace of spaces changes nothing before Metaspace, which replaces them too;
+        # transformers 5 adds one that doubles a leading "▁", so that a text opening with a
+        # space gets its prefix as SentencePiece gives it.
+        over_space = parts == [replace, _DOUBLE_PREFIX] and scheme == "always"
+        if parts not in ([], [replace]) and not over_space:
+            raise _unsupported(path, f"the normalizer {normalizer!r:.200} before a Metaspace pre-tokenizer")
+        return prefixes[scheme], over_space, bool(pre_tokenizer.get("split", True))
     if pre_tokenizer is not None or replace not in parts:
         return None
     if parts == [{"type": "Prepend", "prepend": SPACE}, replace]:
@@ -246,6 +245,17 @@ def _metaspace_layout(path: str, normalizer: Any, pre_tokenizer: Any) -> tuple[P
     if parts == [replace]:
         return Prefix.NONE, True, False
     raise _unsupported(path, f"the normalizer {normalizer!r:.200}")
+
+
+# transformers 5's normalizer for a SentencePiece model's leading space (see above).
+_DOUBLE_PREFIX = {"type": "Replace", "pattern": {"Regex": f"\\A{SPACE}"}, "content": SPACE * 2}
+
+
+def _normalizers(spec: Any) -> list[Any]:
+    """The normalizers of ``spec`` in order (a ``Sequence``'s, or itself)."""
+    if spec is None:
+        return []
+    return list(spec.get("normalizers") or []) if spec.get("type") == "Sequence" else [spec]
 
 
 def _splits(path: str, spec: Any) -> list[Split]:

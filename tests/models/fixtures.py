@@ -16,8 +16,10 @@ folder, never into the repository. The other layouts HF writes are that file wit
 normalizer and pre-tokenizer as HF writes them: ``prepend_scheme`` "always"
 (transformers 5's ``legacy=True``), the ``Prepend`` + ``Replace`` normalizer with a
 ``<s>`` post-processor (transformers 4's ``legacy=True``, the layout of Llama 2's and
-Mistral 7B v0.1's own files), and ``split`` (files written before ``split`` was an
-option), and one without byte fallback. HF ``tokenizers`` reading each file is its oracle.
+Mistral 7B v0.1's own files), transformers 5's conversion of a bare SentencePiece model
+(a leading ``▁`` doubled, Metaspace in a ``Sequence``), ``split`` (files written before
+``split`` was an option), and one without byte fallback. HF ``tokenizers`` reading each
+file is its oracle.
 """
 
 from __future__ import annotations
@@ -49,7 +51,13 @@ FILES = {
 HF_MODELS = ("llama3", "gpt4o")
 SENTENCEPIECE_MODELS = ("mistral-v1", "mistral-v7")
 # Metaspace tokenizer.json files made from mistral-v1 by transformers (see converted).
-METASPACE_MODELS = ("hf-metaspace-first", "hf-metaspace-always", "hf-metaspace-legacy", "hf-metaspace-split")
+METASPACE_MODELS = (
+    "hf-metaspace-first",
+    "hf-metaspace-always",
+    "hf-metaspace-legacy",
+    "hf-metaspace-sentencepiece",
+    "hf-metaspace-split",
+)
 # The first without byte fallback: unknown characters are one "<unk>" per run (fuse_unk).
 UNKNOWN_MODEL = "hf-metaspace-unk"
 CONVERTED = (*METASPACE_MODELS, UNKNOWN_MODEL)
@@ -58,6 +66,16 @@ _PREPEND_NORMALIZER = {
     "normalizers": [
         {"type": "Prepend", "prepend": "\u2581"},
         {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+    ],
+}
+# transformers 5's conversion of a SentencePiece model without a tokenizer class of its
+# own (SpmConverter.build_tokenizer_from_spm_proto, legacy): a leading "▁" doubled, then
+# Metaspace in a Sequence, so that a text opening with a space gets SentencePiece's prefix.
+_SENTENCEPIECE_NORMALIZER = {
+    "type": "Sequence",
+    "normalizers": [
+        {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        {"type": "Replace", "pattern": {"Regex": "\\A\u2581"}, "content": "\u2581\u2581"},
     ],
 }
 _BOS_PROCESSOR = {
@@ -113,6 +131,10 @@ def _convert(folder: Path) -> None:
         normalizer=_PREPEND_NORMALIZER, pre_tokenizer=None, post_processor=_BOS_PROCESSOR
     )
     layouts["hf-metaspace-split"]["pre_tokenizer"]["split"] = True
+    always = {**first["pre_tokenizer"], "prepend_scheme": "always"}
+    layouts["hf-metaspace-sentencepiece"].update(
+        normalizer=_SENTENCEPIECE_NORMALIZER, pre_tokenizer={"type": "Sequence", "pretokenizers": [always]}
+    )
     layouts[UNKNOWN_MODEL]["model"].update(byte_fallback=False, unk_token="<unk>")
     for name, layout in layouts.items():
         path = folder / f"{name}.json"

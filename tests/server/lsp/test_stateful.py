@@ -5,9 +5,10 @@ After each step the server's ``glassllm/stats`` (whole and of a random range), i
 semantic tokens and hovers at random places equal what the library computes on the
 model text — with glassllm's own tokenizer, and with real models' (Llama 3, whose
 pre-tokenizer crosses line breaks; Mistral's SentencePiece, whose dummy prefix opens the
-text only; the Metaspace tokenizer.json HF converts it to) as the document's tokenizer, the library's tokens of the whole text as the
-oracle. Hypothesis drives the machine from a worker thread; every exchange with the
-server runs on the test's event loop, where the pytest-lsp client lives.
+text only; the Metaspace tokenizer.json HF converts it to) as the document's tokenizer,
+the library's tokens of the whole text as the oracle. Hypothesis drives the machine from
+a worker thread; every exchange with the server runs on the test's event loop, where the
+pytest-lsp client lives.
 """
 
 # The converted fixture is imported from tests/models/fixtures.py (see there why), so a
