@@ -77,7 +77,7 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     "hover.nothing": {"en": "nothing", "pt": "nada"},
     "hover.split": {
         "en": "The character {character} ({codepoint}) is split over {count} tokens, each covering it: {tokens}",
-        "pt": "O caractere {character} ({codepoint}) está dividido em {count} tokens, cada um cobrindo-o: {tokens}",
+        "pt": "O caractere {character} ({codepoint}) está dividido em {count} tokens, e cada um o cobre: {tokens}",
     },
     "hover.explain": {
         "en": "Every merge step: the code action “Explain BPE merges” on a selection.",
