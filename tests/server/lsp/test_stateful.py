@@ -303,9 +303,11 @@ async def _open(client: GlassClient, text: str) -> str:
 @pytest.mark.parametrize("name", ["pt", "llama3", "mistral-v1", "hf-metaspace-first"])
 async def test_random_edits_keep_the_server_equal_to_the_library(client, converted, name):
     global TOK
-    path = converted(name) if name in CONVERTED else model_file(name)
-    TOK = packaged("pt") if name == "pt" else load_tokenizer(path)
-    setting = name if name == "pt" else str(path)
+    if name == "pt":
+        TOK, setting = packaged("pt"), "pt"
+    else:
+        path = converted(name) if name in CONVERTED else model_file(name)
+        TOK, setting = load_tokenizer(path), str(path)
     await configure_and_wait(client, {"tokenizer": setting})
     Editing.client = client
     Editing.loop = asyncio.get_running_loop()
