@@ -1,7 +1,8 @@
 """Real models' tokenizers, read by glassllm's own pure-Python code.
 
 :func:`load_model` takes a file (or ``hf:ORG/NAME``) and recognizes its format from the
-content: a Hugging Face ``tokenizer.json`` (byte-level BPE: GPT-2, Llama 3, GPT-4o…,
+content: a Hugging Face ``tokenizer.json`` of a BPE model (byte-level: GPT-2, Llama 3,
+GPT-4o…; or Metaspace ``▁`` with byte fallback: Llama 2, Mistral converted;
 :mod:`~glassllm.models.hf_bpe`), a Tekken JSON (:mod:`~glassllm.models.tekken`) or a
 SentencePiece BPE ``.model`` (:mod:`~glassllm.models.sentencepiece_bpe`). Each satisfies
 :class:`glassllm.protocol.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from glassllm.files import parse_tokenizer_file, read_bounded_bytes
 from glassllm.models.base import ModelTokenizer
-from glassllm.models.hf_bpe import HFByteLevelBPE, load_hf_bpe
+from glassllm.models.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE, load_hf_bpe
 from glassllm.models.hub import PREFIX, resolve
 from glassllm.models.sentencepiece_bpe import SentencePieceBPE, is_sentencepiece, load_sentencepiece
 from glassllm.models.tekken import Tekken, is_tekken, load_tekken
@@ -26,6 +27,7 @@ from glassllm.tokenizer import Tokenizer
 __all__ = [
     "EXPECTED",
     "HFByteLevelBPE",
+    "HFMetaspaceBPE",
     "ModelTokenizer",
     "SentencePieceBPE",
     "Tekken",
@@ -34,12 +36,9 @@ __all__ = [
     "read_model_file",
 ]
 
-EXPECTED = (
-    "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (byte-level BPE), a Tekken JSON "
-    "or a SentencePiece BPE .model"
-)
+EXPECTED = "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE), a Tekken JSON or a SentencePiece BPE .model"
 _EXPECTED_PT = (
-    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE em bytes), um JSON "
+    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE), um JSON "
     "Tekken ou um .model BPE do SentencePiece"
 )
 

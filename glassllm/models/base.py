@@ -163,6 +163,14 @@ class ModelTokenizer:
         """The text of ``ids``; special tokens vanish."""
         raise NotImplementedError
 
+    # Whether a segment after a matched special token is normalized as a text's start
+    # (HF's Prepend normalizer works on each segment: see metaspace.Prefix).
+    _segments_open = False
+
+    def _opens(self, segment: Segment, at_start: bool) -> bool:
+        """Whether ``segment`` is normalized as the start of a text (its dummy prefix)."""
+        return at_start if segment.start == 0 else self._segments_open
+
     # The pipeline
 
     def segments(self, text: str) -> list[Segment]:
@@ -236,7 +244,7 @@ class ModelTokenizer:
             if segment.special is not None:
                 yield text[segment.start : segment.end], segment.start, segment.end, None
                 continue
-            normalized, origin = self._normalize(text[segment.start : segment.end], at_start and segment.start == 0)
+            normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
             for start, end in self._chunk_bounds(normalized):
                 if origin is None:
                     span = (segment.start + start, segment.start + end)
@@ -268,7 +276,7 @@ class ModelTokenizer:
             if segment.special is not None:
                 ids.append(segment.special)
                 continue
-            normalized, _ = self._normalize(text[segment.start : segment.end], segment.start == 0)
+            normalized, _ = self._normalize(text[segment.start : segment.end], self._opens(segment, True))
             chunks = self._chunk_texts(normalized)
             found = list(map(self._ids_cache.get, chunks))
             if None in found:
@@ -307,7 +315,7 @@ class ModelTokenizer:
                 chunks.append(number)
                 number += 1
                 continue
-            normalized, origin = self._normalize(text[segment.start : segment.end], at_start and segment.start == 0)
+            normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
             texts = self._chunk_texts(normalized)
             if origin is not None or sum(map(len, texts)) != len(normalized):
                 spans = self.encode_spans(text, at_start=at_start)
@@ -379,13 +387,12 @@ class ModelTokenizer:
         read as special, an added one), never built by merges."""
         return token_id in self._matched_ids
 
-    def priority(self, left: str, right: str) -> int | float | None:
-        """What orders the merge of ``left`` and ``right`` (see ``priority_name``): its
-        rank (lower merges first), or its piece's score (higher first); ``None``: no merge."""
+    def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
+        """``(rank, score)`` of the merge of ``left`` and ``right`` as an explanation's
+        step gives them: its rank (lower merges first) and, where scores order the merges
+        (see ``priority_name``), its piece's score; ``None``: they do not merge."""
         found = self._rank(left, right)
-        if found is None:
-            return None
-        return -found if self.priority_name == "score" else int(found)
+        return None if found is None else self._step(Merge(found, 0, left, right))
 
     def _symbols_of_piece(self, piece: str) -> list[str]:
         return self._symbols(piece)

@@ -7,48 +7,41 @@ here: each piece with its score and type, the trainer's model type and ``byte_fa
 and the normalizer's name, ``add_dummy_prefix``, ``remove_extra_whitespaces`` and
 ``escape_whitespaces``.
 
-Encoding, as SentencePiece's ``bpe_model.cc`` does it:
+Encoding, as SentencePiece's ``bpe_model.cc`` does it, is :mod:`~glassllm.models.metaspace`'s:
 
 1. normalize: the ``identity`` rule only (other rules hold a compiled character map,
    which is refused with a clear error); spaces become ``▁``, and the text gets a leading
-   ``▁`` (the dummy prefix: it stands for no character of the text, so its span is empty);
+   ``▁`` (the dummy prefix);
 2. symbols: user-defined pieces (``[REF]``…) as one symbol each, otherwise one character;
 3. merge the adjacent pair whose concatenation is a piece with the highest score (the
    leftmost among equals) until none is;
 4. a final symbol that is no piece becomes its UTF-8 bytes, ``<0xE2>``… (byte fallback),
    each covering the character it belongs to; without byte fallback, ``<unk>``.
 
-Merges never cross a point where a ``▁`` follows another character when no piece has
-``▁`` after another character (true of every Mistral model: checked at load), so the
-text is cut there into chunks and each chunk cached, as glassllm's own chunks are. Nor
-do they cross a line break followed by a character that follows it in no piece (no
-Mistral piece holds ``\n`` at all; ``\r`` is followed by another ``\r`` only): the text
-is cut there too, so that chunks, like glassllm's own, stay within a line, and a document
-can be tokenized line by line (:meth:`SentencePieceBPE.can_cut`).
+An explanation's step gives the merged piece's score (what ordered it) and its rank: the
+piece's place among the model's pieces of two characters or more, highest score first (0:
+the merge the model prefers to every other; pieces of equal score share a rank).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from bisect import bisect_left
+from functools import cached_property
 from pathlib import Path
 
-from glassllm.models.base import ChunkTokens, ModelTokenizer, as_ids
 from glassllm.models.merging import Merge
+from glassllm.models.metaspace import BYTE_PIECE, MetaspaceModel, Prefix
 from glassllm.models.protobuf import fields, float32, signed
 from glassllm.problems import problem
 
 __all__ = ["SentencePieceBPE", "is_sentencepiece", "load_sentencepiece"]
 
-SPACE = "\u2581"
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _BPE = 2
 _MODEL_TYPES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
-_BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
-_CHUNK = re.compile(f"{SPACE}+[^{SPACE}]*|[^{SPACE}]+")
 
 
-class SentencePieceBPE(ModelTokenizer):
+class SentencePieceBPE(MetaspaceModel):
     """A SentencePiece BPE model (see the module's docstring)."""
 
     kind = "SentencePiece BPE"
@@ -66,100 +59,32 @@ class SentencePieceBPE(ModelTokenizer):
         bos_id: int,
         match_specials: bool = False,
     ) -> None:
-        controls = {piece: index for index, (piece, _, kind) in enumerate(pieces) if kind == CONTROL}
+        # What merging may produce: normal and user-defined pieces (SentencePiece skips
+        # unused ones); the score decides, the first ID of a repeated piece is its ID.
+        ids: dict[str, int] = {}
+        self.scores: dict[str, float] = {}
+        for index, (piece, score, kind) in enumerate(pieces):
+            if kind in (NORMAL, USER_DEFINED) and piece not in ids:
+                ids[piece] = index
+                self.scores[piece] = score
         super().__init__(
             source,
             [piece for piece, _, _ in pieces],
-            controls,
+            {piece: index for index, (piece, _, kind) in enumerate(pieces) if kind == CONTROL},
+            pieces=ids,
+            bytes_={
+                int(match[1], 16): index
+                for index, (piece, _, kind) in enumerate(pieces)
+                if kind == BYTE and (match := BYTE_PIECE.fullmatch(piece))
+            },
+            byte_fallback=byte_fallback,
+            unk_id=unk_id,
+            prefix=Prefix.TEXT if dummy_prefix else Prefix.NONE,
+            user=[piece for piece, _, kind in pieces if kind == USER_DEFINED],
             match_specials=match_specials,
             around=((bos_id,) if 0 <= bos_id < len(pieces) else (), ()),
         )
-        self.unk_id = unk_id
-        self.byte_fallback = byte_fallback
-        self.dummy_prefix = dummy_prefix
-        # What merging may produce: normal and user-defined pieces (SentencePiece skips
-        # unused ones); the score decides, the first ID of a repeated piece is its ID.
-        self.ids: dict[str, int] = {}
-        self.scores: dict[str, float] = {}
-        for index, (piece, score, kind) in enumerate(pieces):
-            if kind in (NORMAL, USER_DEFINED) and piece not in self.ids:
-                self.ids[piece] = index
-                self.scores[piece] = score
-        self._bytes = {
-            int(match[1], 16): index
-            for index, (piece, _, kind) in enumerate(pieces)
-            if kind == BYTE and (match := _BYTE_PIECE.fullmatch(piece))
-        }
-        user = sorted((piece for piece, _, kind in pieces if kind == USER_DEFINED), key=len, reverse=True)
-        self._user = re.compile("|".join(map(re.escape, user))) if user else None
-        self._chunked = not any(re.search(f"[^{SPACE}]{SPACE}", piece) for piece in self.ids)
         self._score_of = self.scores.get
-        # What follows each line break inside a piece or a matched special: a merge can
-        # join a line break only to one of those.
-        self._followers: dict[str, frozenset[str]] = {
-            ending: frozenset(
-                text[index + 1]
-                for text in (*self.ids, *self._matched)
-                for index in range(len(text) - 1)
-                if text[index] == ending
-            )
-            for ending in "\r\n"
-        }
-        self._breaks = re.compile(
-            "|".join(
-                re.escape(ending) + (f"(?![{''.join(map(re.escape, sorted(after)))}])" if after else "")
-                for ending, after in self._followers.items()
-            )
-        )
-
-    def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
-        escaped = text.replace(" ", SPACE)
-        if not (self.dummy_prefix and at_start):
-            return escaped, None
-        # The dummy prefix stands for nothing: both its boundaries map to offset 0.
-        return SPACE + escaped, [0, *range(len(text) + 1)]
-
-    def can_cut(self, before: str, after: str) -> bool:
-        """Whether ``before + after`` tokenizes as ``before`` then ``after`` continued: true
-        where ``before`` ends with a line break that no piece joins to ``after``'s first
-        character (the chunks are cut there too)."""
-        if not after:
-            return True
-        first = SPACE if after[0] == " " else after[0]
-        return before.endswith(("\n", "\r")) and first not in self._followers[before[-1]]
-
-    def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
-        if "\n" not in normalized and "\r" not in normalized:
-            return self._part_bounds(normalized, 0, len(normalized))
-        bounds: list[tuple[int, int]] = []
-        start = 0
-        for match in self._breaks.finditer(normalized):
-            bounds.extend(self._part_bounds(normalized, start, match.end()))
-            start = match.end()
-        bounds.extend(self._part_bounds(normalized, start, len(normalized)))
-        return bounds
-
-    def _part_bounds(self, normalized: str, start: int, end: int) -> list[tuple[int, int]]:
-        if not self._chunked:
-            return [(start, end)] if start < end else []
-        return [match.span() for match in _CHUNK.finditer(normalized, start, end)]
-
-    def _chunk_texts(self, normalized: str) -> list[str]:
-        if "\n" not in normalized and "\r" not in normalized:
-            return _CHUNK.findall(normalized) if self._chunked else [normalized]
-        return [normalized[start:end] for start, end in self._chunk_bounds(normalized)]
-
-    def _symbols(self, chunk: str) -> list[str]:
-        if self._user is None:
-            return list(chunk)
-        symbols: list[str] = []
-        at = 0
-        for match in self._user.finditer(chunk):
-            symbols.extend(chunk[at : match.start()])
-            symbols.append(match.group())
-            at = match.end()
-        symbols.extend(chunk[at:])
-        return symbols
 
     def _rank(self, left: str, right: str) -> float | None:
         score = self._score_of(left + right)
@@ -167,56 +92,14 @@ class SentencePieceBPE(ModelTokenizer):
 
     def _step(self, merge: Merge) -> tuple[int, float | None]:
         result = merge.left + merge.right
-        return self.ids[result], self.scores[result]
+        score = self.scores[result]
+        return bisect_left(self._descending_scores, -score), score
 
-    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
-        ids: list[int] = []
-        shown: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        at = 0
-        for piece in pieces:
-            token_id = self.ids.get(piece)
-            if token_id is not None:
-                ids.append(token_id)
-                shown.append(piece)
-                starts.append(at)
-                ends.append(at + len(piece))
-            elif self.byte_fallback:
-                # Each byte of each character is a token covering that character.
-                for offset, character in enumerate(piece):
-                    for byte in character.encode("utf-8", "replace"):
-                        token_id = self._bytes[byte]
-                        ids.append(token_id)
-                        shown.append(self.vocab[token_id])
-                        starts.append(at + offset)
-                        ends.append(at + offset + 1)
-            else:
-                ids.append(self.unk_id)
-                shown.append(piece)
-                starts.append(at)
-                ends.append(at + len(piece))
-            at += len(piece)
-        return ChunkTokens(tuple(ids), tuple(shown), tuple(starts), tuple(ends))
-
-    def readable(self, piece: str) -> str:
-        match = _BYTE_PIECE.fullmatch(piece)
-        return f"<{match[1]}>" if match and piece not in self.ids else piece
-
-    def decode(self, ids: Iterable[int]) -> str:
-        data = bytearray()
-        vocab, controls = self.vocab, self._special_ids
-        for token_id in as_ids(ids):
-            if token_id in controls:
-                continue
-            piece = vocab[token_id]
-            match = _BYTE_PIECE.fullmatch(piece)
-            if match and piece not in self.ids:
-                data.append(int(match[1], 16))
-            else:
-                data.extend(piece.replace(SPACE, " ").encode("utf-8"))
-        text = data.decode("utf-8", "replace")
-        return text[1:] if self.dummy_prefix and text.startswith(" ") else text
+    @cached_property
+    def _descending_scores(self) -> list[float]:
+        """The scores of the pieces merging can produce (two characters or more),
+        negated and sorted: a score's rank is where it falls in them."""
+        return sorted(-score for piece, score in self.scores.items() if len(piece) > 1)
 
 
 def is_sentencepiece(data: bytes) -> bool:

@@ -806,6 +806,17 @@ class Document:
         number, span = found
         return self._token(point.line, number, span)
 
+    def tokens_at(self, point: Point) -> list[DocumentToken]:
+        """Every token holding the character at ``point``, in order: the one of
+        :meth:`token_at`, then those holding more of its bytes when a real model splits
+        its UTF-8 over several (byte-level pieces, SentencePiece's byte fallback)."""
+        first, spans = self.line_tokens(point.line).window(point.column, point.column + 1)
+        return [
+            self._token(point.line, number, span)
+            for number, span in enumerate(spans, first)
+            if span.start <= point.column < span.end
+        ]
+
     def meant_token(self, point: Point) -> DocumentToken | None:
         """The token a cursor at ``point`` means: the one under it, at the end of a line
         the last one before it; None on an empty line or past the text."""

@@ -75,6 +75,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "pt": "o modelo acrescenta {before} antes do texto e {after} depois, fora desta contagem",
     },
     "hover.nothing": {"en": "nothing", "pt": "nada"},
+    "hover.split": {
+        "en": "The character {character} ({codepoint}) is split over {count} tokens, each covering it: {tokens}",
+        "pt": "O caractere {character} ({codepoint}) está dividido em {count} tokens, e cada um o cobre: {tokens}",
+    },
     "hover.explain": {
         "en": "Every merge step: the code action “Explain BPE merges” on a selection.",
         "pt": "Cada passo das fusões: a ação de código “Explicar fusões BPE” numa seleção.",

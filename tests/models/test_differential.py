@@ -1,7 +1,8 @@
 """glassllm's reading of real models against each format's own implementation.
 
 The text's own IDs must be exactly what HF ``tokenizers`` (``encode(text,
-add_special_tokens=False)``), ``sentencepiece`` (``encode``) and mistral-common's
+add_special_tokens=False)``, for byte-level files and the Metaspace ones HF converts from a
+SentencePiece model), ``sentencepiece`` (``encode``) and mistral-common's
 Tekkenizer (``encode(text, bos=False, eos=False)``) give: on the held-out books of the
 shared corpora (pt and en, whole), the seeds' examples, and hypothesis text from all of
 Unicode with the hard cases mixed in. Offsets are checked against HF's where it gives
@@ -14,6 +15,7 @@ them, and against the bytes everywhere.
 
 from __future__ import annotations
 
+import json
 from itertools import pairwise
 
 import pytest
@@ -21,9 +23,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CORPORA
-from tests.models.fixtures import FILES, HF_MODELS, SENTENCEPIECE_MODELS, hf_tokenizer, model, model_file, reference  # noqa: F401 (fixtures)
+from tests.models.fixtures import (  # noqa: F401 (fixtures)
+    FILES,
+    HF_MODELS,
+    METASPACE_MODELS,
+    SENTENCEPIECE_MODELS,
+    UNKNOWN_MODEL,
+    converted,
+    hf_tokenizer,
+    model,
+    model_file,
+    reference,
+)
 
-ALL = tuple(FILES)
+ALL = (*FILES, *METASPACE_MODELS)
+# Encoded exactly: with the Metaspace file whose unknown characters are "<unk>" (lossy).
+ENCODED = (*ALL, UNKNOWN_MODEL)
+# Read by HF tokenizers, which is their oracle for special tokens and offsets too.
+HF_FILES = (*HF_MODELS, *METASPACE_MODELS, UNKNOWN_MODEL)
 
 SEED_TEXTS = [
     "Olá mundo\n",
@@ -92,19 +109,19 @@ def _book(language: str) -> str:
 
 
 @pytest.mark.parametrize("language", ["pt", "en"])
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", ENCODED)
 def test_held_out_books_encode_exactly(model, reference, name, language):
     text = _book(language)
     assert model(name).encode(text) == reference(name)(text)
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", ENCODED)
 def test_seed_examples_encode_exactly(model, reference, name):
     for text in SEED_TEXTS + HARD:
         assert model(name).encode(text) == reference(name)(text), text
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", ENCODED)
 def test_hypothesis_text_encodes_exactly(model, reference, name):
     tok, oracle = model(name), reference(name)
 
@@ -116,13 +133,13 @@ def test_hypothesis_text_encodes_exactly(model, reference, name):
     check()
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", ENCODED)
 def test_special_token_text_both_ways(model, reference, name):
     text = "a<|endoftext|>b <|begin_of_text|>[INST] hi [/INST]</s><s>[REF]"
     assert model(name).encode(text) == reference(name)(text)
     matched = model(name, match_specials=True)
     ids = matched.encode(text)
-    if name in HF_MODELS:
+    if name in HF_FILES:
         assert ids == reference(name, match_specials=True)(text)
     assert set(ids) & set(matched.specials.values())  # type: ignore[attr-defined]
     for special, token_id in matched.specials.items():  # type: ignore[attr-defined]
@@ -136,6 +153,35 @@ def test_offsets_are_hf_offsets(model, hf_tokenizer, name):
     text = _book("pt")[:20000] + " ⿰ 👍🏽 e\u0301 \r\n\t中文 <|endoftext|>\n"
     spans = model(name).encode_spans(text)
     assert [(span.start, span.end) for span in spans] == hf.encode(text, add_special_tokens=False).offsets
+
+
+@pytest.mark.parametrize("match_specials", [False, True])
+@pytest.mark.parametrize("name", METASPACE_MODELS)
+def test_metaspace_offsets_are_hf_offsets_but_the_dummy_prefix_holds_nothing(model, hf_tokenizer, name, match_specials):
+    hf = hf_tokenizer(name, match_specials)
+    text = "\n\n" + _book("pt")[:20000] + "  ⿰ 👍🏽 e\u0301 \r\n\t中文 </s>x <s> y\n"
+    spans = model(name, match_specials).encode_spans(text)
+    found = hf.encode(text, add_special_tokens=False)
+    assert [span.id for span in spans] == found.ids
+    prefixes = 0
+    for span, (start, end) in zip(spans, found.offsets, strict=True):
+        if span.start == span.end:
+            # HF gives the dummy prefix the span of the character it was put before.
+            assert (span.piece, span.start) == ("\u2581", start) and end == start + 1
+            prefixes += 1
+        else:
+            assert (span.start, span.end) == (start, end), span
+    assert prefixes >= 1
+
+
+@pytest.mark.parametrize("name", METASPACE_MODELS)
+def test_metaspace_byte_fallback_covers_the_character_with_each_byte(model, name):
+    tok = model(name)
+    spans = tok.encode_spans("a ⿰b")
+    fallen = [span for span in spans if tok.readable(span.piece).startswith("<")]
+    assert [tok.readable(span.piece) for span in fallen] == ["<E2>", "<BF>", "<B0>"]
+    assert {(span.start, span.end) for span in fallen} == {(2, 3)}
+    assert tok.derivation(fallen[0].piece) == []
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -182,27 +228,35 @@ def test_explanations_replay_to_the_tokens(model, name):
             assert state == item.pieces
 
 
-def test_hf_steps_are_in_merge_rank_order_with_the_files_ranks(model):
-    import json
-
-    merges = json.loads(model_file("llama3").read_text(encoding="utf-8"))["model"]["merges"]
-    (item,) = model("llama3").explain("tokenization")
+@pytest.mark.parametrize("name", ["llama3", "hf-metaspace-legacy"])
+def test_hf_steps_are_in_merge_rank_order_with_the_files_ranks(model, converted, name):
+    path = converted(name) if name in METASPACE_MODELS else model_file(name)
+    merges = json.loads(path.read_text(encoding="utf-8"))["model"]["merges"]
+    (item,) = model(name).explain("tokenization")
     for step in item.steps:
         assert merges[step.rank] in (f"{step.pair[0]} {step.pair[1]}", list(step.pair))
-    assert item.pieces == ["token", "ization"]
+        assert step.score is None
+    assert [step.rank for step in item.steps] == sorted(step.rank for step in item.steps)
+    assert item.pieces == (["token", "ization"] if name == "llama3" else ["\u2581token", "ization"])
 
 
 @pytest.mark.parametrize("name", SENTENCEPIECE_MODELS)
-def test_sentencepiece_steps_give_the_pieces_score(model, name):
-    (item,) = model(name).explain("tokenization")
+def test_sentencepiece_steps_give_the_score_that_ordered_them_and_its_rank(model, name):
+    tok = model(name)
+    (item,) = tok.explain("tokenization")
     scores = [step.score for step in item.steps]
-    assert all(score is not None for score in scores)
-    assert model(name).vocab[item.steps[-1].rank] == item.steps[-1].result
+    assert scores == [tok.scores[step.result] for step in item.steps]
+    assert scores == sorted(scores, reverse=True)  # highest score first
+    # The rank is the place among the pieces merging can make, highest score first.
+    makeable = sorted((score for piece, score in tok.scores.items() if len(piece) > 1), reverse=True)
+    for step in item.steps:
+        assert step.rank == makeable.index(step.score)
+    assert [step.rank for step in item.steps] == sorted(step.rank for step in item.steps)
 
 
 def test_what_the_model_adds_around_a_text_is_apart(model, hf_tokenizer):
     text = "Era uma vez"
-    for name in HF_MODELS:
+    for name in (*HF_MODELS, "hf-metaspace-legacy"):
         hf = hf_tokenizer(name)
         before, after = model(name).around
         assert hf.encode(text).ids == [*before, *model(name).encode(text), *after]

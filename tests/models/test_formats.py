@@ -15,13 +15,21 @@ import sys
 import pytest
 
 from glassllm import load_tokenizer, packaged
-from glassllm.models import EXPECTED, HFByteLevelBPE, SentencePieceBPE, Tekken, model_kind
+from glassllm.models import EXPECTED, HFByteLevelBPE, HFMetaspaceBPE, SentencePieceBPE, Tekken, model_kind
 from glassllm.models.byte_level import readable
 from glassllm.models.protobuf import fields
 from glassllm.problems import describe
 from glassllm.protocol import AnyTokenizer
 from tests.conftest import CORPORA
-from tests.models.fixtures import FILES, hf_tokenizer, model, model_file, reference  # noqa: F401 (fixtures)
+from tests.models.fixtures import (  # noqa: F401 (fixtures)
+    FILES,
+    METASPACE_MODELS,
+    converted,
+    hf_tokenizer,
+    model,
+    model_file,
+    reference,
+)
 
 
 def glassllm(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -60,7 +68,7 @@ def test_anything_else_gets_one_error_naming_the_file_and_what_was_expected(tmp_
     assert EXPECTED in str(raised.value)
     assert describe(raised.value, "pt").endswith(
         "não é um arquivo de tokenizador: esperava um JSON de tokenizador do glassllm, um tokenizer.json "
-        "da Hugging Face (BPE em bytes), um JSON Tekken ou um .model BPE do SentencePiece"
+        "da Hugging Face (BPE), um JSON Tekken ou um .model BPE do SentencePiece"
     )
     with pytest.raises(FileNotFoundError, match=r"nowhere\.model"):
         load_tokenizer(tmp_path / "nowhere.model")
@@ -71,11 +79,45 @@ def test_other_hf_models_are_refused_by_name(tmp_path):
     wordpiece.write_text(json.dumps({"version": "1.0", "model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
     with pytest.raises(ValueError, match=r"bert\.json: not a BPE model \(Hugging Face WordPiece\)"):
         load_tokenizer(wordpiece)
-    metaspace = tmp_path / "llama2.json"
+    fallback = tmp_path / "odd.json"
     model = {"type": "BPE", "vocab": {"a": 0}, "merges": [], "byte_fallback": True}
-    metaspace.write_text(json.dumps({"version": "1.0", "model": model}), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"llama2\.json: a BPE model with byte_fallback .* is not supported"):
-        load_tokenizer(metaspace)
+    fallback.write_text(json.dumps({"version": "1.0", "model": model}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"odd\.json: byte_fallback without a Metaspace .* is not supported"):
+        load_tokenizer(fallback)
+    lowercase = tmp_path / "lower.json"
+    replace = {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}
+    normalizer = {"type": "Sequence", "normalizers": [{"type": "Lowercase"}, replace]}
+    lowercase.write_text(
+        json.dumps({"model": model, "normalizer": normalizer, "pre_tokenizer": None}), encoding="utf-8"
+    )
+    with pytest.raises(ValueError, match=r"lower\.json: the normalizer .*Lowercase.* is not supported"):
+        load_tokenizer(lowercase)
+
+
+def test_a_metaspace_pre_tokenizer_alone_in_a_sequence_is_read_as_itself(converted, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    data = json.loads(converted("hf-metaspace-first").read_text(encoding="utf-8"))
+    data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [data["pre_tokenizer"]]}
+    wrapped = tmp_path / "wrapped.json"
+    wrapped.write_text(json.dumps(data), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(wrapped))
+    hf.encode_special_tokens = True
+    text = " Era uma vez ⿰\n  <s>fim"
+    assert load_tokenizer(wrapped).encode(text) == hf.encode(text, add_special_tokens=False).ids
+    data["pre_tokenizer"]["pretokenizers"].append({"type": "Digits", "individual_digits": True})
+    wrapped.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"wrapped\.json: a Metaspace pre-tokenizer in a Sequence with others"):
+        load_tokenizer(wrapped)
+
+
+@pytest.mark.parametrize("name", METASPACE_MODELS)
+def test_a_metaspace_tokenizer_json_is_recognized_from_the_content(converted, tmp_path, name):
+    disguised = tmp_path / "tokenizer.bin"
+    shutil.copyfile(converted(name), disguised)
+    assert model_kind(disguised.read_bytes()) == "hf"
+    loaded = load_tokenizer(disguised)
+    assert isinstance(loaded, HFMetaspaceBPE) and isinstance(loaded, AnyTokenizer)
+    assert loaded.encode("Era uma vez ⿰") == load_tokenizer(model_file("mistral-v1")).encode("Era uma vez ⿰")
 
 
 def test_a_unigram_sentencepiece_model_is_not_a_bpe_model(tmp_path):
@@ -157,6 +199,27 @@ def test_explain_json_gives_hf_tokens_for_llama3(hf_tokenizer):
     assert chunk["pieces"] == expected.tokens and chunk["ids"] == expected.ids
     assert chunk["steps"][-1]["result"] in chunk["pieces"]
     assert all(set(step) == {"rank", "pair", "result"} for step in chunk["steps"])
+
+
+def test_explain_json_gives_scores_and_their_ranks_for_sentencepiece_and_ranks_for_the_others(model, converted):
+    sentencepiece = model("mistral-v1")
+    result = glassllm("explain", "--json", "-t", str(model_file("mistral-v1")), "tokenization")
+    assert result.returncode == 0, result.stderr
+    (chunk,) = json.loads(result.stdout)
+    assert chunk["ids"] == sentencepiece.encode("tokenization")
+    steps = chunk["steps"]
+    assert all(set(step) == {"rank", "pair", "result", "score"} for step in steps)
+    assert [step["score"] for step in steps] == [sentencepiece.scores[step["result"]] for step in steps]
+    assert [step["rank"] for step in steps] == sorted(step["rank"] for step in steps)
+    assert all(isinstance(step["rank"], int) and isinstance(step["score"], float) for step in steps)
+    # The rank is no piece ID: the place in the model's order of preference.
+    assert any(step["rank"] != sentencepiece.ids[step["result"]] for step in steps)
+    for path in (model_file("tekken"), converted("hf-metaspace-first")):
+        (chunk,) = json.loads(glassllm("explain", "--json", "-t", str(path), "tokenization").stdout)
+        assert chunk["steps"] and all(set(step) == {"rank", "pair", "result"} for step in chunk["steps"])
+    text = glassllm("explain", "-t", str(model_file("mistral-v1")), "tokenization").stdout
+    first = steps[0]
+    assert f"rank {first['rank']:>4} ▁ + t → ▁t  (score {first['score']:g})" in text
 
 
 def test_explain_json_has_counts_for_glassllms_own():

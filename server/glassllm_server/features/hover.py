@@ -7,6 +7,8 @@ from collections.abc import Callable
 from lsprotocol import types
 
 from glassllm.models import ModelTokenizer
+from glassllm.visible import visible
+from glassllm_server.document import DocumentToken
 from glassllm_server.features.compare import compare_hover_lines
 from glassllm_server.features.feature import Feature, on_document
 from glassllm_server.messages import Messages
@@ -42,11 +44,15 @@ def _pieces(model: ModelTokenizer, ids: tuple[int, ...]) -> str:
 
 
 def _priority(model: ModelTokenizer, messages: Messages) -> Callable[[str, str], str]:
-    name = messages(f"hover.priority.{model.priority_name}")
+    """Each merge's rank in the hover's chain, as the explanation gives it, with the
+    score that ordered it where scores do (SentencePiece)."""
+    rank_word, score_word = messages("hover.priority.rank"), messages("hover.priority.score")
 
     def priority(left: str, right: str) -> str:
-        found = model.priority(left, right)
-        return f"{name} {found:g}" if isinstance(found, float) else f"{name} {found}"
+        found = model.merge_order(left, right)
+        assert found is not None  # a derivation's merges are the model's own
+        rank, score = found
+        return f"{rank_word} {rank}" if score is None else f"{score_word} {score:g}, {rank_word} {rank}"
 
     return priority
 
@@ -60,20 +66,28 @@ class Hover(Feature):
         # there (a large document just opened). Never wait for other lines.
         point = snapshot.point(params.position)
         document.focus_line = point.line
-        token = document.token_at(point)
-        if token is None:
+        holders = document.tokens_at(point)
+        if not holders:
             return None
+        token = holders[0]
         # A token that starts or ends between "\r" and "\n" has no LSP range: positions
         # cannot point there.
+        start = min(holder.start_point for holder in holders)
+        end = max(holder.end_point for holder in holders)
         representable = all(
-            point.column <= content_length(document.lines[point.line])
-            or point.column == len(document.lines[point.line])
-            for point in (token.start_point, token.end_point)
+            place.column <= content_length(document.lines[place.line])
+            or place.column == len(document.lines[place.line])
+            for place in (start, end)
         )
         line_tokenizer = document.tokenizer
         tokenizer = line_tokenizer.tokenizer
         model = line_tokenizer.model
         matched = model is not None and model.is_matched(token.id)
+        split = (
+            []
+            if len(holders) < 2
+            else [_split_line(document.lines[point.line][point.column], holders, tokenizer.readable, server.messages)]
+        )
         markdown = hover_markdown(
             token,
             [] if matched else tokenizer.derivation(token.piece),
@@ -85,9 +99,22 @@ class Hover(Feature):
             priority=None if model is None else _priority(model, server.messages),
             model=None
             if model is None
-            else [*(server.messages("hover.matched"),) * matched, *model_lines(model, server.messages)],
+            else [*(server.messages("hover.matched"),) * matched, *split, *model_lines(model, server.messages)],
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
-            range=snapshot.range(token.start_point, token.end_point) if representable else None,
+            # Over a character split over several tokens, the range covers them all.
+            range=snapshot.range(start, end) if representable else None,
         )
+
+
+def _split_line(character: str, holders: list[DocumentToken], show: Callable[[str], str], messages: Messages) -> str:
+    """What the hover says of a character whose UTF-8 several tokens hold: each of them."""
+    tokens = ", ".join(f"{code(show(holder.piece))} ({messages('hover.id', id=holder.id)})" for holder in holders)
+    return messages(
+        "hover.split",
+        character=code(visible(character)),
+        codepoint=f"U+{ord(character):04X}",
+        count=len(holders),
+        tokens=tokens,
+    )

@@ -1,21 +1,37 @@
 """Real models' tokenizers in the server, end to end: a model file as ``glassllm.tokenizer``
 (Llama 3's tokenizer.json, Mistral's SentencePiece .model), hover with readable pieces and
-ranked merges, stats with what the model adds around the text, the special-token setting,
-a model beside ``pt`` in ``glassllm.compareWith``, and the merge explanation."""
+ranked merges, the hover on a character split over several tokens (each one named), stats
+with what the model adds around the text, the special-token setting, a model beside
+``pt`` in ``glassllm.compareWith``, and the merge explanation."""
+
+# The converted fixture is imported from tests/models/fixtures.py (see there why), so a
+# test's parameter of that name is the fixture, not a redefinition.
+# ruff: noqa: F811
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from glassllm import load_tokenizer, packaged
 from glassllm.models import ModelTokenizer
 from glassllm_server.render.markdown import code
-from tests.models.fixtures import model_file
+from tests.models.fixtures import CONVERTED, converted, model_file  # noqa: F401 (the converted fixture)
 from tests.server.oracle import covered, every_offset, position_of
-from tests.server.session import LOOP, GlassClient, configure_and_wait, hover, markdown, open_document, stats
+from tests.server.session import (
+    LOOP,
+    GlassClient,
+    change_document,
+    configure_and_wait,
+    hover,
+    hover_range,
+    markdown,
+    open_document,
+    stats,
+)
 
 pytestmark = LOOP
 
@@ -149,4 +165,54 @@ async def test_the_explanation_of_a_model_gives_its_tokens_and_ranks(client):
     assert last["text"] == ".\n\n" and last["range"]["end"] == {"line": 2, "character": 0}
     assert "a real model ships no training counts" in answer["markdown"]
     assert all(step["count"] is None for chunk in answer["chunks"] for step in chunk["steps"])
+    await configure_and_wait(client, {"tokenizer": "pt"})
+
+
+# Characters that Llama 3 splits into byte-level pieces and Mistral v1 into byte-fallback
+# tokens (a fraktur letter, an ideographic description character, a skin tone, Gothic),
+# beside ones each holds whole, across a CRLF and a line without its end.
+SPLIT = "a 𝔘 ⿰b 👍🏽 café\r\n\t猫 ⿰\n𐍈x"
+
+
+async def _check_split_hovers(client: GlassClient, uri: str, text: str, tok: ModelTokenizer) -> int:
+    """Hover on every character of ``text``: each names every token holding it, as the
+    library's spans say, and its range covers them all; the number of split characters."""
+    spans = tok.encode_spans(text)
+    split = 0
+    for offset in every_offset(text):
+        holders = [span for span in spans if span.start <= offset < span.end]
+        answer = await hover(client, uri, position_of(text, offset, client.encoding))
+        shown = markdown(answer)
+        assert shown.startswith(f"**{code(tok.readable(holders[0].piece))}**"), (offset, shown)
+        if len(holders) == 1:
+            assert "is split over" not in shown
+            continue
+        split += 1
+        character = text[offset]
+        listed = ", ".join(f"{code(tok.readable(span.piece))} (ID {span.id})" for span in holders)
+        assert (
+            f"The character {code(character)} (U+{ord(character):04X}) is split over {len(holders)} tokens, "
+            f"each covering it: {listed}"
+        ) in shown
+        start, end = min(span.start for span in holders), max(span.end for span in holders)
+        assert covered(text, hover_range(answer), client.encoding) == text[start:end]
+    return split
+
+
+# Llama 3's byte-level pieces, Mistral's byte fallback in its .model and in the
+# tokenizer.json HF converts it to (the Prepend normalizer of Llama 2's own file).
+@pytest.mark.parametrize("name", ["llama3", "mistral-v1", "hf-metaspace-legacy"])
+async def test_the_hover_on_a_character_split_over_several_tokens_names_them_all(client, converted, name):
+    path = str(converted(name) if name in CONVERTED else model_file(name))
+    tok = load_tokenizer(path)
+    assert isinstance(tok, ModelTokenizer)
+    await configure_and_wait(client, {"tokenizer": path})
+    uri = open_document(client, SPLIT)
+    assert await _check_split_hovers(client, uri, SPLIT, tok) >= 4
+    # While typing: a word before the split characters, and one inside the second line.
+    edited = "Olá " + SPLIT.replace("\t猫", "\tum 猫")
+    start, inside = types.Position(line=0, character=0), types.Position(line=1, character=1)
+    change_document(client, uri, 2, (types.Range(start=start, end=start), "Olá "))
+    change_document(client, uri, 3, (types.Range(start=inside, end=inside), "um "))
+    assert await _check_split_hovers(client, uri, edited, tok) >= 4
     await configure_and_wait(client, {"tokenizer": "pt"})
