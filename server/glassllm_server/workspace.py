@@ -105,7 +105,10 @@ class OpenDocuments:
         # it is all there is to walk (the requests' cycles: nothing alive is lost), and
         # what is alive after the edit, its new lists with it, is frozen at once, never
         # walked; reference counting still frees it when the next edit replaces it.
-        gc.collect()
+        # While a large document is being tokenized, its many new objects would all be
+        # walked: they are frozen now uncollected, with what little garbage came meanwhile.
+        if gc.get_count()[0] < FREEZE_OBJECTS:
+            gc.collect()
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 start = document.index.clamp(change.range.start.line, change.range.start.character, encoding)
@@ -116,6 +119,7 @@ class OpenDocuments:
                 document.replace_text(change.text)
         document.version = version
         gc.freeze()
+        self._young_before = 0  # gc.freeze() starts the young count afresh
         self._schedule(document)
         self.changed.emit(uri)
 

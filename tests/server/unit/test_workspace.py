@@ -89,3 +89,29 @@ async def test_a_garbage_cycle_made_while_typing_is_collected_by_the_next_edit(c
         _typed(documents, version)
         assert gone() is None  # freed before the edit froze what was alive
         await _background_done()
+
+
+async def test_typing_while_a_large_document_is_tokenized_walks_none_of_its_new_objects(
+    collector, tokenizer: LineTokenizer, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(workspace, "FREEZE_OBJECTS", LINES // 2)
+    documents = OpenDocuments()
+    # Lines the tokenizer's line cache has not seen: their tokens are new objects.
+    document = documents.open(URI, TEXT.replace("Linha", "Frase"), 1, tokenizer)
+    await documents.tokenized(document, LINES // 2)
+    assert not document.complete
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        _typed(documents, 2)
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == []
+    assert not _young(document.line_tokens(LINES // 4))
+    await _background_done()
+    assert document.complete
