@@ -28,11 +28,9 @@ SLICE_SECONDS = 0.002
 # handler's task): all pass between two slices, so a request waits for one slice.
 _TURNS = 4
 # A background pass that leaves at least this many new objects (a large document just
-# opened: a few per line and per new chunk) freezes them, out of the collector's way: a
-# collection walks 50,000 objects in some 7 ms here. After an edit's few lines,
-# nothing is frozen: the collector never looks at a frozen object again, so the garbage
-# cycles that requests leave meanwhile (pygls makes a namedtuple class for each custom
-# request's params, 11 KB a `glassllm/stats`) would stay for good.
+# opened: a few per line and per new chunk) freezes them (``gc.freeze()``), out of the
+# collector's way: a collection walks 50,000 objects in some 7 ms here. An edit's few
+# lines are frozen with the next edit (see :meth:`OpenDocuments.apply_changes`).
 FREEZE_OBJECTS = 50_000
 
 
@@ -100,6 +98,17 @@ class OpenDocuments:
         document = self.live.get(uri)
         if document is None:
             return
+        # An edit copies the document's per-line lists (its lines, their tokens, each
+        # compared tokenizer's counts: 30,000 entries each in the 7 MB corpus), and a
+        # collection that finds them young walks every entry: 7.5 ms of CPU time an edit
+        # there. So the collector frees the garbage made since the last edit now, while
+        # it is all there is to walk (the requests' cycles: nothing alive is lost), and
+        # what is alive after the edit, its new lists with it, is frozen at once, never
+        # walked; reference counting still frees it when the next edit replaces it.
+        # While a large document is being tokenized, its many new objects would all be
+        # walked: they are frozen now uncollected, with what little garbage came meanwhile.
+        if gc.get_count()[0] < FREEZE_OBJECTS:
+            gc.collect()
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 start = document.index.clamp(change.range.start.line, change.range.start.character, encoding)
@@ -109,6 +118,8 @@ class OpenDocuments:
             else:
                 document.replace_text(change.text)
         document.version = version
+        gc.freeze()
+        self._young_before = 0  # gc.freeze() starts the young count afresh
         self._schedule(document)
         self.changed.emit(uri)
 
@@ -171,13 +182,6 @@ class OpenDocuments:
                     # reference counting still frees them when their lines change or
                     # the document closes.
                     gc.freeze()
-                else:
-                    # The few objects an edit made are examined now, while they are few
-                    # (the new lines' chunk tuples stop being tracked): while the user
-                    # types, the old lines freed offset the new ones in the collector's
-                    # count, so its own young collections come rarely and then walk
-                    # everything typed since (30,000 objects, 50 ms, measured).
-                    gc.collect(0)
                 gc.enable()
 
     async def tokenized(self, document: Document, through_line: int | None = None) -> None:

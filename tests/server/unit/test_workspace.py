@@ -1,6 +1,7 @@
 """The open documents' background tokenizing and the garbage collector: the tokens of a
-large document are frozen once, out of the collector's way; after an edit's few lines
-nothing is, so the garbage cycles that requests leave while the user types are freed."""
+large document are frozen once, out of the collector's way; an edit collects the garbage
+made since the last one (the cycles requests leave while the user types are freed), then
+freezes what is alive, so its copies of the per-line lists are never walked."""
 
 from __future__ import annotations
 
@@ -47,7 +48,12 @@ def _typed(documents: OpenDocuments, version: int) -> None:
     documents.apply_changes(URI, version, [change], "utf-16")
 
 
-async def test_a_large_documents_tokens_are_frozen_and_an_edits_are_not(collector, tokenizer: LineTokenizer):
+def _young(thing: object) -> bool:
+    """Whether the collector's generations (not the frozen objects) hold ``thing``."""
+    return any(found is thing for found in gc.get_objects())
+
+
+async def test_a_large_documents_tokens_are_frozen(collector, tokenizer: LineTokenizer):
     documents = OpenDocuments()
     frozen = gc.get_freeze_count()
     document = documents.open(URI, TEXT, 1, tokenizer)
@@ -55,23 +61,57 @@ async def test_a_large_documents_tokens_are_frozen_and_an_edits_are_not(collecto
     await _background_done()
     assert gc.isenabled()
     assert gc.get_freeze_count() - frozen >= 2 * LINES
-    frozen = gc.get_freeze_count()
-    for version in range(2, 12):
-        _typed(documents, version)
-        await _background_done()
-    assert gc.get_freeze_count() <= frozen  # only fewer: replaced lines freed
-    assert gc.isenabled()
+    assert not _young(document.line_tokens(LINES // 2))
 
 
-async def test_a_garbage_cycle_made_while_typing_is_collected(collector, tokenizer: LineTokenizer):
+async def test_an_edits_copies_of_the_line_lists_are_frozen_at_once(collector, tokenizer: LineTokenizer):
     documents = OpenDocuments()
     document = documents.open(URI, TEXT, 1, tokenizer)
     await documents.tokenized(document)
     await _background_done()
-    cycle = _Cycle()
-    gone = weakref.ref(cycle)
-    del cycle
-    _typed(documents, 2)
+    for version in range(2, 12):
+        _typed(documents, version)
+        assert gc.is_tracked(document.lines)
+        assert not _young(document.lines)
+        await _background_done()
+    assert gc.isenabled()
+
+
+async def test_a_garbage_cycle_made_while_typing_is_collected_by_the_next_edit(collector, tokenizer: LineTokenizer):
+    documents = OpenDocuments()
+    document = documents.open(URI, TEXT, 1, tokenizer)
+    await documents.tokenized(document)
     await _background_done()
-    gc.collect()
-    assert gone() is None
+    for version in range(2, 5):
+        cycle = _Cycle()
+        gone = weakref.ref(cycle)
+        del cycle
+        _typed(documents, version)
+        assert gone() is None  # freed before the edit froze what was alive
+        await _background_done()
+
+
+async def test_typing_while_a_large_document_is_tokenized_walks_none_of_its_new_objects(
+    collector, tokenizer: LineTokenizer, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(workspace, "FREEZE_OBJECTS", LINES // 2)
+    documents = OpenDocuments()
+    # Lines the tokenizer's line cache has not seen: their tokens are new objects.
+    document = documents.open(URI, TEXT.replace("Linha", "Frase"), 1, tokenizer)
+    await documents.tokenized(document, LINES // 2)
+    assert not document.complete
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        _typed(documents, 2)
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == []
+    assert not _young(document.line_tokens(LINES // 4))
+    await _background_done()
+    assert document.complete
