@@ -36,6 +36,16 @@ nothing in batch mode, which has no frame to draw)."
     (`(:eval ,form) (string-trim (eval form t)))
     (lighter (error "Unexpected lighter %S" lighter))))
 
+(defun glassllm-test--model-count ()
+  "The mode line's count once it is GLASSLLM_COUNT, the model's count (the error of
+`glassllm-test--wait' otherwise).  The model loads off the server's event loop (a
+second or more): when its load outlasts the moment the first count waits for it, that
+count is the packaged tokenizer's, and the server's glassllm/tokenizersChanged, sent
+once the model is in use, makes the mode line ask again without an edit."
+  (glassllm-test--wait (lambda () (equal (glassllm-test--count) (getenv "GLASSLLM_COUNT")))
+                       (format "the model's count, %s (the mode line shows %S)"
+                               (getenv "GLASSLLM_COUNT") (glassllm-test--count))))
+
 (defun glassllm-test--diagnostics ()
   "The buffer's flymake diagnostics, once there are some, in order: (start end type text)."
   (glassllm-test--wait (lambda () (flymake-diagnostics)) "the diagnostics")
