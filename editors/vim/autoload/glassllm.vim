@@ -99,9 +99,20 @@ function! glassllm#Attach(buffer) abort
   augroup glassllm_ale
     autocmd!
     " ALE fires it in the buffer whose server just started.
-    autocmd User ALELSPStarted call s:Schedule(bufnr(''))
+    autocmd User ALELSPStarted call s:LspStarted(bufnr(''))
   augroup END
   call s:Schedule(a:buffer)
+endfunction
+
+" ALE fires ALELSPStarted whenever a request goes through ale#lsp_linter#StartLSP, this
+" plugin's own included, so the count is asked again when a server starts, not after each
+" of this plugin's requests (which would ask again for ever).
+let s:requesting = get(s:, 'requesting', 0)
+
+function! s:LspStarted(buffer) abort
+  if !s:requesting
+    call s:Schedule(a:buffer)
+  endif
 endfunction
 
 function! s:Forget(buffer) abort
@@ -212,7 +223,12 @@ function! s:Request(buffer, method, params, Handler) abort
   if empty(l:linter)
     return 0
   endif
-  return ale#lsp_linter#StartLSP(a:buffer, l:linter, function('s:OnReady', [a:method, a:params, a:Handler]))
+  let s:requesting = 1
+  try
+    return ale#lsp_linter#StartLSP(a:buffer, l:linter, function('s:OnReady', [a:method, a:params, a:Handler]))
+  finally
+    let s:requesting = 0
+  endtry
 endfunction
 
 function! s:OnReady(method, params, Handler, linter, details) abort
