@@ -37,7 +37,7 @@ try
   let s:changedtick = b:changedtick
   call s:Wait({-> glassllm#statusline() ==# $GLASSLLM_COUNT}, 'the count ' . $GLASSLLM_COUNT)
   let s:report.statusline = glassllm#statusline()
-  let s:report.edited = b:changedtick != s:changedtick
+  let s:report.edited = b:changedtick != s:changedtick ? v:true : v:false
   let s:report.hovers = []
   for s:place in split($GLASSLLM_HOVERS, ',')
     let [s:line, s:column] = map(split(s:place), 'str2nr(v:val)')
