@@ -4,8 +4,8 @@
 ;; chosen and a `glassllm-settings' that names the model, then the README's lines),
 ;; GLASSLLM_FILE (the document), GLASSLLM_HOVER (where to hover), GLASSLLM_REGION (the
 ;; region for C-c g e), GLASSLLM_COUNT (the model's count, which the mode line must come
-;; to show by itself) and GLASSLLM_OUT (where the JSON report goes). It records the
-;; count in the mode line, the hover as `lsp-describe-thing-at-point' shows it, and the
+;; to show by itself) and GLASSLLM_OUT (where the JSON report goes). It records the mode
+;; line's first count and the one it comes to, the hover as `lsp-describe-thing-at-point' shows it, and the
 ;; page C-c g e opens. See emacs_lsp_mode_session.el for what batch mode needs done by hand.
 
 (load (expand-file-name "emacs_session_helpers.el" (file-name-directory load-file-name)) nil t)
@@ -22,7 +22,7 @@
   (glassllm-test--wait (lambda () (and (bound-and-true-p lsp-mode) (lsp-workspaces)
                                        (eq (lsp--workspace-status (car (lsp-workspaces))) 'initialized)))
                        "lsp-mode to connect")
-  (push (cons "count" (glassllm-test--model-count)) report)
+  (setq report (append (glassllm-test--counts) report))
   (goto-char (string-to-number (getenv "GLASSLLM_HOVER")))
   (lsp-describe-thing-at-point)
   (push (cons "hover" (with-current-buffer "*lsp-help*" (buffer-substring-no-properties (point-min) (point-max)))) report)

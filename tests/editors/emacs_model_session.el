@@ -31,11 +31,7 @@ its range as 0-based offsets)."
   (run-hooks 'post-command-hook)  ; eglot-ensure connects from there
   (glassllm-test--wait (lambda () (and (eglot-current-server) eglot--managed-mode)) "eglot to connect")
   (push (cons "workspace_configuration" (default-value 'eglot-workspace-configuration)) report)
-  (glassllm-test--wait (lambda () (not (string-empty-p (glassllm-test--count)))) "the token count")
-  (push (cons "first_count" (glassllm-test--count)) report)
-  (let ((edits (buffer-chars-modified-tick)))
-    (push (cons "count" (glassllm-test--model-count)) report)
-    (push (cons "edited" (if (= edits (buffer-chars-modified-tick)) :json-false t)) report))
+  (setq report (append (glassllm-test--counts) report))
   (push (cons "hovers"
               (vconcat (mapcar (lambda (position) (glassllm-test--hover-at (string-to-number position)))
                                (split-string (getenv "GLASSLLM_HOVERS")))))
