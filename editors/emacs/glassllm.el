@@ -138,7 +138,12 @@ the local Hugging Face cache; :compareWith takes the same names."
   (let ((configuration (default-value 'eglot-workspace-configuration)))
     (when (listp configuration)
       (set-default 'eglot-workspace-configuration
-                   (plist-put (copy-sequence configuration) :glassllm glassllm-settings)))))
+                   (plist-put (copy-sequence configuration) :glassllm glassllm-settings))))
+  ;; Defined once eglot is loaded: its `cl-defgeneric' would drop methods defined before.
+  (cl-defmethod eglot-handle-notification
+    (server (_method (eql 'glassllm/tokenizersChanged)) &rest _params)
+    "Count SERVER's buffers again: its tokenizers changed without an edit."
+    (glassllm--recount (lambda () (eq (eglot-current-server) server)))))
 
 (defun glassllm--register-lsp-mode ()
   "Give lsp-mode a client for the buffers where `glassllm-mode' is on."
@@ -165,7 +170,13 @@ the local Hugging Face cache; :compareWith takes the same names."
     ;; server also sends the page as a message: the page buffer shows it instead.
     :notification-handlers (let ((handlers (make-hash-table :test #'equal)))
                              (puthash "window/showMessage" #'glassllm--lsp-show-message handlers)
+                             (puthash "glassllm/tokenizersChanged" #'glassllm--lsp-tokenizers-changed
+                                      handlers)
                              handlers))))
+
+(defun glassllm--lsp-tokenizers-changed (workspace _params)
+  "Count the buffers of WORKSPACE again: its tokenizers changed without an edit."
+  (glassllm--recount (lambda () (memq workspace (lsp-workspaces)))))
 
 (defvar glassllm--page-pending nil
   "Non-nil while a command's page is on its way (its text comes as a message too).")
@@ -385,6 +396,16 @@ As the server decides: its locale setting, or else the environment."
                                (with-current-buffer buffer
                                  (setq glassllm--count result)
                                  (force-mode-line-update)))))))))
+
+(defun glassllm--recount (served-p)
+  "Ask again for the count of each `glassllm-mode' buffer that SERVED-P accepts.
+SERVED-P is called in each buffer.  The server sends glassllm/tokenizersChanged
+when its counts changed without an edit: a tokenizer file that loaded after the
+settings named it (a large one takes seconds), a compared one that became ready."
+  (dolist (buffer (buffer-list))
+    (with-current-buffer buffer
+      (when (and glassllm-mode (funcall served-p))
+        (glassllm--schedule-count)))))
 
 ;;;; The modes
 

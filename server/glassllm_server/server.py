@@ -34,9 +34,13 @@ from glassllm_server.settings import Problem, Settings, parse_settings
 from glassllm_server.snapshot import DocumentSnapshot
 from glassllm_server.workspace import OpenDocuments
 
-__all__ = ["GlassServer"]
+__all__ = ["TOKENIZERS_CHANGED", "GlassServer"]
 
 logger = logging.getLogger(__name__)
+
+# Sent when what glassllm/stats answers changed without an edit (a tokenizer switched or a
+# compared one became ready): clients then ask for their counts again.
+TOKENIZERS_CHANGED = "glassllm/tokenizersChanged"
 
 
 class GlassServer(LanguageServer):
@@ -70,6 +74,9 @@ class GlassServer(LanguageServer):
         # The tokenizers of glassllm.compareWith, loaded once each (see compared()).
         self.compare_set = CompareSet()
         self._compare_loading: set[tuple[str, bool]] = set()
+        # The tokenizers glassllm/stats counted with when the client last learned of them
+        # (the first settings, then each TOKENIZERS_CHANGED), by identity.
+        self._announced: tuple[object, ...] | None = None
         self._reported: set[str] = set()
         self._notification_error_reported = False
         self.exit_status = 0
@@ -161,6 +168,8 @@ class GlassServer(LanguageServer):
             self.use_tokenizer(settings.tokenizer)
         self.compare_set.forget_failures()
         self.compared()  # starts loading the compared tokenizers, to tell the user now of those that fail
+        if self._announced is None:  # the first settings: the client's first counts use these
+            self._announced = (self.tokenizer, *self.compared())
 
     def _problem_text(self, problem: Problem) -> str:
         messages = self.messages
@@ -283,14 +292,17 @@ class GlassServer(LanguageServer):
         error = load.exception()
         if not isinstance(error, Exception):
             self.compare_set.add(name, load.result(), key[1])
+            self.announce_tokenizers()  # its counts now join glassllm/stats' compare list
             return
         self.compare_set.fail(name)
         if name in self._compare_names():
             self.report_once(self.messages("compare.broken", path=name, problem=self.load_failure(error, name)))
 
     def refresh_views(self) -> None:
-        """Ask the client to re-request what depends on the tokens, where it can."""
+        """Ask the client to re-request what depends on the tokens, where it can, and its
+        counts if the tokenizers changed (:meth:`announce_tokenizers`)."""
         self.open_documents.announce_all()
+        self.announce_tokenizers()
         workspace = self.client_capabilities.workspace
         if workspace is None:
             return
@@ -302,6 +314,30 @@ class GlassServer(LanguageServer):
             self.workspace_code_lens_refresh(None)
         if workspace.semantic_tokens is not None and workspace.semantic_tokens.refresh_support:
             self.workspace_semantic_tokens_refresh(None)
+
+    def announce_tokenizers(self) -> None:
+        """Send :data:`TOKENIZERS_CHANGED` if glassllm/stats counts with other tokenizers
+        than when the client last learned of them: clients ask for their counts again on
+        edits, and a tokenizer may switch later, once its file has loaded. Nothing is sent
+        while the same tokenizers are in use, so never on an edit."""
+        tokenizer, compared = self.tokenizer, self.compared()
+        counting = (tokenizer, *compared)
+        announced = self._announced
+        if (
+            announced is not None
+            and len(announced) == len(counting)
+            and all(before is now for before, now in zip(announced, counting, strict=True))
+        ):
+            return
+        self._announced = counting
+        self.protocol.notify(
+            TOKENIZERS_CHANGED,
+            {
+                "tokenizer": tokenizer.name,
+                "label": self.tokenizer_label(),
+                "compare": [each.name for each in compared],
+            },
+        )
 
     # Reporting
 

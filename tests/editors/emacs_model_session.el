@@ -3,8 +3,9 @@
 ;; Run as `emacs --batch -l emacs_model_session.el' with GLASSLLM_INIT (the README's init
 ;; lines after a `glassllm-settings' that names the model), GLASSLLM_FILE (the document),
 ;; GLASSLLM_HOVERS (where to hover, space-separated positions), GLASSLLM_REGION (the region
-;; for C-c g c) and GLASSLLM_OUT (where the JSON report goes). It records the count in the
-;; mode line, the hovers (eglot's answer and what eldoc shows), and the comparison page.
+;; for C-c g c), GLASSLLM_COUNT (the model's count, which the mode line must come to show
+;; by itself) and GLASSLLM_OUT (where the JSON report goes). It records the mode line's
+;; first count and the one it comes to, the hovers (eglot's answer and what eldoc shows), and the comparison page.
 ;; Batch mode has no command loop: see emacs_session.el for what is done by hand.
 
 (load (expand-file-name "emacs_session_helpers.el" (file-name-directory load-file-name)) nil t)
@@ -30,8 +31,7 @@ its range as 0-based offsets)."
   (run-hooks 'post-command-hook)  ; eglot-ensure connects from there
   (glassllm-test--wait (lambda () (and (eglot-current-server) eglot--managed-mode)) "eglot to connect")
   (push (cons "workspace_configuration" (default-value 'eglot-workspace-configuration)) report)
-  (glassllm-test--wait (lambda () (not (string-empty-p (glassllm-test--count)))) "the token count")
-  (push (cons "count" (glassllm-test--count)) report)
+  (setq report (append (glassllm-test--counts) report))
   (push (cons "hovers"
               (vconcat (mapcar (lambda (position) (glassllm-test--hover-at (string-to-number position)))
                                (split-string (getenv "GLASSLLM_HOVERS")))))

@@ -36,6 +36,28 @@ nothing in batch mode, which has no frame to draw)."
     (`(:eval ,form) (string-trim (eval form t)))
     (lighter (error "Unexpected lighter %S" lighter))))
 
+(defun glassllm-test--model-count ()
+  "The mode line's count once it is GLASSLLM_COUNT, the model's count (an error naming
+what it shows instead after 30 s).  The model loads off the server's event loop (a
+second or more): when its load outlasts the moment the first count waits for it, that
+count is the packaged tokenizer's, and the server's glassllm/tokenizersChanged, sent
+once the model is in use, makes the mode line ask again without an edit."
+  (let ((expected (getenv "GLASSLLM_COUNT")))
+    (condition-case nil
+        (glassllm-test--wait (lambda () (equal (glassllm-test--count) expected)) expected)
+      (error (error "The mode line shows %S, never the model's count, %s" (glassllm-test--count) expected)))
+    (glassllm-test--count)))
+
+(defun glassllm-test--counts ()
+  "What the mode line counted, as report entries: its first count, the one it comes
+to (`glassllm-test--model-count'), and whether the buffer was edited meanwhile."
+  (glassllm-test--wait (lambda () (not (string-empty-p (glassllm-test--count)))) "the token count")
+  (let ((first (glassllm-test--count))
+        (edits (buffer-chars-modified-tick)))
+    (list (cons "first_count" first)
+          (cons "count" (glassllm-test--model-count))
+          (cons "edited" (if (= edits (buffer-chars-modified-tick)) :json-false t)))))
+
 (defun glassllm-test--diagnostics ()
   "The buffer's flymake diagnostics, once there are some, in order: (start end type text)."
   (glassllm-test--wait (lambda () (flymake-diagnostics)) "the diagnostics")

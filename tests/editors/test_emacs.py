@@ -23,11 +23,13 @@ import pytest
 from editor_env import portuguese_environment
 from emacs_setup import init_file, install_package, require_emacs, run_session, server_command
 
-from glassllm import packaged
+from glassllm import Tokenizer, packaged
+from glassllm.packaged import packaged_path
 from glassllm.places import TextPlaces, span
 from glassllm.tokenizer import UNK_ID, TokenSpan
 from glassllm.visible import visible
 from glassllm_server.settings import parse_settings
+from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = Path(__file__).with_name("emacs_session.el")
@@ -208,9 +210,9 @@ def test_c_c_g_capital_e_opens_the_explanation_in_the_browser_as_one_html_page(e
     assert found == expected
 
 
-def _count(text: str) -> int:
+def _count(text: str, tokenizer: Tokenizer = TOK) -> int:
     """The server's count: each line tokenized alone, its line ending included."""
-    return sum(len(TOK.encode_spans(line)) for line in text.splitlines(keepends=True))
+    return sum(len(tokenizer.encode_spans(line)) for line in text.splitlines(keepends=True))
 
 
 def test_the_mode_line_counts_the_library_tokens_and_follows_an_edit(emacs):
@@ -235,17 +237,14 @@ MODEL_SESSION = Path(__file__).with_name("emacs_model_session.el")
 MODEL_HOVERS = (TEXT.index("menina") + 2, HOVER, TEXT.index("\U0001f642"), TEXT.index("histo") + 1)
 
 
-@pytest.fixture(scope="module")
-def emacs_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path) -> dict[str, Any]:
-    """What an Emacs session whose settings name Mistral's tokenizer saw (see
-    ``emacs_model_session.el``)."""
+def _emacs_with_tokenizer(folder: Path, settings: str, count: int) -> dict[str, Any]:
+    """What an Emacs session whose ``settings`` (Elisp, before the README's lines) name a
+    tokenizer saw (see ``emacs_model_session.el``), once its mode line shows ``count`` tokens."""
     require_emacs("markdown-mode")
-    folder = tmp_path_factory.mktemp("emacs-model")
     install_package(folder)
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
     out = folder / "report.json"
-    settings = f'(setq glassllm-settings \'(:tokenizer {json.dumps(str(mistral_file))} :compareWith ["pt"]))\n'
     environment = portuguese_environment(
         folder,
         GLASSLLM_INIT=str(init_file(folder, before=settings)),
@@ -253,8 +252,16 @@ def emacs_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Pat
         GLASSLLM_OUT=str(out),
         GLASSLLM_HOVERS=" ".join(str(offset + 1) for offset in MODEL_HOVERS),
         GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
+        GLASSLLM_COUNT=f"{count} tokens",
     )
     return run_session(MODEL_SESSION, environment, out)
+
+
+@pytest.fixture(scope="module")
+def emacs_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path, mistral) -> dict[str, Any]:
+    """What an Emacs session whose settings name Mistral's tokenizer saw."""
+    settings = f'(setq glassllm-settings \'(:tokenizer {json.dumps(str(mistral_file))} :compareWith ["pt"]))\n'
+    return _emacs_with_tokenizer(tmp_path_factory.mktemp("emacs-model"), settings, len(mistral.encode(TEXT)))
 
 
 def test_a_model_tokenizer_named_in_the_settings_reaches_the_server(emacs_with_model, mistral_file):
@@ -289,3 +296,31 @@ def test_c_c_g_c_compares_the_model_with_the_packaged_tokenizer(emacs_with_model
     for chunk in touched:
         for step in chunk.steps:
             assert f"`{mistral.readable(step.result)}`" in page, step
+
+
+# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
+# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
+# (tests/slow_pipe.py). The first count is Portuguese's; the server's
+# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
+# an edit.
+SLOW_SECONDS = 6.0
+
+
+@pytest.fixture(scope="module")
+def emacs_with_slow_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("emacs-slow")
+    fifo = folder / "english.json"
+    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
+    try:
+        settings = f"(setq glassllm-settings '(:tokenizer {json.dumps(str(fifo))}))\n"
+        return _emacs_with_tokenizer(folder, settings, _count(TEXT, packaged("en")))
+    finally:
+        writer.join()
+
+
+def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(emacs_with_slow_tokenizer):
+    english = _count(TEXT, packaged("en"))
+    assert _count(TEXT) != english
+    assert emacs_with_slow_tokenizer["first_count"] == f"{_count(TEXT)} tokens"
+    assert emacs_with_slow_tokenizer["count"] == f"{english} tokens"
+    assert emacs_with_slow_tokenizer["edited"] is False

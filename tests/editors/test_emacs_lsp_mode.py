@@ -20,9 +20,11 @@ import pytest
 from editor_env import portuguese_environment
 from emacs_setup import init_file, install_package, require_emacs, run_session
 
-from glassllm import packaged
+from glassllm import Tokenizer, packaged
+from glassllm.packaged import packaged_path
 from glassllm.places import TextPlaces
 from glassllm.tokenizer import UNK_ID, TokenSpan
+from tests.slow_pipe import slow_pipe
 
 SESSION = Path(__file__).with_name("emacs_lsp_mode_session.el")
 TOK = packaged("pt")
@@ -71,8 +73,9 @@ def _spans(text: str = TEXT) -> list[TokenSpan]:
     return found
 
 
-def _count(text: str) -> int:
-    return len(_spans(text))
+def _count(text: str, tokenizer: Tokenizer = TOK) -> int:
+    """The server's count: each line tokenized alone, its line ending included."""
+    return sum(len(tokenizer.encode_spans(line)) for line in text.splitlines(keepends=True))
 
 
 def test_lsp_mode_runs_glassllm_alone_and_eglot_stays_unloaded(emacs):
@@ -158,19 +161,17 @@ def test_c_c_g_e_on_a_region_opens_the_explanation_beside_the_text(emacs):
 MODEL_SESSION = Path(__file__).with_name("emacs_lsp_mode_model_session.el")
 
 
-@pytest.fixture(scope="module")
-def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Path, llama) -> dict[str, Any]:
-    """What an Emacs session with lsp-mode and Llama 3's tokenizer saw (see
-    ``emacs_lsp_mode_model_session.el``)."""
+def _lsp_mode_with_tokenizer(folder: Path, tokenizer: Path, count: int) -> dict[str, Any]:
+    """What an Emacs session with lsp-mode whose settings name ``tokenizer`` saw (see
+    ``emacs_lsp_mode_model_session.el``), once its mode line shows ``count`` tokens."""
     require_emacs("lsp-mode")
-    folder = tmp_path_factory.mktemp("emacs-lsp-mode-model")
     install_package(folder)
     project = folder / "notes"
     project.mkdir()
     document = project / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
     out = folder / "report.json"
-    before = f"(setq glassllm-client 'lsp-mode)\n(setq glassllm-settings '(:tokenizer {json.dumps(str(llama_file))}))\n"
+    before = f"(setq glassllm-client 'lsp-mode)\n(setq glassllm-settings '(:tokenizer {json.dumps(str(tokenizer))}))\n"
     environment = portuguese_environment(
         folder,
         GLASSLLM_INIT=str(init_file(folder, before=before)),
@@ -178,9 +179,17 @@ def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Pa
         GLASSLLM_OUT=str(out),
         GLASSLLM_HOVER=str(HOVER + 1),
         GLASSLLM_REGION=f"{REGION[0] + 1} {REGION[1] + 1}",
-        GLASSLLM_COUNT=f"{len(llama.encode(TEXT))} tokens",
+        GLASSLLM_COUNT=f"{count} tokens",
     )
     return run_session(MODEL_SESSION, environment, out)
+
+
+@pytest.fixture(scope="module")
+def lsp_mode_with_model(tmp_path_factory: pytest.TempPathFactory, llama_file: Path, llama) -> dict[str, Any]:
+    """What an Emacs session with lsp-mode and Llama 3's tokenizer saw."""
+    return _lsp_mode_with_tokenizer(
+        tmp_path_factory.mktemp("emacs-lsp-mode-model"), llama_file, len(llama.encode(TEXT))
+    )
 
 
 def test_the_mode_line_counts_the_model_tokens(lsp_mode_with_model, llama):
@@ -202,3 +211,30 @@ def test_c_c_g_e_explains_the_model_chunks_the_region_touches(lsp_mode_with_mode
         int(i) for row in re.findall(r"^Tokens \(ID\): (.*)$", page, flags=re.M) for i in re.findall(r"\((\d+)", row)
     ]
     assert shown == [token_id for chunk in touched for token_id in chunk.ids], page
+
+
+# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
+# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
+# (tests/slow_pipe.py). The first count is Portuguese's; the server's
+# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
+# an edit.
+SLOW_SECONDS = 6.0
+
+
+@pytest.fixture(scope="module")
+def lsp_mode_with_slow_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("emacs-lsp-mode-slow")
+    fifo = folder / "english.json"
+    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
+    try:
+        return _lsp_mode_with_tokenizer(folder, fifo, _count(TEXT, packaged("en")))
+    finally:
+        writer.join()
+
+
+def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(lsp_mode_with_slow_tokenizer):
+    english = _count(TEXT, packaged("en"))
+    assert _count(TEXT) != english
+    assert lsp_mode_with_slow_tokenizer["first_count"] == f"{_count(TEXT)} tokens"
+    assert lsp_mode_with_slow_tokenizer["count"] == f"{english} tokens"
+    assert lsp_mode_with_slow_tokenizer["edited"] is False

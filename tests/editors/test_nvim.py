@@ -31,7 +31,9 @@ import pytest
 
 import glassllm
 from glassllm import packaged
+from glassllm.packaged import packaged_path
 from glassllm.visible import visible
+from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "nvim"
@@ -575,3 +577,38 @@ def test_checkhealth_loads_the_model_tokenizer(with_model, mistral, mistral_file
     loaded = f"OK tokenizer {mistral_file} (glassllm.tokenizer) loads: {mistral.vocab_size} entries ({mistral.kind})"
     assert loaded in report, report
     assert "ERROR" not in report, report
+
+
+# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
+# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
+# (tests/slow_pipe.py). The first count is Portuguese's; the server's
+# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
+# an edit.
+SLOW_SECONDS = 6.0
+CHANGEDTICK = "return vim.b.changedtick"
+
+
+@pytest.fixture(scope="module")
+def slow_tokenizer(tmp_path_factory):
+    home = tmp_path_factory.mktemp("nvim-slow")
+    fifo = home / "english.json"
+    settings = {"glassllm": {"tokenizer": str(fifo)}}
+    init = (
+        f"require('glassllm').setup({{ settings = vim.json.decode({json.dumps(json.dumps(settings))}) }})\n"
+        "vim.o.statusline = \"%<%f %=%{v:lua.require'glassllm'.statusline()} \"\n"
+    )
+    _installed(home, init)
+    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
+    yield from _start(home)
+    writer.join()
+
+
+def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(slow_tokenizer):
+    english_tokenizer = packaged("en")
+    portuguese = _count_text(len(_tokens(TEXT)))
+    english = _count_text(sum(len(english_tokenizer.encode(line)) for line in TEXT.splitlines(keepends=True)))
+    assert portuguese != english
+    slow_tokenizer.wait_for(STATUSLINE, lambda text: portuguese in text, f"'{portuguese}' before English loads")
+    edits = slow_tokenizer.lua(CHANGEDTICK)
+    slow_tokenizer.wait_for(STATUSLINE, lambda text: english in text, f"'{english}' once English is in use")
+    assert slow_tokenizer.lua(CHANGEDTICK) == edits, "no edit asked for it"

@@ -22,10 +22,12 @@ from typing import Any
 import pytest
 from editor_env import portuguese_environment
 
-from glassllm import packaged
+from glassllm import Tokenizer, packaged
+from glassllm.packaged import packaged_path
 from glassllm.places import TextPlaces
 from glassllm.tokenizer import UNK_ID, TokenSpan
 from glassllm.visible import visible
+from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "vim"
@@ -121,9 +123,9 @@ def _line_spans(number: int, text: str = TEXT) -> list[TokenSpan]:
     return TOK.encode_spans(text.splitlines(keepends=True)[number - 1])
 
 
-def _count(text: str) -> int:
+def _count(text: str, tokenizer: Tokenizer = TOK) -> int:
     """The server's count: each line tokenized alone, its line ending included."""
-    return sum(len(TOK.encode_spans(line)) for line in text.splitlines(keepends=True))
+    return sum(len(tokenizer.encode_spans(line)) for line in text.splitlines(keepends=True))
 
 
 def test_ale_runs_glassllm_for_text_added_to_the_linters(vim):
@@ -258,15 +260,14 @@ MODEL_SESSION = Path(__file__).with_name("vim_model_session.vim")
 MODEL_HOVERS = ((1, LINES[0].index("sob") + 2), (2, LINES[1].index("histo") + 2))
 
 
-@pytest.fixture(scope="module")
-def vim_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path) -> dict[str, Any]:
-    """What a Vim session whose settings name Mistral's tokenizer saw (see ``vim_model_session.vim``)."""
+def _vim_with_tokenizer(folder: Path, tokenizer: Path, count: int, hovers: str = "") -> dict[str, Any]:
+    """What a Vim session whose settings name ``tokenizer`` saw (see ``vim_model_session.vim``),
+    once its status line shows ``count`` tokens."""
     if not _vim_with_ale():
         message = "needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)"
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the Vim tests: {message}")
         pytest.skip(message)
-    folder = tmp_path_factory.mktemp("vim-model")
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
     vimrc = folder / "vimrc"
@@ -277,7 +278,7 @@ def vim_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path)
                 f"set runtimepath^={PLUGIN}",
                 "packadd! ale",
                 f"let g:glassllm_server_command = {json.dumps(_server_command())}",
-                f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(mistral_file))}}}",
+                f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(tokenizer))}}}",
                 "let g:ale_hover_to_preview = 1",
                 "filetype plugin on",
                 "",
@@ -286,11 +287,21 @@ def vim_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path)
         encoding="utf-8",
     )
     out = folder / "report.json"
-    hovers = ",".join(f"{line} {_byte_column(LINES[line - 1], column - 1) + 1}" for line, column in MODEL_HOVERS)
     environment = portuguese_environment(
-        folder, GLASSLLM_FILE=str(document), GLASSLLM_HOVERS=hovers, GLASSLLM_OUT=str(out)
+        folder,
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_HOVERS=hovers,
+        GLASSLLM_COUNT=f"{count} tokens",
+        GLASSLLM_OUT=str(out),
     )
     return _run_vim(MODEL_SESSION, vimrc, environment, folder, out)
+
+
+@pytest.fixture(scope="module")
+def vim_with_model(tmp_path_factory: pytest.TempPathFactory, mistral_file: Path, mistral) -> dict[str, Any]:
+    """What a Vim session whose settings name Mistral's tokenizer saw."""
+    hovers = ",".join(f"{line} {_byte_column(LINES[line - 1], column - 1) + 1}" for line, column in MODEL_HOVERS)
+    return _vim_with_tokenizer(tmp_path_factory.mktemp("vim-model"), mistral_file, len(mistral.encode(TEXT)), hovers)
 
 
 def test_the_statusline_counts_the_model_tokens(vim_with_model, mistral):
@@ -319,3 +330,30 @@ def _run_vim(session: Path, vimrc: Path, environment: dict[str, str], folder: Pa
     report = json.loads(out.read_text(encoding="utf-8"))
     assert "error" not in report, report["error"]
     return report
+
+
+# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
+# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
+# (tests/slow_pipe.py). The first count is Portuguese's; the server's
+# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
+# an edit.
+SLOW_SECONDS = 6.0
+
+
+@pytest.fixture(scope="module")
+def vim_with_slow_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("vim-slow")
+    fifo = folder / "english.json"
+    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
+    try:
+        return _vim_with_tokenizer(folder, fifo, _count(TEXT, packaged("en")))
+    finally:
+        writer.join()
+
+
+def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(vim_with_slow_tokenizer):
+    english = _count(TEXT, packaged("en"))
+    assert _count(TEXT) != english
+    assert vim_with_slow_tokenizer["first_statusline"] == f"{_count(TEXT)} tokens"
+    assert vim_with_slow_tokenizer["statusline"] == f"{english} tokens"
+    assert vim_with_slow_tokenizer["edited"] is False

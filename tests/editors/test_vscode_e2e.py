@@ -35,8 +35,9 @@ from pathlib import Path
 import pytest
 
 from glassllm import Tokenizer
-from glassllm.packaged import packaged
+from glassllm.packaged import packaged, packaged_path
 from glassllm.tokenizer import SPACE, pre_tokenize
+from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
@@ -750,3 +751,35 @@ class TestARealModelTokenizer:
         token = _token_at(llama, 0, len("Era uma vez uma m"))
         text = _hover_at(vscode_models, 0, len("Era uma vez uma m"))
         assert f"ID {token.id}" in text and llama.readable(token.piece) in text, text
+
+
+# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
+# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
+# (tests/slow_pipe.py). The status bar first counts with Portuguese; the server's
+# glassllm/tokenizersChanged, once English is in use, has it count again, without an edit.
+SLOW_SECONDS = 6.0
+
+
+@pytest.fixture(scope="class")
+def vscode_slow(vsix, tmp_path_factory) -> Iterator[VSCode]:
+    root = tmp_path_factory.mktemp("vscode-slow")
+    fifo = root / "english.json"
+    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
+    editor = VSCode(root / "code", vsix, SYSTEM_PATH, {"glassllm.tokenizer": str(fifo)})
+    try:
+        editor.open_file("conto.txt")
+        yield editor
+    finally:
+        editor.close()
+        writer.join()
+
+
+class TestATokenizerFileThatLoadsSlowly:
+    def test_the_status_bar_follows_the_tokenizer_without_an_edit(self, vscode_slow):
+        # English has no "ã": its count carries a warning sign with the unknown characters.
+        ids = packaged("en").encode(TEXT)
+        unknown = ids.count(packaged("en").unk_id)
+        portuguese, english = f"{_count(TEXT)} tokens", f"{len(ids)} tokens {unknown}"
+        assert unknown > 0 and len(ids) != _count(TEXT)
+        assert vscode_slow.status_text(portuguese) == portuguese
+        assert vscode_slow.status_text(english) == english

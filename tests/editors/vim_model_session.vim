@@ -2,9 +2,10 @@
 "
 " Run as `vim -N -u VIMRC -i NONE -n -es -S vim_model_session.vim' with GLASSLLM_FILE
 " (the document), GLASSLLM_HOVERS ("line column" pairs, byte columns as col() counts,
-" separated by commas) and GLASSLLM_OUT (where the JSON report goes); the vimrc names the
-" model in g:glassllm_settings. It records the status line count and the hovers in ALE's
-" preview window. Ex mode runs no main loop: see vim_session.vim.
+" separated by commas), GLASSLLM_COUNT (the count the status line must come to show by
+" itself) and GLASSLLM_OUT (where the JSON report goes); the vimrc names the tokenizer in
+" g:glassllm_settings. It records the status line's first count and the one it comes to,
+" and the hovers in ALE's preview window. Ex mode runs no main loop: see vim_session.vim.
 
 let s:report = {}
 
@@ -30,7 +31,13 @@ endfunction
 try
   execute 'edit' fnameescape($GLASSLLM_FILE)
   call s:Wait({-> !empty(glassllm#statusline())}, 'the token count')
+  let s:report.first_statusline = glassllm#statusline()
+  " A load that outlasts the moment the first count waits for it ends with the server's
+  " glassllm/tokenizersChanged: the count is asked again, without an edit.
+  let s:changedtick = b:changedtick
+  call s:Wait({-> glassllm#statusline() ==# $GLASSLLM_COUNT}, 'the count ' . $GLASSLLM_COUNT)
   let s:report.statusline = glassllm#statusline()
+  let s:report.edited = b:changedtick != s:changedtick ? v:true : v:false
   let s:report.hovers = []
   for s:place in split($GLASSLLM_HOVERS, ',')
     let [s:line, s:column] = map(split(s:place), 'str2nr(v:val)')

@@ -19,5 +19,10 @@ return {
     ['window/showDocument'] = function(...)
       return require('glassllm').show_document(...)
     end,
+    -- The tokenizers changed without an edit (a file that loaded after the settings
+    -- named it): the statusline's counts are asked again.
+    ['glassllm/tokenizersChanged'] = function(...)
+      return require('glassllm').tokenizers_changed(...)
+    end,
   },
 }

@@ -12,7 +12,8 @@ let s:browser_pages = {'explain-in-browser': 'explain', 'compare-in-browser': 'c
 let s:languages = {'text': 'plaintext', 'markdown': 'markdown'}
 " Request ID -> the function that takes the server's answer.
 let s:handlers = get(s:, 'handlers', {})
-" Buffer number -> {'document': stats, 'selection': stats, 'timers': {kind: timer}}.
+" Buffer number -> {'document': stats, 'selection': stats, 'timers': {kind: timer},
+" 'connection': ALE's connection ID, once a request went through it}.
 let s:buffers = get(s:, 'buffers', {})
 let s:warned_missing = get(s:, 'warned_missing', 0)
 " The relay that makes the server count columns in bytes, as ALE does.
@@ -98,9 +99,20 @@ function! glassllm#Attach(buffer) abort
   augroup glassllm_ale
     autocmd!
     " ALE fires it in the buffer whose server just started.
-    autocmd User ALELSPStarted call s:Schedule(bufnr(''))
+    autocmd User ALELSPStarted call s:LspStarted(bufnr(''))
   augroup END
   call s:Schedule(a:buffer)
+endfunction
+
+" ALE fires ALELSPStarted whenever a request goes through ale#lsp_linter#StartLSP, this
+" plugin's own included, so the count is asked again when a server starts, not after each
+" of this plugin's requests (which would ask again for ever).
+let s:requesting = get(s:, 'requesting', 0)
+
+function! s:LspStarted(buffer) abort
+  if !s:requesting
+    call s:Schedule(a:buffer)
+  endif
 endfunction
 
 function! s:Forget(buffer) abort
@@ -211,11 +223,20 @@ function! s:Request(buffer, method, params, Handler) abort
   if empty(l:linter)
     return 0
   endif
-  return ale#lsp_linter#StartLSP(a:buffer, l:linter, function('s:OnReady', [a:method, a:params, a:Handler]))
+  let s:requesting = 1
+  try
+    return ale#lsp_linter#StartLSP(a:buffer, l:linter, function('s:OnReady', [a:method, a:params, a:Handler]))
+  finally
+    let s:requesting = 0
+  endtry
 endfunction
 
 function! s:OnReady(method, params, Handler, linter, details) abort
   let l:connection = a:details.connection_id
+  let l:state = get(s:buffers, a:details.buffer, {})
+  if !empty(l:state)
+    let l:state.connection = l:connection
+  endif
   " The server must answer about the text as it is now, not as ALE last linted it.
   call ale#lsp#NotifyForChanges(l:connection, a:details.buffer)
   call ale#lsp#RegisterCallback(l:connection, function('s:OnMessage'))
@@ -225,9 +246,13 @@ function! s:OnReady(method, params, Handler, linter, details) abort
   endif
 endfunction
 
+" ALE hands every message from the server to the callbacks registered on its connection:
+" the answers to this file's requests, and the server's glassllm/tokenizersChanged.
 function! s:OnMessage(connection, message) abort
+  if get(a:message, 'method', '') is# 'glassllm/tokenizersChanged'
+    call s:TokenizersChanged(a:connection)
   " Responses only: requests from the server carry a method (and IDs of their own).
-  if has_key(a:message, 'id') && !has_key(a:message, 'method') && has_key(s:handlers, a:message.id)
+  elseif has_key(a:message, 'id') && !has_key(a:message, 'method') && has_key(s:handlers, a:message.id)
     call call(remove(s:handlers, a:message.id), [a:message])
   endif
 endfunction
@@ -318,6 +343,20 @@ function! s:Schedule(buffer) abort
   endif
   call timer_stop(l:state.timers.document)
   let l:state.timers.document = timer_start(g:glassllm_statusline_delay, {-> s:AskStats(a:buffer, 'document')})
+endfunction
+
+" The server's glassllm/tokenizersChanged: glassllm/stats would answer otherwise without
+" an edit (a tokenizer file that loaded after the settings named it, a compared one that
+" became ready). Every buffer on that connection asks for its count again.
+function! s:TokenizersChanged(connection) abort
+  for [l:buffer, l:state] in items(s:buffers)
+    if get(l:state, 'connection', '') is# a:connection
+      call s:Schedule(str2nr(l:buffer))
+      if str2nr(l:buffer) == bufnr('')
+        call s:SelectionMoved(str2nr(l:buffer))
+      endif
+    endif
+  endfor
 endfunction
 
 function! s:InVisualMode() abort

@@ -10,6 +10,8 @@ export const SHOW_STATS = 'glassllm.showStats';
 export const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
 export const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
 export const STATS_REQUEST = 'glassllm/stats';
+/** Sent by the server when `glassllm/stats` would answer otherwise without an edit. */
+export const TOKENIZERS_CHANGED = 'glassllm/tokenizersChanged';
 
 export interface LspPosition {
   line: number;

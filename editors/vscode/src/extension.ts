@@ -26,6 +26,7 @@ import {
   SHOW_STATS,
   STATS_REQUEST,
   statsParams,
+  TOKENIZERS_CHANGED,
   TRAIN_TOKENIZER,
 } from './commands';
 import { chooseTokenizer } from './choose';
@@ -205,6 +206,9 @@ async function startClient(statusBar: TokenStatusBar): Promise<void> {
   };
   const started = new LanguageClient('glassllm', 'GlassLLM', serverOptions, clientOptions);
   started.onDidChangeState(() => statusBar.refresh());
+  // A tokenizer whose file loads slowly switches after the settings change that named it
+  // (and a compared one joins later): the count follows without waiting for an edit.
+  started.onNotification(TOKENIZERS_CHANGED, () => statusBar.refresh());
   client = started;
   try {
     await started.start();

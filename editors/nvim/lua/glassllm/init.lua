@@ -247,6 +247,22 @@ local function watch(bufnr, config)
   schedule_stats(bufnr, 'document', 0)
 end
 
+--- The server's `glassllm/tokenizersChanged`: `glassllm/stats` would answer otherwise
+--- without an edit (a tokenizer file that loaded after the settings named it, a compared
+--- one that became ready). Every buffer that client serves asks for its counts again.
+--- lsp/glassllm.lua installs it as the client's handler.
+function M.tokenizers_changed(_, _, ctx)
+  for bufnr in pairs(buffers) do
+    local client = glass_client(bufnr)
+    if client and client.id == ctx.client_id then
+      schedule_stats(bufnr, 'document', 0)
+      if in_visual_mode() and bufnr == vim.api.nvim_get_current_buf() then
+        schedule_stats(bufnr, 'selection', 0)
+      end
+    end
+  end
+end
+
 --- The command a code action runs and its arguments (an action, or a bare Command).
 local function command_of(action)
   local command = action.command
