@@ -367,6 +367,9 @@ class DocumentCounts:
         self._blocks: list[object | None] = []
         self._total = 0  # of the lines that have a count
         self._pending = 0  # no line before this one lacks its count
+        # How many lines lack a count: once none does, no request looks for one (a
+        # search from the edited line to the end costs a step per line, in C).
+        self._missing = line_count
 
     def replaced(self, first: int, stop: int, new_count: int) -> DocumentCounts:
         """The counts of the next version, where lines ``first..stop-1`` were replaced by
@@ -376,19 +379,27 @@ class DocumentCounts:
         lines' block counts it again."""
         counts = self._counts
         following = DocumentCounts(0)
-        following._counts = [*counts[:first], *([None] * new_count), *counts[stop:]]
-        following._total = self._total - sum(count for count in counts[first:stop] if count is not None)
+        # A copy, then the edited lines in place: one pass over a long list, not three.
+        following._counts = counts.copy()
+        following._counts[first:stop] = [None] * new_count
+        replaced = counts[first:stop]
+        following._total = self._total - sum(filter(None, replaced))
+        following._missing = self._missing - replaced.count(None) + new_count
         following._pending = min(self._pending, first)
         if self._blocks:
             blocks = self._blocks
-            following._blocks = [*blocks[:first], *([None] * new_count), *blocks[stop:]]
+            following._blocks = blocks.copy()
+            following._blocks[first:stop] = [None] * new_count
             shift = new_count - (stop - first)
             for line, step in ((first - 1, -1), (stop, 1)):
                 inside = 0 <= line < len(blocks) and blocks[line] is blocks[line - step]
                 block = blocks[line] if inside else None
                 while block is not None and 0 <= line < len(blocks) and blocks[line] is block:
                     new_line = line if step < 0 else line + shift
-                    following._total -= following._counts[new_line] or 0
+                    forgotten = following._counts[new_line]
+                    if forgotten is not None:
+                        following._total -= forgotten
+                        following._missing += 1
                     following._counts[new_line] = following._blocks[new_line] = None
                     following._pending = min(following._pending, new_line)
                     line += step
@@ -400,6 +411,9 @@ class DocumentCounts:
         counts = self._counts
         counted = 0
         while True:
+            if not self._missing:
+                self._pending = len(counts)
+                return True
             try:
                 # list.index runs in C: finding the few uncounted lines skips the rest fast.
                 self._pending = counts.index(None, self._pending)
@@ -414,6 +428,7 @@ class DocumentCounts:
             count = tokenizer.count_line(lines[self._pending])
             counts[self._pending] = count
             self._total += count
+            self._missing -= 1
             counted += 1
 
     def _count_block(self, tokenizer: ComparedModel, lines: Sequence[str], line: int) -> int:
@@ -424,7 +439,10 @@ class DocumentCounts:
         first, stop = tokenizer.block_of(lines, line)
         block = object()
         for number, count in enumerate(tokenizer.count_block(lines[first:stop], first == 0), first):
-            self._total += count - (counts[number] or 0)
+            known = counts[number]
+            if known is None:
+                self._missing -= 1
+            self._total += count - (known or 0)
             counts[number] = count
             self._blocks[number] = block
         return stop
@@ -463,6 +481,7 @@ class DocumentCounts:
         if count is None:
             count = self._counts[line] = tokenizer.count_line(lines[line])
             self._total += count
+            self._missing -= 1
         return count
 
     def totals(self, name: str) -> ComparedCounts:
