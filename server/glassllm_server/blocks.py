@@ -32,7 +32,7 @@ from operator import ne
 from typing import NamedTuple
 
 from glassllm.models import ModelTokenizer
-from glassllm.models.base import TokenColumns
+from glassllm.models.base import CUT_WITHIN_CONTEXT, TokenColumns
 from glassllm.tokenizer import TokenSpan
 
 __all__ = [
@@ -400,16 +400,47 @@ _CANDIDATE = re.compile("[A-Za-z] (?=[A-Za-z])")
 # segments, the first candidate after two is taken.
 _CHOSEN_CANDIDATE = re.compile(r"([A-Za-z]) (?=\1)")
 _CHOSEN = 16
+# What decides a cut around it: the model reads CUT_WITHIN_CONTEXT on each side, the
+# choice three characters before.
+_READS = CUT_WITHIN_CONTEXT + 3
 
 
-def segment_cuts(can_cut_within: Callable[[str, int], bool], text: str, segment: int = BLOCK_SEGMENT) -> list[int]:
+def segment_cuts(
+    can_cut_within: Callable[[str, int], bool],
+    text: str,
+    segment: int = BLOCK_SEGMENT,
+    previous: tuple[str, list[int]] | None = None,
+) -> list[int]:
     """Where a long block's ``text`` is cut into segments of about ``segment``
     characters (at least a quarter of it): offsets of spaces where the model can cut
     within a line (``can_cut_within``, :meth:`ModelTokenizer.can_cut_within` or a cache
     of it). A stretch with no such place (a line of CJK, a run of one character) stays
-    one segment, however long."""
+    one segment, however long.
+
+    ``previous``: an earlier text and its cuts (the line before an edit). The cuts that
+    only unchanged text decided are kept, and once the search meets one of the old cuts
+    after the change, the rest follow, shifted: an edit costs the text around it, not a
+    search through the whole line.
+    """
     cuts: list[int] = []
     last = 0
+    later: dict[int, int] = {}  # an old cut after the change, shifted → its index
+    old_cuts: list[int] = []
+    shift = 0
+    if previous is not None:
+        old_text, old_cuts = previous
+        same_start = _common_prefix(old_text, text)
+        same_end = _common_suffix(old_text, text, min(len(old_text), len(text)) - same_start)
+        shift = len(text) - len(old_text)
+        # A cut is the first place found after the one before it, in a window that
+        # reaches four segments and a quarter beyond it, reading _READS around it.
+        for cut in old_cuts:
+            if max(last + 4 * segment + segment // 4, cut) + _READS > same_start:
+                break
+            cuts.append(cut)
+            last = cut
+        changed_end = len(old_text) - same_end
+        later = {cut + shift: index for index, cut in enumerate(old_cuts) if cut - _READS >= changed_end}
     end = len(text) - segment // 4
     while True:
         cut = _next_cut(can_cut_within, text, last + segment // 4, min(last + 4 * segment, end), chosen=True)
@@ -417,8 +448,35 @@ def segment_cuts(can_cut_within: Callable[[str, int], bool], text: str, segment:
             cut = _next_cut(can_cut_within, text, last + 2 * segment, end, chosen=False)
         if cut is None:
             return cuts
+        if cut in later:
+            return cuts + [old + shift for old in old_cuts[later[cut] :]]
         cuts.append(cut)
         last = cut
+
+
+def _common_prefix(first: str, second: str) -> int:
+    """How many characters ``first`` and ``second`` share at their start (a binary
+    search, each step comparing in C only the part not compared yet)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if second.startswith(first[low:middle], low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(first: str, second: str, most: int) -> int:
+    """How many characters (at most ``most``) ``first`` and ``second`` share at their end."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if second.endswith(first[len(first) - middle : len(first) - low], 0, len(second) - low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _next_cut(
@@ -442,14 +500,11 @@ def _is_chosen(text: str, position: int) -> bool:
     return (ord(text[position - 2]) + 7 * ord(text[position + 2]) + 13 * ord(text[position - 3])) % _CHOSEN == 0
 
 
-def block_segments(
-    can_cut_within: Callable[[str, int], bool], lines: Sequence[str], segment: int = BLOCK_SEGMENT
-) -> list[tuple[int, list[str]]]:
-    """A long block ``lines`` cut into segments where ``can_cut_within`` allows (see
-    :func:`segment_cuts`): each segment's first line in the block and its pieces of
+def block_segments(lines: Sequence[str], cuts: Sequence[int]) -> list[tuple[int, list[str]]]:
+    """A long block ``lines`` cut into segments at ``cuts`` (offsets in the block's text,
+    see :func:`segment_cuts`): each segment's first line in the block and its pieces of
     lines (the part of each line it holds)."""
     text = "".join(lines)
-    cuts = segment_cuts(can_cut_within, text, segment)
     line_starts = list(accumulate(map(len, lines), initial=0))
     segments: list[tuple[int, list[str]]] = []
     for number, (start, stop) in enumerate(pairwise([0, *cuts, len(text)])):

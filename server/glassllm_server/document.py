@@ -39,6 +39,7 @@ from glassllm_server.blocks import (
     ModelChunk,
     ModelLineTokens,
     block_segments,
+    segment_cuts,
     tokenize_block,
     tokenize_long_block,
 )
@@ -289,6 +290,7 @@ class LineTokenizer:
             SEGMENT_CACHE_CHARACTERS, _block_characters
         )
         self._cuts_within: LruCache[tuple[str, int], bool] = LruCache(CUT_CACHE_LIMIT)
+        self._last_cuts: tuple[str, list[int]] | None = None  # the last long block's text and cuts
         # A real model's blocks longer than ``long_block`` characters are tokenized in
         # segments of about ``segment`` (see blocks.tokenize_long_block).
         self.long_block, self.segment = LONG_BLOCK, BLOCK_SEGMENT
@@ -313,14 +315,21 @@ class LineTokenizer:
         assert self.model is not None
         text = "".join(lines)
         if len(text) > self.long_block:
-            segments = block_segments(self._can_cut_within, lines, self.segment)
-            return tokenize_long_block(segments, len(lines), at_start, self._segment_block)
+            return tokenize_long_block(self._segments_of(lines), len(lines), at_start, self._segment_block)
         key = (text, at_start)
         cached = self._blocks.get(key)
         if cached is None or len(cached) != len(lines):
             cached = tokenize_block(self.model, lines, at_start)
             self._blocks.put(key, cached)
         return cached
+
+    def _segments_of(self, lines: list[str]) -> list[tuple[int, list[str]]]:
+        """The segments of a long block, cut from the last long block's cuts (an edit
+        changed it, most often)."""
+        text = "".join(lines)
+        cuts = segment_cuts(self._can_cut_within, text, self.segment, self._last_cuts)
+        self._last_cuts = (text, cuts)
+        return block_segments(lines, cuts)
 
     def _can_cut_within(self, text: str, position: int) -> bool:
         # Kept by the characters the model reads around the position: a long line is
@@ -413,7 +422,7 @@ class LineTokenizer:
         ``deadline``; True when they are all cached (see :meth:`prepare`)."""
         text = "".join(lines)
         if self._preparing_block is None or self._preparing_block[0] != text:
-            self._preparing_block = (text, block_segments(self._can_cut_within, lines, self.segment), 0)
+            self._preparing_block = (text, self._segments_of(lines), 0)
         _, segments, done = self._preparing_block
         while done < len(segments):
             if perf_counter() >= deadline:

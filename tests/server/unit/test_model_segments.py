@@ -93,6 +93,8 @@ def test_segments_are_cut_where_the_model_can_cut_and_found_again_after_an_edit(
     after = [position + 3 for position in cuts if position > 50_000]
     found = segment_cuts(tok.can_cut_within, edited, 1024)
     assert after[2:] == [position for position in found if position >= after[2]]
+    # Cut from the cuts before the edit, the same.
+    assert segment_cuts(tok.can_cut_within, edited, 1024, (text, cuts)) == found
 
 
 def _prose(length: int, seed: int) -> str:
@@ -186,3 +188,15 @@ def test_an_edit_in_a_long_run_of_blank_lines_keeps_the_library_tokens(name):
     document.apply_change(middle, middle, "a")
     check_large(document, tok)
     assert document.token_at(middle) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=texts, data=st.data())
+def test_cuts_made_from_the_cuts_before_an_edit_are_the_cuts_made_afresh(text, data):
+    can_cut_within = tokenizer("llama3").can_cut_within
+    old = text * 3
+    start = data.draw(st.integers(0, len(old)))
+    end = data.draw(st.integers(start, len(old)))
+    new = old[:start] + data.draw(texts) + old[end:]
+    previous = (old, segment_cuts(can_cut_within, old, 12))
+    assert segment_cuts(can_cut_within, new, 12, previous) == segment_cuts(can_cut_within, new, 12)
