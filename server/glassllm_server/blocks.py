@@ -157,9 +157,13 @@ class ModelLineTokens:
         self.block = block
         self.line_in_block = line_in_block
         self.token_base = token_base  # the block's number of the first token starting here
-        # The spans packed four integers each (id, start, end, chunk): a large document
-        # holds millions of tokens, and a record each would weigh 150 bytes.
-        self._data = array("i", chain.from_iterable(zip(ids, starts, ends, chunks, strict=True)))
+        # The spans packed as four columns of integers (IDs, starts, ends, chunks) one
+        # after the other: a large document holds millions of tokens, and a record each
+        # would weigh 150 bytes; each column is copied in C.
+        self._data = data = array("i", ids)
+        data.extend(starts)
+        data.extend(ends)
+        data.extend(chunks)
         unk = block.tokenizer.unk_id
         # The pieces that are not their ID's vocabulary entry (an unknown character's).
         self._odd_pieces = (
@@ -196,13 +200,14 @@ class ModelLineTokens:
         (numbered ``-1`` by :meth:`window`), then those that start here; columns within
         the line, cut at its end."""
         data = self._data
-        ids = data[0::4]
+        count = len(data) // 4
+        ids = data[:count]
         vocab = self.block.tokenizer.vocab
         pieces = [vocab[token_id] for token_id in ids]
         if self._odd_pieces is not None:
             for number, piece in self._odd_pieces.items():
                 pieces[number] = piece
-        chunks = data[3::4]
+        chunks = data[3 * count :]
         # Each token's index in its chunk: counted from the chunk's first token (from the
         # carried token's own index in a chunk carried in from above).
         indices = []
@@ -214,7 +219,8 @@ class ModelLineTokens:
                 index = self._carried_piece if chunk < 0 else 0
                 previous = chunk
             indices.append(index)
-        return list(map(LineSpan._make, zip(ids, pieces, data[1::4], data[2::4], chunks, indices, strict=True)))
+        starts, ends = data[count : 2 * count], data[2 * count : 3 * count]
+        return list(map(LineSpan._make, zip(ids, pieces, starts, ends, chunks, indices, strict=True)))
 
     def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
         """Every token of the line (a block's line is short, or was never cut), and the
