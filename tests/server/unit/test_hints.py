@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
 from lsprotocol import types
@@ -13,7 +14,7 @@ from glassllm.models import load_model
 from glassllm_server.document import Document, DocumentToken, LineTokenizer
 from glassllm_server.hints import HintCache, hint_window, hints_json, line_hints
 from glassllm_server.positions import Encoding, Point, column_units
-from glassllm_server.render.hints import LABELS
+from glassllm_server.render.hints import LABELS, HintKind
 from glassllm_server.settings import Settings
 from tests.models.fixtures import model_file
 from tests.server.oracle import TRICKY
@@ -161,6 +162,7 @@ def test_the_json_answer_is_what_pygls_makes_of_the_same_hints(tokenizer, model,
                 if low <= column <= high:
                     position = types.Position(line=line, character=_units(document, Point(line, column), encoding))
                     data = [document.uri, 7, line, token_column]
-                    hints.append(types.InlayHint(position=position, label=LABELS[kind], data=data))
+                    label = LABELS[cast(HintKind, kind)]
+                    hints.append(types.InlayHint(position=position, label=label, data=data))
         answer = hints_json(document, start, end, settings, encoding, HintCache())
         assert hints and json.loads("[" + ",".join(answer) + "]") == default_converter().unstructure(hints)
