@@ -29,7 +29,7 @@ from glassllm.models.merging import Merge, merge_symbols
 from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, _require_text
 from glassllm.tokenizer import _as_ids as as_ids
 
-__all__ = ["ChunkTokens", "ModelTokenizer", "Segment", "TokenColumns", "as_ids"]
+__all__ = ["CUT_WITHIN_CONTEXT", "ChunkTokens", "ModelTokenizer", "Segment", "TokenColumns", "as_ids"]
 
 # Distinct chunks kept before the cache starts afresh (as glassllm's own tokenizer does).
 _CACHE_LIMIT = 1 << 17
@@ -223,6 +223,26 @@ class ModelTokenizer:
         tail = tail[max(len(tail) - last_ink - 1 - _INK_CONTEXT, 0) :]
         return self._cut_in_window(tail, after[: head + 1])
 
+    def can_cut_within(self, text: str, position: int) -> bool:
+        """Whether ``text`` can be tokenized in two at ``position`` inside a line:
+        ``text[:position]`` as it is, then ``text[position:]`` with ``at_start=False``,
+        each token and chunk the same as those of the whole (offsets shifted).
+
+        The language server cuts a very long line there. Only an ASCII space between two
+        ASCII letters is a candidate: no pre-tokenizer here takes a space after a letter
+        into the letter's chunk (a letter run, a contraction, ends at the space), so a
+        chunk starts at the space; what the pattern does from there depends on the text
+        from there on only (a pattern that looks behind is never cut), and NFC never
+        composes across an ASCII character. Chunking the window around the position
+        whole and in two confirms it for the model at hand (see :meth:`_cut_in_window`).
+        """
+        if not self._cuttable or not 0 < position < len(text) - 1 or text[position] != " ":
+            return False
+        if not (_is_ascii_letter(text[position - 1]) and _is_ascii_letter(text[position + 1])):
+            return False
+        tail = text[max(position - CUT_WITHIN_CONTEXT, 0) : position]
+        return self._cut_in_window(tail, text[position : position + CUT_WITHIN_CONTEXT])
+
     def _cut_in_window(self, tail: str, head: str) -> bool:
         """Whether ``tail + head`` chunks as ``tail`` and then ``head`` (continued) do."""
         whole = self.chunk_spans(tail + head)
@@ -410,11 +430,19 @@ _CUT_WINDOW = 256
 _INK_CONTEXT = 16
 
 
+# How much of the text on each side of a position can_cut_within reads.
+CUT_WITHIN_CONTEXT = 16
+
+
 def _first_ink(text: str) -> int | None:
     """The offset of ``text``'s first character that is not whitespace (``str.isspace``,
     which holds every ``\\s`` of the models' patterns), or ``None``."""
     stripped = text.lstrip()
     return len(text) - len(stripped) if stripped else None
+
+
+def _is_ascii_letter(character: str) -> bool:
+    return character.isascii() and character.isalpha()
 
 
 def _place(place: tuple[int, list[int] | None, int], first: int, last: int) -> tuple[int, int]:

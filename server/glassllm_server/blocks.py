@@ -8,6 +8,10 @@ nothing (:meth:`~glassllm.models.ModelTokenizer.can_cut`: the tokens of the two 
 the second tokenized as a continuation, are those of the whole), and each run of lines
 between two cuts — a block, mostly one line or a paragraph's few — is tokenized whole.
 An edit re-tokenizes the blocks it touches (see ``document._Version.replaced``).
+A block longer than :data:`LONG_BLOCK` characters (a line of a megabyte) is tokenized in
+segments, cut inside its lines where the model says that changes nothing either
+(:meth:`~glassllm.models.ModelTokenizer.can_cut_within`): an edit then re-tokenizes the
+segment it touched, and the others are found again in a cache.
 
 Each line then keeps its part of its block's tokens (:class:`ModelLineTokens`), with the
 interface of :class:`~glassllm_server.document.LineTokens`: a token that crosses a line
@@ -19,18 +23,29 @@ No pygls here.
 
 from __future__ import annotations
 
+import re
 from array import array
-from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from itertools import accumulate, chain, compress
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate, chain, compress, pairwise
 from operator import ne
 from typing import NamedTuple
 
 from glassllm.models import ModelTokenizer
-from glassllm.models.base import TokenColumns
+from glassllm.models.base import CUT_WITHIN_CONTEXT, TokenColumns
 from glassllm.tokenizer import TokenSpan
 
-__all__ = ["Block", "LineSpan", "ModelChunk", "ModelLineTokens", "tokenize_block"]
+__all__ = [
+    "Block",
+    "LineSpan",
+    "ModelChunk",
+    "ModelLineTokens",
+    "SegmentedModelLineTokens",
+    "block_segments",
+    "segment_cuts",
+    "tokenize_block",
+    "tokenize_long_block",
+]
 
 
 class ModelChunk(NamedTuple):
@@ -142,9 +157,13 @@ class ModelLineTokens:
         self.block = block
         self.line_in_block = line_in_block
         self.token_base = token_base  # the block's number of the first token starting here
-        # The spans packed four integers each (id, start, end, chunk): a large document
-        # holds millions of tokens, and a record each would weigh 150 bytes.
-        self._data = array("i", chain.from_iterable(zip(ids, starts, ends, chunks, strict=True)))
+        # The spans packed as four columns of integers (IDs, starts, ends, chunks) one
+        # after the other: a large document holds millions of tokens, and a record each
+        # would weigh 150 bytes; each column is copied in C.
+        self._data = data = array("i", ids)
+        data.extend(starts)
+        data.extend(ends)
+        data.extend(chunks)
         unk = block.tokenizer.unk_id
         # The pieces that are not their ID's vocabulary entry (an unknown character's).
         self._odd_pieces = (
@@ -181,13 +200,14 @@ class ModelLineTokens:
         (numbered ``-1`` by :meth:`window`), then those that start here; columns within
         the line, cut at its end."""
         data = self._data
-        ids = data[0::4]
+        count = len(data) // 4
+        ids = data[:count]
         vocab = self.block.tokenizer.vocab
         pieces = [vocab[token_id] for token_id in ids]
         if self._odd_pieces is not None:
             for number, piece in self._odd_pieces.items():
                 pieces[number] = piece
-        chunks = data[3::4]
+        chunks = data[3 * count :]
         # Each token's index in its chunk: counted from the chunk's first token (from the
         # carried token's own index in a chunk carried in from above).
         indices = []
@@ -199,7 +219,8 @@ class ModelLineTokens:
                 index = self._carried_piece if chunk < 0 else 0
                 previous = chunk
             indices.append(index)
-        return list(map(LineSpan._make, zip(ids, pieces, data[1::4], data[2::4], chunks, indices, strict=True)))
+        starts, ends = data[count : 2 * count], data[2 * count : 3 * count]
+        return list(map(LineSpan._make, zip(ids, pieces, starts, ends, chunks, indices, strict=True)))
 
     def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
         """Every token of the line (a block's line is short, or was never cut), and the
@@ -208,7 +229,9 @@ class ModelLineTokens:
 
     def chunk_starts(self) -> list[int]:
         """Column 0, the columns where later chunks start, then the line's length."""
-        return [0, *(column for column in self.starts_of_chunks if column > 0), self.length]
+        starts = self.starts_of_chunks.tolist()
+        # Columns only grow: only the first chunk can start at column 0.
+        return [0, *(starts[1:] if starts and starts[0] == 0 else starts), self.length]
 
 
 def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
@@ -290,3 +313,228 @@ def _append(columns: TokenColumns, token_id: int, piece: str, start: int, end: i
     columns.starts.append(start)
     columns.ends.append(end)
     columns.chunks.append(chunk)
+
+
+class SegmentedModelLineTokens(ModelLineTokens):
+    """A line of a long block that was tokenized in segments (:func:`tokenize_long_block`):
+    its parts, one per segment it reaches, each that segment's part of the line. No
+    token crosses a cut, so the line's tokens are the parts' in order, columns shifted by
+    where each part starts and chunks and tokens numbered on; only the first part can
+    hold one carried in from the line above."""
+
+    __slots__ = ("_chunk_bases", "_columns", "_token_bases", "parts")
+
+    def __init__(self, parts: Sequence[ModelLineTokens]) -> None:
+        self.parts = tuple(parts)
+        first = self.parts[0]
+        self._columns = list(accumulate((part.length for part in self.parts), initial=0))
+        self._token_bases = list(accumulate((part.tokens for part in self.parts), initial=0))
+        self._chunk_bases = list(accumulate((part.chunk_count for part in self.parts), initial=0))
+        self.length = self._columns[-1]
+        self.tokens = self._token_bases[-1]
+        self.chunk_count = self._chunk_bases[-1]
+        self.unknown = sum(part.unknown for part in self.parts)
+        self.first = first.first
+        self.continued = first.continued
+        self.leading_empty = first.leading_empty
+        self.origin = None
+
+    def chunk(self, index: int) -> ModelChunk:
+        if index < 0:
+            return self.parts[0].chunk(index)
+        part = bisect_right(self._chunk_bases, index) - 1
+        return self.parts[part].chunk(index - self._chunk_bases[part])
+
+    def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        part = max(bisect_right(self._token_bases, number) - 1, 0)
+        (first_line, first_column), (last_line, last_column) = self.parts[part].extent(number - self._token_bases[part])
+        # Columns on this line are the part's; on the lines above or below, their own.
+        shift = self._columns[part]
+        return (
+            (first_line, first_column + shift if first_line == 0 else first_column),
+            (last_line, last_column + shift if last_line == 0 else last_column),
+        )
+
+    def spans(self) -> list[LineSpan]:
+        return self._spans(0, len(self.parts))
+
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
+        """The tokens of the parts around columns ``low..high``: from the part before
+        when ``low`` starts one (the token before ``low`` decides a hint at ``low``)."""
+        columns = self._columns
+        first = max(bisect_left(columns, low) - 1, 0)
+        stop = max(min(bisect_left(columns, high) + 1, len(self.parts)), first + 1)
+        return (self.first if first == 0 else self._token_bases[first]), self._spans(first, stop)
+
+    def chunk_starts(self) -> list[int]:
+        starts = [0]
+        for part, shift in zip(self.parts, self._columns, strict=False):
+            starts.extend(column + shift for column in part.starts_of_chunks if column + shift > 0)
+        starts.append(self.length)
+        return starts
+
+    def _spans(self, first: int, stop: int) -> list[LineSpan]:
+        found: list[LineSpan] = []
+        for index in range(first, stop):
+            spans = self.parts[index].spans()
+            shift, chunk_base = self._columns[index], self._chunk_bases[index]
+            if not shift and not chunk_base:
+                found += spans
+                continue
+            found.extend(
+                LineSpan(
+                    span.id, span.piece, span.start + shift, span.end + shift, span.chunk + chunk_base, span.piece_index
+                )
+                for span in spans
+            )
+        return found
+
+
+# A block longer than this many characters (a line of a megabyte, say) is tokenized in
+# segments of about BLOCK_SEGMENT characters, cut where the model says a cut inside a
+# line changes nothing (ModelTokenizer.can_cut_within): an edit then re-tokenizes the
+# segment it touched, and a hover reads that segment's chunks, not the line's.
+LONG_BLOCK = 8192
+BLOCK_SEGMENT = 2048
+# The places can_cut_within may accept: an ASCII space between two ASCII letters.
+_CANDIDATE = re.compile("[A-Za-z] (?=[A-Za-z])")
+# The cuts are chosen by the text around them, not by where the line starts (content-
+# defined, as backup tools cut files), so an edit moves only the cuts next to it and the
+# segments after it are found again in the cache: a candidate whose two letters are the
+# same (one word boundary in some 120 of prose) and whose neighbours pass a test that one
+# in _CHOSEN does, so about one cut in 2,000 characters. Where none comes for four
+# segments, the first candidate after two is taken.
+_CHOSEN_CANDIDATE = re.compile(r"([A-Za-z]) (?=\1)")
+_CHOSEN = 16
+# What decides a cut around it: the model reads CUT_WITHIN_CONTEXT on each side, the
+# choice three characters before.
+_READS = CUT_WITHIN_CONTEXT + 3
+
+
+def segment_cuts(
+    can_cut_within: Callable[[str, int], bool],
+    text: str,
+    segment: int = BLOCK_SEGMENT,
+    previous: tuple[str, list[int]] | None = None,
+) -> list[int]:
+    """Where a long block's ``text`` is cut into segments of about ``segment``
+    characters (at least a quarter of it): offsets of spaces where the model can cut
+    within a line (``can_cut_within``, :meth:`ModelTokenizer.can_cut_within` or a cache
+    of it). A stretch with no such place (a line of CJK, a run of one character) stays
+    one segment, however long.
+
+    ``previous``: an earlier text and its cuts (the line before an edit). The cuts that
+    only unchanged text decided are kept, and once the search meets one of the old cuts
+    after the change, the rest follow, shifted: an edit costs the text around it, not a
+    search through the whole line.
+    """
+    cuts: list[int] = []
+    last = 0
+    later: dict[int, int] = {}  # an old cut after the change, shifted → its index
+    old_cuts: list[int] = []
+    shift = 0
+    if previous is not None:
+        old_text, old_cuts = previous
+        same_start = _common_prefix(old_text, text)
+        same_end = _common_suffix(old_text, text, min(len(old_text), len(text)) - same_start)
+        shift = len(text) - len(old_text)
+        # A cut is the first place found after the one before it, in a window that
+        # reaches four segments and a quarter beyond it, reading _READS around it.
+        for cut in old_cuts:
+            if max(last + 4 * segment + segment // 4, cut) + _READS > same_start:
+                break
+            cuts.append(cut)
+            last = cut
+        changed_end = len(old_text) - same_end
+        later = {cut + shift: index for index, cut in enumerate(old_cuts) if cut - _READS >= changed_end}
+    end = len(text) - segment // 4
+    while True:
+        cut = _next_cut(can_cut_within, text, last + segment // 4, min(last + 4 * segment, end), chosen=True)
+        if cut is None:
+            cut = _next_cut(can_cut_within, text, last + 2 * segment, end, chosen=False)
+        if cut is None:
+            return cuts
+        if cut in later:
+            return cuts + [old + shift for old in old_cuts[later[cut] :]]
+        cuts.append(cut)
+        last = cut
+
+
+def _common_prefix(first: str, second: str) -> int:
+    """How many characters ``first`` and ``second`` share at their start (a binary
+    search, each step comparing in C only the part not compared yet)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if second.startswith(first[low:middle], low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(first: str, second: str, most: int) -> int:
+    """How many characters (at most ``most``) ``first`` and ``second`` share at their end."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if second.endswith(first[len(first) - middle : len(first) - low], 0, len(second) - low):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _next_cut(
+    can_cut_within: Callable[[str, int], bool], text: str, start: int, stop: int, *, chosen: bool
+) -> int | None:
+    """The first candidate (a chosen one, if ``chosen``) at ``start..stop`` where the
+    model can cut, or ``None``."""
+    pattern = _CHOSEN_CANDIDATE if chosen else _CANDIDATE
+    found = pattern.search(text, start - 1, stop + 1)
+    while found is not None:
+        position = found.start() + 1
+        if (not chosen or _is_chosen(text, position)) and can_cut_within(text, position):
+            return position
+        found = pattern.search(text, position, stop + 1)
+    return None
+
+
+def _is_chosen(text: str, position: int) -> bool:
+    if position < 3 or position + 2 >= len(text):
+        return False
+    return (ord(text[position - 2]) + 7 * ord(text[position + 2]) + 13 * ord(text[position - 3])) % _CHOSEN == 0
+
+
+def block_segments(lines: Sequence[str], cuts: Sequence[int]) -> list[tuple[int, list[str]]]:
+    """A long block ``lines`` cut into segments at ``cuts`` (offsets in the block's text,
+    see :func:`segment_cuts`): each segment's first line in the block and its pieces of
+    lines (the part of each line it holds)."""
+    text = "".join(lines)
+    line_starts = list(accumulate(map(len, lines), initial=0))
+    segments: list[tuple[int, list[str]]] = []
+    for number, (start, stop) in enumerate(pairwise([0, *cuts, len(text)])):
+        # A cut is never at a line's start (it follows a letter); the last segment also
+        # holds an empty last line.
+        first = bisect_right(line_starts, start) - 1
+        last = bisect_left(line_starts, stop) - 1 if number < len(cuts) else len(lines) - 1
+        edges = [start, *line_starts[first + 1 : last + 1], stop]
+        segments.append((first, [text[a:b] for a, b in pairwise(edges)]))
+    return segments
+
+
+def tokenize_long_block(
+    segments: Sequence[tuple[int, list[str]]],
+    line_count: int,
+    at_start: bool,
+    tokenize: Callable[[Sequence[str], bool], tuple[ModelLineTokens, ...]],
+) -> tuple[ModelLineTokens, ...]:
+    """The tokens of a long block of ``line_count`` lines cut into ``segments`` (see
+    :func:`block_segments`), one entry per line, tokenized a segment at a time by
+    ``tokenize(pieces of lines, at_start)`` (:func:`tokenize_block` through a cache): a
+    line that reaches several segments gets a :class:`SegmentedModelLineTokens`."""
+    parts: list[list[ModelLineTokens]] = [[] for _ in range(line_count)]
+    for number, (first, pieces) in enumerate(segments):
+        for line, tokens in enumerate(tokenize(pieces, at_start and number == 0), first):
+            parts[line].append(tokens)
+    return tuple(found[0] if len(found) == 1 else SegmentedModelLineTokens(found) for found in parts)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain, count, islice, pairwise, repeat
 from operator import attrgetter, itemgetter
@@ -29,9 +29,20 @@ from glassllm.bpe import apply_merges
 from glassllm.caches import LruCache
 from glassllm.chunks import SPACE, chunk_text
 from glassllm.models import ModelTokenizer
+from glassllm.models.base import CUT_WITHIN_CONTEXT
 from glassllm.protocol import AnyTokenizer
 from glassllm.specials import SPECIALS, UNK_ID
-from glassllm_server.blocks import LineSpan, ModelChunk, ModelLineTokens, tokenize_block
+from glassllm_server.blocks import (
+    BLOCK_SEGMENT,
+    LONG_BLOCK,
+    LineSpan,
+    ModelChunk,
+    ModelLineTokens,
+    block_segments,
+    segment_cuts,
+    tokenize_block,
+    tokenize_long_block,
+)
 from glassllm_server.positions import LineIndex, Point, content_length, split_lines
 
 __all__ = [
@@ -53,6 +64,13 @@ CHUNK_CACHE_LIMIT = 1 << 15
 LINE_CACHE_CHARACTERS = 1 << 20
 # A real model's blocks by their characters, as lines are (a block holds its lines' tokens).
 BLOCK_CACHE_CHARACTERS = 1 << 20
+# The segments of a real model's long blocks: a line of millions keeps every segment (the
+# recent half of the cache holds 4,194,304 characters), so an edit re-tokenizes one.
+SEGMENT_CACHE_CHARACTERS = 1 << 23
+# Where a real model can cut inside a line, by the characters around the place (see
+# ModelTokenizer.can_cut_within, which reads CUT_WITHIN_CONTEXT on each side): a cut of every
+# segment of 8 MB of long lines.
+CUT_CACHE_LIMIT = 1 << 13
 
 
 class ChunkTokens(NamedTuple):
@@ -268,6 +286,14 @@ class LineTokenizer:
         self._blocks: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
             BLOCK_CACHE_CHARACTERS, _block_characters
         )
+        self._segments: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
+            SEGMENT_CACHE_CHARACTERS, _block_characters
+        )
+        self._cuts_within: LruCache[tuple[str, int], bool] = LruCache(CUT_CACHE_LIMIT)
+        self._last_cuts: tuple[str, list[int]] | None = None  # the last long block's text and cuts
+        # A real model's blocks longer than ``long_block`` characters are tokenized in
+        # segments of about ``segment`` (see blocks.tokenize_long_block).
+        self.long_block, self.segment = LONG_BLOCK, BLOCK_SEGMENT
         self._piece_ids: dict[str, int] = {}
         vocab = tokenizer.vocab if isinstance(tokenizer, Tokenizer) else []
         for index in range(len(SPECIALS), len(vocab)):
@@ -275,6 +301,8 @@ class LineTokenizer:
         # The long line being prepared in the background: its text, segment bounds and
         # how many segments are done.
         self._preparing: tuple[str, list[int], int] | None = None
+        # The same for a real model's long block: its text, segments and how many are done.
+        self._preparing_block: tuple[str, list[tuple[int, list[str]]], int] | None = None
 
     def can_cut(self, before: str, after: str) -> bool:
         """Whether a real model's document can be tokenized apart before line ``after``
@@ -285,11 +313,43 @@ class LineTokenizer:
     def block(self, lines: list[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
         """The tokens of a block of a real model's document, one entry per line."""
         assert self.model is not None
-        key = ("".join(lines), at_start)
+        text = "".join(lines)
+        if len(text) > self.long_block:
+            return tokenize_long_block(self._segments_of(lines), len(lines), at_start, self._segment_block)
+        key = (text, at_start)
         cached = self._blocks.get(key)
         if cached is None or len(cached) != len(lines):
             cached = tokenize_block(self.model, lines, at_start)
             self._blocks.put(key, cached)
+        return cached
+
+    def _segments_of(self, lines: list[str]) -> list[tuple[int, list[str]]]:
+        """The segments of a long block, cut from the last long block's cuts (an edit
+        changed it, most often)."""
+        text = "".join(lines)
+        cuts = segment_cuts(self._can_cut_within, text, self.segment, self._last_cuts)
+        self._last_cuts = (text, cuts)
+        return block_segments(lines, cuts)
+
+    def _can_cut_within(self, text: str, position: int) -> bool:
+        # Kept by the characters the model reads around the position: a long line is
+        # cut afresh after each edit, at the same places but those around the edit.
+        assert self.model is not None
+        low = max(position - CUT_WITHIN_CONTEXT, 0)
+        key = (text[low : position + CUT_WITHIN_CONTEXT], position - low)
+        found = self._cuts_within.get(key)
+        if found is None:
+            found = self.model.can_cut_within(text, position)
+            self._cuts_within.put(key, found)
+        return found
+
+    def _segment_block(self, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+        assert self.model is not None
+        key = ("".join(lines), at_start)
+        cached = self._segments.get(key)
+        if cached is None or len(cached) != len(lines):
+            cached = tokenize_block(self.model, lines, at_start)
+            self._segments.put(key, cached)
         return cached
 
     def chunk(self, text: str) -> ChunkTokens:
@@ -344,7 +404,7 @@ class LineTokenizer:
         :meth:`line` then only joins them. Background work on a very long line can so
         give the event loop back, one segment at a time."""
         if self.model is not None:
-            return True  # a real model's blocks are tokenized whole
+            return True  # a real model's long blocks: see prepare_block
         if self._preparing is None or self._preparing[0] is not text:
             self._preparing = (text, segment_bounds(text), 0)
         _, bounds, done = self._preparing
@@ -355,6 +415,22 @@ class LineTokenizer:
             self._segment(text[bounds[done] : bounds[done + 1]])
             done += 1
         self._preparing = None
+        return True
+
+    def prepare_block(self, lines: list[str], at_start: bool, deadline: float) -> bool:
+        """Tokenize the segments of a real model's long block ``lines`` until
+        ``deadline``; True when they are all cached (see :meth:`prepare`)."""
+        text = "".join(lines)
+        if self._preparing_block is None or self._preparing_block[0] != text:
+            self._preparing_block = (text, self._segments_of(lines), 0)
+        _, segments, done = self._preparing_block
+        while done < len(segments):
+            if perf_counter() >= deadline:
+                self._preparing_block = (text, segments, done)
+                return False
+            self._segment_block(segments[done][1], at_start and done == 0)
+            done += 1
+        self._preparing_block = None
         return True
 
     def _segment(self, text: str) -> LineTokens:
@@ -563,6 +639,16 @@ class _Version:
             found = self.cuts[line] = self.tokenizer.can_cut(self.lines[line - 1], self.lines[line])
         return found
 
+    def prepare_block(self, line: int, deadline: float) -> bool:
+        """A real model's document: tokenize the segments of the long block that holds line
+        ``line`` until ``deadline`` (a slice of background work); True when done or when
+        the block is not long."""
+        first, stop = self.block_of(line)
+        tokenizer = self.tokenizer
+        if sum(map(len, self.lines[first:stop])) <= tokenizer.long_block:
+            return True
+        return tokenizer.prepare_block(self.lines[first:stop], first == 0, deadline)
+
     def line_tokens(self, line: int) -> AnyLineTokens:
         tokens = self.tokens[line]
         if tokens is None:
@@ -768,6 +854,8 @@ class Document:
                 return False
             text = version.lines[pending]
             if len(text) > LONG_LINE and not version.tokenizer.prepare(text, deadline):
+                return False
+            if version.tokenizer.model is not None and not version.prepare_block(pending, deadline):
                 return False
             version.line_tokens(pending)
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import accumulate, chain, repeat
+from operator import add, itemgetter, sub
 
 from glassllm_server.document import AnyLineTokens, Document, LineSpan
 from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
@@ -43,7 +45,8 @@ def line_hints(
         high = len(text)
         if chunks:
             starts = tokens.chunk_starts()
-            found = [(column, "chunk", column) for column in starts[1 : bisect_left(starts, content)]]
+            columns = starts[1 : bisect_left(starts, content)]
+            found = list(zip(columns, repeat("chunk"), columns))
         spans: list[LineSpan] = []
         previous_end, previous_chunk = 0, -1
     elif whole:
@@ -64,11 +67,15 @@ def line_hints(
                 found.append((column, "token", column))
         previous_end, previous_chunk = span.end, span.chunk
     if spaces:
-        offset = text.find(" ", max(low - 1, 0), high)
-        while offset >= 0:
-            found.append((offset + 1, "space", offset))
-            offset = text.find(" ", offset + 1, high)
-        found.sort(key=lambda hint: hint[0])
+        # The column after each space of text[start:high], without a Python step per
+        # space: the lengths of the pieces between spaces, accumulated.
+        start = max(low - 1, 0)
+        pieces = text[start:high].split(" ")
+        if len(pieces) > 1:
+            after = list(accumulate(map(_PLUS_ONE, map(len, pieces[:-1])), initial=start))[1:]
+            found.extend(zip(after, repeat("space"), map(_MINUS_ONE, after)))
+            # Stable: at one column, the hints found first (a chunk's) stay first.
+            found.sort(key=_COLUMN)
     return found
 
 
@@ -103,13 +110,21 @@ def line_ranges(document: Document, start: Point, end: Point) -> Iterator[tuple[
         yield line, low, high
 
 
-# Placeholders in a line's cached JSON: ``json.dumps`` escapes control characters, so
-# they cannot occur in anything it writes.
-_LINE, _URI, _VERSION = "\x00line", "\x00uri", "\x00version"
-# Compact (no spaces, labels as UTF-8): 100 lines of prose carry thousands of hints, and
-# every byte is written, read and parsed again by the client.
-_LABEL_JSON = {kind: json.dumps(label, ensure_ascii=False) for kind, label in LABELS.items()}
-_HINT_JSON = '{"position":{"line":\x00line,"character":%d},"label":%s,"data":[\x00uri,\x00version,\x00line,%d]}'
+# An InlayHint as JSON, one template per kind: compact and ASCII (labels escaped), as 100
+# lines of prose carry thousands of hints, every byte written, read and parsed again by
+# the client; an ASCII answer is joined, encoded and parsed faster than one with the
+# labels' UTF-8. The members are ordered so that what varies per request (the line, the
+# URI, the version) is one stretch, written once per line for all of its hints:
+# ``\x00`` stands for ``LINE},"data":[URI,VERSION,LINE`` (``json.dumps`` escapes control
+# characters, so it cannot occur in anything else written here).
+_VARYING = "\x00"
+_TEMPLATES = {
+    kind: '{"label":' + json.dumps(label) + ',"position":{"character":%d,"line":' + _VARYING + ",%d]}"
+    for kind, label in LABELS.items()
+}
+_COLUMN = itemgetter(0)
+_PLUS_ONE = (1).__add__
+_MINUS_ONE = (-1).__add__
 
 
 class HintCache:
@@ -122,24 +137,21 @@ class HintCache:
 
     def __init__(self, limit: int = 1024) -> None:
         self.limit = limit
-        self._entries: OrderedDict[tuple[int, str, tuple[bool, ...]], tuple[AnyLineTokens, list[int], str]] = (
-            OrderedDict()
-        )
+        self._entries: OrderedDict[tuple[int, str, tuple[bool, ...]], tuple[AnyLineTokens, str]] = OrderedDict()
 
-    def line(
-        self, text: str, tokens: AnyLineTokens, encoding: Encoding, switches: tuple[bool, bool, bool]
-    ) -> tuple[list[int], str]:
-        """The columns of the line's hints and their JSON objects, comma-separated."""
+    def line(self, text: str, tokens: AnyLineTokens, encoding: Encoding, switches: tuple[bool, bool, bool]) -> str:
+        """The line's hints as JSON objects, comma-separated, with ``\x00`` for what
+        varies per request (see ``_TEMPLATES``)."""
         key = (id(tokens), encoding, switches)
         entry = self._entries.get(key)
         if entry is not None and entry[0] is tokens:
             self._entries.move_to_end(key)
-            return entry[1], entry[2]
-        columns, objects = _serialize(text, tokens, encoding, switches)
-        self._entries[key] = (tokens, columns, ",".join(objects))
+            return entry[1]
+        objects = _serialize(text, tokens, encoding, switches)
+        self._entries[key] = (tokens, objects)
         if len(self._entries) > self.limit:
             self._entries.popitem(last=False)
-        return columns, self._entries[key][2]
+        return objects
 
 
 def _serialize(
@@ -149,24 +161,27 @@ def _serialize(
     switches: tuple[bool, bool, bool],
     low: int = 0,
     high: int | None = None,
-) -> tuple[list[int], list[str]]:
-    """The hints of columns ``low..high`` of a line (all of them by default)."""
+) -> str:
+    """The hints of columns ``low..high`` of a line (all of them by default), as JSON
+    objects, comma-separated."""
     hints = line_hints(text, tokens, switches, low, high)
     if low > 0 or (high is not None and high < len(text)):
         hints = [hint for hint in hints if low <= hint[0] <= (len(text) if high is None else high)]
-    columns: list[int] = []
-    objects: list[str] = []
     if not hints:
-        return columns, objects
+        return ""
+    # Column by column, each a pass in C, and one format for the line: thousands of
+    # hints per request.
+    columns, kinds, token_columns = zip(*hints, strict=True)
     # Units counted from the first hint's column: a window of a long line costs the window.
-    base = hints[0][0]
+    base = columns[0]
     base_units = columns_to_units(text, base, encoding)
-    units = column_units(text[base : hints[-1][0]], encoding)
-    for column, kind, token_column in hints:
-        columns.append(column)
-        character = base_units + (column - base if units is None else units[column - base])
-        objects.append(_HINT_JSON % (character, _LABEL_JSON[kind], token_column))
-    return columns, objects
+    units = column_units(text[base : columns[-1]], encoding)
+    if units is None:
+        characters: Iterable[int] = map(add, columns, repeat(base_units - base))
+    else:
+        characters = map(add, map(units.__getitem__, map(sub, columns, repeat(base))), repeat(base_units))
+    values = tuple(chain.from_iterable(zip(characters, token_columns, strict=True)))
+    return ",".join(map(_TEMPLATES.__getitem__, kinds)) % values
 
 
 def hints_json(
@@ -177,7 +192,7 @@ def hints_json(
 
     ``data`` is ``[uri, version, line, token column]`` for ``inlayHint/resolve``. A
     screenful of prose carries thousands of hints, so each line's hints are serialized
-    once, with placeholders for what varies (line number, URI, version), and kept in
+    once, with a placeholder for what varies (line number, URI, version), and kept in
     ``cache``; a line cut by the range is serialized afresh.
     """
     switches = settings.hint_switches
@@ -188,9 +203,9 @@ def hints_json(
     for line, low, high in line_ranges(document, start, end):
         text, tokens = document.lines[line], document.line_tokens(line)
         if low > 0 or high < len(text):
-            whole = ",".join(_serialize(text, tokens, encoding, switches, low, high)[1])
+            whole = _serialize(text, tokens, encoding, switches, low, high)
         else:
-            whole = cache.line(text, tokens, encoding, switches)[1]
+            whole = cache.line(text, tokens, encoding, switches)
         if whole:
-            parts.append(whole.replace(_LINE, str(line)).replace(_URI, uri).replace(_VERSION, version))
+            parts.append(whole.replace(_VARYING, f'{line}}},"data":[{uri},{version},{line}'))
     return parts

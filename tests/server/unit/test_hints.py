@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
+from lsprotocol import types
+from pygls.protocol import default_converter
 
 from glassllm import packaged
+from glassllm.models import load_model
 from glassllm_server.document import Document, DocumentToken, LineTokenizer
-from glassllm_server.hints import HintCache, hint_window, hints_json
+from glassllm_server.hints import HintCache, hint_window, hints_json, line_hints
 from glassllm_server.positions import Encoding, Point, column_units
+from glassllm_server.render.hints import LABELS, HintKind
 from glassllm_server.settings import Settings
+from tests.models.fixtures import model_file
 from tests.server.oracle import TRICKY
 
 
@@ -133,3 +139,30 @@ def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
     document.focus_line = 990  # near the end: the window stays inside the range
     assert hinted_lines(*whole) == set(range(851, 1000))  # 851..1000, and line 1000 is the empty last one
     assert hint_window(document, Point(10, 3), Point(20, 0), 150) == (Point(10, 3), Point(20, 0))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+@pytest.mark.parametrize("switches", [(True, True, False), (True, True, True)])
+@pytest.mark.parametrize("model", ["pt", "llama3"])
+def test_the_json_answer_is_what_pygls_makes_of_the_same_hints(tokenizer, model, encoding, switches):
+    # The answer is written as JSON text directly; pygls' converter (cattrs, lsprotocol's
+    # InlayHint) must make the same objects of the same hints, line cut by a range too.
+    line_tokenizer = tokenizer if model == "pt" else LineTokenizer(load_model(model_file(model)), model)
+    text = TRICKY + "Era uma vez, um 🧑‍🔬 e\u0301 café\tfim\r\n" * 3 + ".\n\n  Fim  \n"
+    settings = Settings(chunk_boundaries=switches[0], space_markers=switches[1], token_boundaries=switches[2])
+    document = Document("file:///pasta/ação.txt", text, 7, line_tokenizer)
+    last = len(document.lines) - 1
+    for start, end in [(Point(0, 0), Point(last, len(document.lines[last]))), (Point(1, 2), Point(3, 5))]:
+        hints = []
+        for line in range(start.line, end.line + 1):
+            line_text = document.lines[line]
+            low = start.column if line == start.line else 0
+            high = end.column if line == end.line else len(line_text)
+            for column, kind, token_column in line_hints(line_text, document.line_tokens(line), switches):
+                if low <= column <= high:
+                    position = types.Position(line=line, character=_units(document, Point(line, column), encoding))
+                    data = [document.uri, 7, line, token_column]
+                    label = LABELS[cast(HintKind, kind)]
+                    hints.append(types.InlayHint(position=position, label=label, data=data))
+        answer = hints_json(document, start, end, settings, encoding, HintCache())
+        assert hints and json.loads("[" + ",".join(answer) + "]") == default_converter().unstructure(hints)
