@@ -558,11 +558,12 @@ class _Version:
     def replaced(self, first: int, stop: int, new_lines: list[str]) -> _Version:
         """A new version with lines ``first..stop-1`` replaced by ``new_lines``."""
         tokens = self.tokens
-        version = _Version(
-            [*self.lines[:first], *new_lines, *self.lines[stop:]],
-            self.tokenizer,
-            [*tokens[:first], *([None] * len(new_lines)), *tokens[stop:]],
-        )
+        # A copy, then the edited lines in place: one pass over each long list, not three.
+        lines = self.lines.copy()
+        lines[first:stop] = new_lines
+        new_tokens = tokens.copy()
+        new_tokens[first:stop] = [None] * len(new_lines)
+        version = _Version(lines, self.tokenizer, new_tokens)
         totals = version.totals
         totals[:] = self.totals
         for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop], strict=False):
@@ -603,7 +604,8 @@ class _Version:
         the tokens of every block of ``old`` that held a line next to or in the edit (the
         cuts around them may have changed); the first line left without tokens."""
         shift = new_count - (stop - first)
-        self.cuts = [*old.cuts[:first], *([None] * new_count), *old.cuts[stop:]]
+        self.cuts = old.cuts.copy()
+        self.cuts[first:stop] = [None] * new_count
         after = first + new_count
         if after < len(self.cuts):
             self.cuts[after] = None
