@@ -527,6 +527,7 @@ class _Version:
         "index",
         "line_states",
         "lines",
+        "missing",
         "pending",
         "prefix",
         "revision",
@@ -538,7 +539,11 @@ class _Version:
     _revisions = count(1)
 
     def __init__(
-        self, lines: list[str], tokenizer: LineTokenizer, tokens: list[AnyLineTokens | None] | None = None
+        self,
+        lines: list[str],
+        tokenizer: LineTokenizer,
+        tokens: list[AnyLineTokens | None] | None = None,
+        missing: int | None = None,
     ) -> None:
         self.lines = lines
         self.index = LineIndex(lines)
@@ -548,6 +553,9 @@ class _Version:
         # (None: not decided yet); see blocks.py.
         self.cuts: list[bool | None] = [None] * len(lines) if tokenizer.model is not None else []
         self.pending = 0  # no line before this one lacks its tokens
+        # How many lines lack their tokens: once none does, no request looks for one (a
+        # search from the edited line to the end costs a step per line, in C).
+        self.missing = len(self.tokens) if tokens is None else missing if missing is not None else tokens.count(None)
         self.totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
         self.prefix = [0]  # tokens before each line, for the first lines
         # Unique per version: what caches of answers are keyed by.
@@ -563,7 +571,9 @@ class _Version:
         lines[first:stop] = new_lines
         new_tokens = tokens.copy()
         new_tokens[first:stop] = [None] * len(new_lines)
-        version = _Version(lines, self.tokenizer, new_tokens)
+        version = _Version(
+            lines, self.tokenizer, new_tokens, self.missing - tokens[first:stop].count(None) + len(new_lines)
+        )
         totals = version.totals
         totals[:] = self.totals
         for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop], strict=False):
@@ -595,6 +605,7 @@ class _Version:
                     continue
                 found = self.tokenizer.line(new, (segmented[0], segmented[-1]))
             version.tokens[number] = found
+            version.missing -= 1
             _count(totals, found, new, 1)
         return version
 
@@ -624,6 +635,8 @@ class _Version:
                 assert found is not None
                 _count(totals, found, old.lines[line], -1)
                 new_line = line if step < 0 else line + shift
+                if self.tokens[new_line] is not None:
+                    self.missing += 1
                 self.tokens[new_line] = None
                 lowest = min(lowest, new_line)
                 inside = old.cuts[line] is False if step < 0 else line + 1 < count and old.cuts[line + 1] is False
@@ -659,6 +672,7 @@ class _Version:
             text = self.lines[line]
             tokens = self.tokenizer.line(text)
             self.tokens[line] = tokens
+            self.missing -= 1
             _count(self.totals, tokens, text, 1)
         return tokens
 
@@ -678,7 +692,9 @@ class _Version:
         found = self.tokenizer.block(self.lines[first:stop], first == 0)
         for number, tokens in enumerate(found, first):
             stale = self.tokens[number]
-            if stale is not None:
+            if stale is None:
+                self.missing -= 1
+            else:
                 _count(self.totals, stale, self.lines[number], -1)
             self.tokens[number] = tokens
             _count(self.totals, tokens, self.lines[number], 1)
@@ -687,6 +703,9 @@ class _Version:
     def advance_pending(self) -> int:
         # list.index runs in C: after an edit deep in a large document, finding the few
         # lines without tokens must not cost a Python step per line.
+        if not self.missing:
+            self.pending = len(self.tokens)
+            return self.pending
         try:
             self.pending = self.tokens.index(None, self.pending)
         except ValueError:

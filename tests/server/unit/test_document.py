@@ -109,12 +109,20 @@ def test_an_edit_gives_the_same_tokens_as_opening_the_result(tokenizer, text, da
     inserted = data.draw(_texts)
     index = LineIndex(document.lines)
     document.apply_change(point_of(index, start), point_of(index, end), inserted)
+    assert_missing_is_counted(document)
     expected = text[:start] + inserted + text[end:]
     assert document.text == expected
     fresh = Document("u", expected, 2, tokenizer)
     assert document.lines == fresh.lines
     assert document.stats() == fresh.stats()
+    assert_missing_is_counted(document)
     assert as_offsets(document, every_token(document)) == library_spans(tokenizer, expected)
+
+
+def assert_missing_is_counted(document: Document) -> None:
+    """The count of lines without tokens, which spares the search for them, is exact."""
+    version = document._version
+    assert version.missing == version.tokens.count(None)
 
 
 def test_inserting_a_newline_after_a_lone_cr_makes_one_crlf_line_break(tokenizer):

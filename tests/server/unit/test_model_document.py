@@ -19,6 +19,7 @@ from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.positions import Point
 from tests.models.fixtures import model_file
 from tests.server.oracle import TRICKY, lsp_lines
+from tests.server.unit.test_document import assert_missing_is_counted
 
 MODELS = ["llama3", "gpt4o", "mistral-v1", "mistral-v7", "tekken"]
 
@@ -92,9 +93,11 @@ def document_lines(document: Document) -> list[list[tuple[int, int, int]]]:
 
 
 def check(document: Document, tok: ModelTokenizer) -> None:
+    assert_missing_is_counted(document)
     text = document.text
     assert document_lines(document) == expected_lines(tok, text)
     stats = document.stats()
+    assert_missing_is_counted(document)
     assert (stats.tokens, stats.chunks, stats.characters) == (
         len(tok.encode(text)),
         len(tok.chunk_spans(text)),
