@@ -92,6 +92,17 @@ def document_lines(document: Document) -> list[list[tuple[int, int, int]]]:
     return [[(s.id, s.start, s.end) for s in document.line_spans(n)] for n in range(len(document.lines))]
 
 
+def random_edit(document: Document, data: st.DataObject) -> None:
+    """Replace a range hypothesis draws from ``document`` with text it draws."""
+    lines = document.lines
+    start_line = data.draw(st.integers(0, len(lines) - 1))
+    start = Point(start_line, data.draw(st.integers(0, len(lines[start_line]))))
+    end_line = data.draw(st.integers(start_line, len(lines) - 1))
+    low = start.column if end_line == start_line else 0
+    end = Point(end_line, data.draw(st.integers(low, len(lines[end_line]))))
+    document.apply_change(start, end, data.draw(texts))
+
+
 def check(document: Document, tok: ModelTokenizer) -> None:
     assert_missing_is_counted(document)
     text = document.text
@@ -119,13 +130,7 @@ def test_edits_keep_the_library_tokens(name, text, data):
     document = Document("u", text, 1, line_tokenizer(name))
     check(document, tok)
     for _ in range(4):
-        lines = document.lines
-        start_line = data.draw(st.integers(0, len(lines) - 1))
-        start = Point(start_line, data.draw(st.integers(0, len(lines[start_line]))))
-        end_line = data.draw(st.integers(start_line, len(lines) - 1))
-        low = start.column if end_line == start_line else 0
-        end = Point(end_line, data.draw(st.integers(low, len(lines[end_line]))))
-        document.apply_change(start, end, data.draw(texts))
+        random_edit(document, data)
         check(document, tok)
 
 

@@ -17,7 +17,7 @@ from glassllm.models import ModelTokenizer
 from glassllm_server.blocks import SegmentedModelLineTokens, segment_cuts
 from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.positions import Point
-from tests.server.unit.test_model_document import FRAGMENTS, MODELS, check, document_lines, tokenizer
+from tests.server.unit.test_model_document import FRAGMENTS, MODELS, check, document_lines, random_edit, tokenizer
 
 # Prose gives cuts (a space between two letters); the rest, what must not be cut.
 PROSE = ["Era", " uma", " vez", " que", " tinha", " um", " gato", " Sun", " over"]
@@ -57,13 +57,7 @@ def test_segmented_blocks_keep_the_library_tokens_through_edits(name, text, data
     document = Document("u", text, 1, small_segments(name))
     check(document, tok)
     for _ in range(4):
-        lines = document.lines
-        start_line = data.draw(st.integers(0, len(lines) - 1))
-        start = Point(start_line, data.draw(st.integers(0, len(lines[start_line]))))
-        end_line = data.draw(st.integers(start_line, len(lines) - 1))
-        low = start.column if end_line == start_line else 0
-        end = Point(end_line, data.draw(st.integers(low, len(lines[end_line]))))
-        document.apply_change(start, end, data.draw(texts))
+        random_edit(document, data)
         check(document, tok)
     check_hovers(document, tok)
 
