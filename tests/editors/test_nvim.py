@@ -204,6 +204,17 @@ def test_statusline_shows_the_compared_count_when_asked(nvim):
         nvim.lua("require('glassllm').config.statusline_compare = false return true")
 
 
+# The lines of the hover's floating window, once one is open.
+HOVER_WINDOW = """
+for _, win in ipairs(vim.api.nvim_list_wins()) do
+  if vim.api.nvim_win_get_config(win).relative ~= '' then
+    return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+  end
+end
+return {}
+"""
+
+
 def test_hover_shows_the_token_under_the_cursor(nvim):
     line = TEXT.splitlines()[1]
     spans = _tokens(line)
@@ -211,18 +222,7 @@ def test_hover_shows_the_token_under_the_cursor(nvim):
     index = spans.index(target)
     # The cursor on the "m" of "comeu"; K is Neovim's hover key.
     nvim.keys(f"<Esc>2G0{_byte_column(line, target.start + 2)}lK")
-    hover = nvim.wait_for(
-        """
-        for _, win in ipairs(vim.api.nvim_list_wins()) do
-          if vim.api.nvim_win_get_config(win).relative ~= '' then
-            return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
-          end
-        end
-        return {}
-        """,
-        lambda lines: len(lines) > 0,
-        "the hover window",
-    )
+    hover = nvim.wait_for(HOVER_WINDOW, lambda lines: len(lines) > 0, "the hover window")
     text = "\n".join(hover)
     assert f"ID {target.id}" in text
     assert "▁come" in text
@@ -526,14 +526,6 @@ def test_the_command_explains_the_lines_it_is_given(nvim):
 
 # A real model's tokenizer (Mistral 7B's SentencePiece BPE), named in the settings as
 # a user names it: nothing else to configure.
-HOVER_WINDOW = """
-for _, win in ipairs(vim.api.nvim_list_wins()) do
-  if vim.api.nvim_win_get_config(win).relative ~= '' then
-    return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
-  end
-end
-return {}
-"""
 
 
 @pytest.fixture(scope="module")

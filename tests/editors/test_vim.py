@@ -54,6 +54,15 @@ def _vim_with_ale() -> bool:
     return major is not None and int(major.group(1)) >= 9
 
 
+def _require_vim_with_ale() -> None:
+    """Skip without Vim 9 and ALE; under ``CI=true``, fail instead."""
+    if not _vim_with_ale():
+        message = "needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Vim tests: {message}")
+        pytest.skip(message)
+
+
 def _server_command() -> list[str]:
     script = Path(sys.executable).with_name("glassllm-lsp")
     return [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
@@ -62,11 +71,7 @@ def _server_command() -> list[str]:
 @pytest.fixture(scope="module")
 def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What one Vim session saw (see ``vim_session.vim``)."""
-    if not _vim_with_ale():
-        message = "needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Vim tests: {message}")
-        pytest.skip(message)
+    _require_vim_with_ale()
     folder = tmp_path_factory.mktemp("vim")
     # A copy of the plugin, as a plugin manager installs it: :helptags writes doc/tags.
     plugin = folder / "glassllm"
@@ -263,11 +268,7 @@ MODEL_HOVERS = ((1, LINES[0].index("sob") + 2), (2, LINES[1].index("histo") + 2)
 def _vim_with_tokenizer(folder: Path, tokenizer: Path, count: int, hovers: str = "") -> dict[str, Any]:
     """What a Vim session whose settings name ``tokenizer`` saw (see ``vim_model_session.vim``),
     once its status line shows ``count`` tokens."""
-    if not _vim_with_ale():
-        message = "needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Vim tests: {message}")
-        pytest.skip(message)
+    _require_vim_with_ale()
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
     vimrc = folder / "vimrc"
