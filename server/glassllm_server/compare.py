@@ -32,6 +32,7 @@ from glassllm.models import ModelTokenizer
 from glassllm.tokenizer import SPECIALS, UNK_ID, TokenSpan
 from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation
+from glassllm_server.gaps import Gaps
 
 __all__ = [
     "COMPARE_TOKENIZERS",
@@ -366,42 +367,35 @@ class DocumentCounts:
         # A real model's: the block each counted line was counted in (see ComparedModel).
         self._blocks: list[object | None] = []
         self._total = 0  # of the lines that have a count
-        self._pending = 0  # no line before this one lacks its count
-        # How many lines lack a count: once none does, no request looks for one (a
-        # search from the edited line to the end costs a step per line, in C).
-        self._missing = line_count
+        self._gaps = Gaps.everywhere(line_count)  # the lines without a count
 
-    def replaced(self, first: int, stop: int, new_count: int) -> DocumentCounts:
+    def replaced(self, first: int, stop: int, new_count: int, in_place: bool) -> DocumentCounts:
         """The counts of the next version, where lines ``first..stop-1`` were replaced by
         ``new_count`` lines (and, for a real model, the whole blocks that held them: the
-        edit can cut them). A block next to the edit is kept: cuts are decided by the two
-        lines around them, so if the edit joins it to its lines, counting the edited
-        lines' block counts it again."""
+        edit can cut them); ``in_place``, this one's lists become its, edited. A block
+        next to the edit is kept: cuts are decided by the two lines around them, so if
+        the edit joins it to its lines, counting the edited lines' block counts it again."""
         counts = self._counts
-        following = DocumentCounts(0)
-        # A copy, then the edited lines in place: one pass over a long list, not three.
-        following._counts = counts.copy()
-        following._counts[first:stop] = [None] * new_count
         replaced = counts[first:stop]
+        following = DocumentCounts(0)
+        following._counts = counts if in_place else counts.copy()
+        following._counts[first:stop] = [None] * new_count
         following._total = self._total - sum(filter(None, replaced))
-        following._missing = self._missing - replaced.count(None) + new_count
-        following._pending = min(self._pending, first)
+        following._gaps = self._gaps.replaced(replaced.count(None), first, stop, new_count)
         if self._blocks:
-            blocks = self._blocks
-            following._blocks = blocks.copy()
-            following._blocks[first:stop] = [None] * new_count
-            shift = new_count - (stop - first)
-            for line, step in ((first - 1, -1), (stop, 1)):
-                inside = 0 <= line < len(blocks) and blocks[line] is blocks[line - step]
-                block = blocks[line] if inside else None
+            # The blocks of the first and the last replaced line, and the lines next to
+            # them (after the edit, upward and downward) that shared them.
+            edges = ((self._blocks[first], first - 1, -1), (self._blocks[stop - 1], first + new_count, 1))
+            blocks = following._blocks = self._blocks if in_place else self._blocks.copy()
+            blocks[first:stop] = [None] * new_count
+            for edited, line, step in edges:
+                block = edited if 0 <= line < len(blocks) and blocks[line] is edited else None
                 while block is not None and 0 <= line < len(blocks) and blocks[line] is block:
-                    new_line = line if step < 0 else line + shift
-                    forgotten = following._counts[new_line]
+                    forgotten = following._counts[line]
                     if forgotten is not None:
                         following._total -= forgotten
-                        following._missing += 1
-                    following._counts[new_line] = following._blocks[new_line] = None
-                    following._pending = min(following._pending, new_line)
+                        following._gaps.emptied(line)
+                    following._counts[line] = blocks[line] = None
                     line += step
         return following
 
@@ -411,24 +405,18 @@ class DocumentCounts:
         counts = self._counts
         counted = 0
         while True:
-            if not self._missing:
-                self._pending = len(counts)
-                return True
-            try:
-                # list.index runs in C: finding the few uncounted lines skips the rest fast.
-                self._pending = counts.index(None, self._pending)
-            except ValueError:
-                self._pending = len(counts)
+            line = self._gaps.first(counts)
+            if line >= len(counts):
                 return True
             if counted >= max_lines:
                 return False
             if isinstance(tokenizer, ComparedModel):
-                counted += self._count_block(tokenizer, lines, self._pending) - self._pending
+                counted += self._count_block(tokenizer, lines, line) - line
                 continue
-            count = tokenizer.count_line(lines[self._pending])
-            counts[self._pending] = count
+            count = tokenizer.count_line(lines[line])
+            counts[line] = count
             self._total += count
-            self._missing -= 1
+            self._gaps.filled()
             counted += 1
 
     def _count_block(self, tokenizer: ComparedModel, lines: Sequence[str], line: int) -> int:
@@ -441,7 +429,7 @@ class DocumentCounts:
         for number, count in enumerate(tokenizer.count_block(lines[first:stop], first == 0), first):
             known = counts[number]
             if known is None:
-                self._missing -= 1
+                self._gaps.filled()
             self._total += count - (known or 0)
             counts[number] = count
             self._blocks[number] = block
@@ -481,7 +469,7 @@ class DocumentCounts:
         if count is None:
             count = self._counts[line] = tokenizer.count_line(lines[line])
             self._total += count
-            self._missing -= 1
+            self._gaps.filled()
         return count
 
     def totals(self, name: str) -> ComparedCounts:

@@ -18,11 +18,11 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, count, islice, pairwise, repeat
-from operator import attrgetter, itemgetter
+from itertools import accumulate, chain, count, pairwise, repeat
+from operator import itemgetter
 from time import perf_counter
 from typing import Any, NamedTuple, Protocol, TypeVar
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, WeakSet
 
 from glassllm import Tokenizer
 from glassllm.bpe import apply_merges
@@ -43,6 +43,7 @@ from glassllm_server.blocks import (
     tokenize_block,
     tokenize_long_block,
 )
+from glassllm_server.gaps import Gaps
 from glassllm_server.positions import LineIndex, Point, content_length, split_lines
 
 __all__ = [
@@ -71,6 +72,9 @@ SEGMENT_CACHE_CHARACTERS = 1 << 23
 # ModelTokenizer.can_cut_within, which reads CUT_WITHIN_CONTEXT on each side): a cut of every
 # segment of 8 MB of long lines.
 CUT_CACHE_LIMIT = 1 << 13
+# An edit that makes this many lines or fewer has them tokenized at once (see
+# _Version.replaced): a keystroke makes three, the edited line and its neighbours.
+_EAGER_LINES = 8
 
 
 class ChunkTokens(NamedTuple):
@@ -88,7 +92,6 @@ class ChunkTokens(NamedTuple):
 # chunks; ChunkTokens is the named view handed out.
 _Chunk = tuple[str, tuple[str, ...], tuple[int, ...], int]
 _TEXT, _IDS, _UNKNOWN = itemgetter(0), itemgetter(2), itemgetter(3)
-_TOKEN_COUNT = attrgetter("tokens")
 
 
 class Stats(NamedTuple):
@@ -373,29 +376,40 @@ class LineTokenizer:
         self._chunks.put(text, entry)
         return entry
 
-    def line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None = None) -> LineTokens:
+    def line(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
         """The tokens of one line, its line ending included.
 
-        ``previous`` are the tokens of the long lines an edit replaced by this one (the
-        first and the last; the same line when the edit stayed within one): a long line
-        then keeps the segments the edit did not touch, from its start and its end.
+        ``replaced`` are the tokens of the lines an edit replaced by this one. A long line
+        keeps the segments the edit did not touch, from the start of the first and the
+        end of the last long one. A line takes the chunks it shares with them from them,
+        not from the cache: a chunk typed long ago (a name, a typo) may have left it.
         """
         if len(text) > LONG_LINE:
-            return self._long_line(text, previous)
+            segmented = [tokens for tokens in replaced if isinstance(tokens, SegmentedLineTokens)]
+            return self._long_line(text, (segmented[0], segmented[-1]) if segmented else None)
         cached = self._lines.get(text)
         if cached is not None:
             return cached
-        entry = self._tokenize(text)
+        entry = self._tokenize(text, replaced)
         self._lines.put(text, entry)
         return entry
 
-    def _tokenize(self, text: str) -> LineTokens:
+    def _tokenize(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
         chunked = chunk_text(text)
         chunks = chunked.chunks
         found = list(map(self._chunks.recent.get, chunks))
         if None in found:
             chunk = self._chunk
-            found = [entry or chunk(text) for entry, text in zip(found, chunks, strict=False)]
+            if replaced:
+                known = {
+                    entry[0]: entry
+                    for tokens in replaced
+                    if not isinstance(tokens, SegmentedLineTokens)  # a long line's are its segments'
+                    for entry in tokens.chunks
+                }
+                found = [entry or known.get(text) or chunk(text) for entry, text in zip(found, chunks, strict=False)]
+            else:
+                found = [entry or chunk(text) for entry, text in zip(found, chunks, strict=False)]
         return LineTokens(tuple(found), chunked.origin)  # type: ignore[arg-type]
 
     def prepare(self, text: str, deadline: float) -> bool:
@@ -505,9 +519,10 @@ class DocumentToken:
 class LineState(Protocol):
     """Per-line state kept beside a document's versions (:meth:`Document.line_state`)."""
 
-    def replaced(self, first: int, stop: int, new_count: int) -> LineState:
-        """The state after lines ``first..stop-1`` were replaced by ``new_count`` lines
-        (a new object: the old one still describes the old version)."""
+    def replaced(self, first: int, stop: int, new_count: int, in_place: bool) -> LineState:
+        """The state after lines ``first..stop-1`` were replaced by ``new_count`` lines: a
+        new object, which takes the old one's lists when ``in_place`` (nothing holds the
+        old version any more) and copies them otherwise (the old one still describes it)."""
         ...
 
 
@@ -518,19 +533,23 @@ class _Version:
     """One version of a document's text and its tokens, filled in lazily.
 
     A document and every snapshot taken of it while it is unchanged share one version,
-    so tokens computed for any of them are there for all. An edit makes a new version
-    (copying the line lists, never mutating them), so a snapshot keeps its text.
+    so tokens computed for any of them are there for all. An edit makes a new version:
+    it takes over the old one's line lists and edits them in place when nothing else
+    holds the old one (no snapshot: the old version is then dropped), and copies them
+    otherwise, so a snapshot keeps its text. In place, an edit costs the lines it
+    changed, whatever the document's length.
     """
 
     __slots__ = (
+        "borrowed",
+        "counts",
         "cuts",
+        "gaps",
         "index",
         "line_states",
         "lines",
-        "missing",
-        "pending",
-        "prefix",
         "revision",
+        "snapshots",
         "tokenizer",
         "tokens",
         "totals",
@@ -538,112 +557,130 @@ class _Version:
 
     _revisions = count(1)
 
-    def __init__(
-        self,
-        lines: list[str],
-        tokenizer: LineTokenizer,
-        tokens: list[AnyLineTokens | None] | None = None,
-        missing: int | None = None,
-    ) -> None:
+    def __init__(self, lines: list[str], tokenizer: LineTokenizer, borrowed: bool = False) -> None:
         self.lines = lines
         self.index = LineIndex(lines)
         self.tokenizer = tokenizer
-        self.tokens: list[AnyLineTokens | None] = [None] * len(lines) if tokens is None else tokens
+        self.tokens: list[AnyLineTokens | None] = [None] * len(lines)
+        # Each line's number of tokens (0 without tokens): a line's index in the document
+        # is one sum over them, in C.
+        self.counts = [0] * len(lines)
         # A real model's: whether the document is cut into blocks before each line
         # (None: not decided yet); see blocks.py.
         self.cuts: list[bool | None] = [None] * len(lines) if tokenizer.model is not None else []
-        self.pending = 0  # no line before this one lacks its tokens
-        # How many lines lack their tokens: once none does, no request looks for one (a
-        # search from the edited line to the end costs a step per line, in C).
-        self.missing = len(self.tokens) if tokens is None else missing if missing is not None else tokens.count(None)
+        self.gaps = Gaps.everywhere(len(lines))  # the lines without tokens
         self.totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
-        self.prefix = [0]  # tokens before each line, for the first lines
         # Unique per version: what caches of answers are keyed by.
         self.revision = next(self._revisions)
         # Per-line state kept by others (see Document.line_state), weakly by its owner.
         self.line_states: WeakKeyDictionary[Any, LineState] = WeakKeyDictionary()
+        # The snapshots that share this version (made on the first), and whether its
+        # lines and line states are another version's too (a tokenizer switch keeps
+        # them): either way an edit copies them rather than edit them in place.
+        self.snapshots: WeakSet[Document] | None = None
+        self.borrowed = borrowed
+
+    @property
+    def shared(self) -> bool:
+        """Whether anything but its document holds this version's lists."""
+        return self.borrowed or bool(self.snapshots)
 
     def replaced(self, first: int, stop: int, new_lines: list[str]) -> _Version:
-        """A new version with lines ``first..stop-1`` replaced by ``new_lines``."""
-        tokens = self.tokens
-        # A copy, then the edited lines in place: one pass over each long list, not three.
-        lines = self.lines.copy()
+        """A new version with lines ``first..stop-1`` replaced by ``new_lines``; unless
+        :attr:`shared`, it takes this version's lists, and this one must not be used again."""
+        in_place = not self.shared
+        old_lines, old_tokens = self.lines[first:stop], self.tokens[first:stop]
+        new_count = len(new_lines)
+        version = _Version.__new__(_Version)
+        version.tokenizer = tokenizer = self.tokenizer
+        version.lines = lines = self.lines if in_place else self.lines.copy()
         lines[first:stop] = new_lines
-        new_tokens = tokens.copy()
-        new_tokens[first:stop] = [None] * len(new_lines)
-        version = _Version(
-            lines, self.tokenizer, new_tokens, self.missing - tokens[first:stop].count(None) + len(new_lines)
-        )
-        totals = version.totals
-        totals[:] = self.totals
-        for line_tokens, line in zip(tokens[first:stop], self.lines[first:stop], strict=False):
+        version.index = LineIndex(lines)
+        version.tokens = tokens = self.tokens if in_place else self.tokens.copy()
+        tokens[first:stop] = [None] * new_count
+        version.counts = self.counts if in_place else self.counts.copy()
+        version.counts[first:stop] = [0] * new_count
+        version.gaps = self.gaps.replaced(old_tokens.count(None), first, stop, new_count)
+        version.cuts = cuts = self.cuts if in_place or tokenizer.model is None else self.cuts.copy()
+        if tokenizer.model is not None:
+            cuts[first:stop] = [None] * new_count
+        version.totals = totals = self.totals.copy()
+        version.revision = next(self._revisions)
+        version.line_states = WeakKeyDictionary()
+        version.snapshots = None
+        version.borrowed = False
+        for line_tokens, line in zip(old_tokens, old_lines, strict=False):
             if line_tokens is not None:
                 _count(totals, line_tokens, line, -1)
-        lowest = first
-        if self.tokenizer.model is not None:
-            lowest = version._forget_blocks(self, first, stop, len(new_lines))
-        version.pending = min(self.pending, lowest)
-        version.prefix = self.prefix[: lowest + 1]
         for owner, state in self.line_states.items():
-            version.line_states[owner] = state.replaced(first, stop, len(new_lines))
-        if self.tokenizer.model is not None:
+            version.line_states[owner] = state.replaced(first, stop, new_count, in_place)
+        if tokenizer.model is not None:
+            version._forget_blocks(first, new_count)
             return version  # a real model's blocks are tokenized whole, when needed
-        # Long lines the edit made (changed, split or joined) are tokenized now, around
-        # the edit only, from the segments of the long lines it replaced.
-        replaced = {
-            line: found
-            for line, found in zip(self.lines[first:stop], tokens[first:stop], strict=False)
-            if found is not None
-        }
-        segmented = [found for found in tokens[first:stop] if isinstance(found, SegmentedLineTokens)]
+        # The lines of a small edit (typing: the edited line and one on each side) are
+        # tokenized now, from the tokens of the lines it replaced: an unchanged line
+        # keeps its own, an edited one takes the chunks it shares with them. So are the
+        # long lines an edit made, around the edit only, from the segments of the long
+        # lines it replaced. Others wait for the background or a request.
+        unchanged = {line: found for line, found in zip(old_lines, old_tokens, strict=False) if found is not None}
+        if not unchanged:
+            return version
+        kept = set(new_lines)
+        previous = [found for line, found in unchanged.items() if isinstance(found, LineTokens) and line not in kept]
+        small = new_count <= _EAGER_LINES
+        long_ones = any(isinstance(found, SegmentedLineTokens) for found in previous)
         for number, new in enumerate(new_lines, first):
-            if len(new) <= LONG_LINE:
-                continue
-            found = replaced.get(new)
+            found = unchanged.get(new)
             if found is None:
-                if not segmented:
+                if not (long_ones if len(new) > LONG_LINE else small):
                     continue
-                found = self.tokenizer.line(new, (segmented[0], segmented[-1]))
-            version.tokens[number] = found
-            version.missing -= 1
-            _count(totals, found, new, 1)
+                found = tokenizer.line(new, previous)
+            version._put(number, found)
         return version
 
-    def _forget_blocks(self, old: _Version, first: int, stop: int, new_count: int) -> int:
-        """After lines ``first..stop-1`` of ``old`` became ``new_count`` lines here: forget
-        the cuts the edit may change (before each new line and the line after them) and
-        the tokens of every block of ``old`` that held a line next to or in the edit (the
-        cuts around them may have changed); the first line left without tokens."""
-        shift = new_count - (stop - first)
-        self.cuts = old.cuts.copy()
-        self.cuts[first:stop] = [None] * new_count
+    def _forget_blocks(self, first: int, new_count: int) -> None:
+        """After an edit made lines ``first..first+new_count-1`` (its lists edited, the
+        cuts before the new lines forgotten): forget the cut after them, which the edit
+        may change, and the tokens of every block that held a line next to the edit (the
+        cuts around them may have changed)."""
+        cuts, tokens = self.cuts, self.tokens
         after = first + new_count
-        if after < len(self.cuts):
-            self.cuts[after] = None
-        totals = self.totals
-        lowest = first
-        count = len(old.lines)
+        count = len(tokens)
         # Upward: the block of the line above the edit, whole; downward: the block of the
         # line below it (a block that held replaced lines reaches beyond them only
         # through those). A block's lines are all tokenized or none, and the cuts
         # inside it and at its edges are known (block_of decided them).
-        for line, step in ((first - 1, -1), (stop, 1)):
-            if not 0 <= line < count or old.tokens[line] is None:
+        for line, step in ((first - 1, -1), (after, 1)):
+            if not 0 <= line < count or tokens[line] is None:
                 continue
             while True:
-                found = old.tokens[line]
-                assert found is not None
-                _count(totals, found, old.lines[line], -1)
-                new_line = line if step < 0 else line + shift
-                if self.tokens[new_line] is not None:
-                    self.missing += 1
-                self.tokens[new_line] = None
-                lowest = min(lowest, new_line)
-                inside = old.cuts[line] is False if step < 0 else line + 1 < count and old.cuts[line + 1] is False
+                self._drop(line)
+                inside = cuts[line] is False if step < 0 else line + 1 < count and cuts[line + 1] is False
                 if not inside:
                     break
                 line += step
-        return lowest
+        if after < count:
+            cuts[after] = None
+
+    def _put(self, line: int, tokens: AnyLineTokens) -> None:
+        """Give line ``line`` its tokens (in place of none, or of stale ones)."""
+        stale = self.tokens[line]
+        if stale is None:
+            self.gaps.filled()
+        else:
+            _count(self.totals, stale, self.lines[line], -1)
+        self.tokens[line] = tokens
+        self.counts[line] = tokens.tokens
+        _count(self.totals, tokens, self.lines[line], 1)
+
+    def _drop(self, line: int) -> None:
+        """Forget line ``line``'s tokens."""
+        found = self.tokens[line]
+        assert found is not None, f"line {line} has no tokens to forget"
+        _count(self.totals, found, self.lines[line], -1)
+        self.tokens[line] = None
+        self.counts[line] = 0
+        self.gaps.emptied(line)
 
     def cut_before(self, line: int) -> bool:
         """Whether a real model's document is cut into blocks before line ``line``."""
@@ -669,11 +706,8 @@ class _Version:
         if tokens is None:
             if self.tokenizer.model is not None:
                 return self._block_tokens(line)
-            text = self.lines[line]
-            tokens = self.tokenizer.line(text)
-            self.tokens[line] = tokens
-            self.missing -= 1
-            _count(self.totals, tokens, text, 1)
+            tokens = self.tokenizer.line(self.lines[line])
+            self._put(line, tokens)
         return tokens
 
     def block_of(self, line: int) -> tuple[int, int]:
@@ -691,26 +725,12 @@ class _Version:
         first, stop = self.block_of(line)
         found = self.tokenizer.block(self.lines[first:stop], first == 0)
         for number, tokens in enumerate(found, first):
-            stale = self.tokens[number]
-            if stale is None:
-                self.missing -= 1
-            else:
-                _count(self.totals, stale, self.lines[number], -1)
-            self.tokens[number] = tokens
-            _count(self.totals, tokens, self.lines[number], 1)
+            self._put(number, tokens)
         return found[line - first]
 
     def advance_pending(self) -> int:
-        # list.index runs in C: after an edit deep in a large document, finding the few
-        # lines without tokens must not cost a Python step per line.
-        if not self.missing:
-            self.pending = len(self.tokens)
-            return self.pending
-        try:
-            self.pending = self.tokens.index(None, self.pending)
-        except ValueError:
-            self.pending = len(self.tokens)
-        return self.pending
+        """The first line without tokens (the number of lines when none is left)."""
+        return self.gaps.first(self.tokens)
 
 
 def _count(totals: list[int], tokens: AnyLineTokens, line: str, sign: int) -> None:
@@ -744,8 +764,12 @@ class Document:
     def snapshot(self) -> Document:
         """This document as it is now: later edits to it do not change the snapshot."""
         copy = Document.__new__(Document)
-        copy.uri, copy.version, copy._version, copy._focus = self.uri, self.version, self._version, self._focus
+        version = self._version
+        copy.uri, copy.version, copy._version, copy._focus = self.uri, self.version, version, self._focus
         copy.frozen = True
+        if version.snapshots is None:
+            version.snapshots = WeakSet()
+        version.snapshots.add(copy)
         return copy
 
     def same_text(self, other: Document) -> bool:
@@ -754,7 +778,8 @@ class Document:
 
     @property
     def lines(self) -> list[str]:
-        """The lines (do not modify: snapshots share the list)."""
+        """The lines (do not modify). A live document's next edit may change this very
+        list; take a :meth:`snapshot` to keep them."""
         return self._version.lines
 
     @property
@@ -811,7 +836,7 @@ class Document:
         """Use another tokenizer: every line is tokenized again when next needed."""
         if self.frozen:
             raise TypeError("a document snapshot cannot change")
-        version = _Version(self.lines, tokenizer)
+        version = _Version(self.lines, tokenizer, borrowed=True)
         # The same lines: per-line state that does not depend on the tokenizer stays.
         version.line_states.update(self._version.line_states)
         self._version = version
@@ -886,13 +911,7 @@ class Document:
         pending = version.advance_pending()
         if pending < line:
             self.tokenize_pending(line - pending)
-            pending = version.advance_pending()
-        prefix = version.prefix
-        if len(prefix) <= line:
-            # Extended from where it stops (an edit keeps it up to its first line).
-            counts = map(_TOKEN_COUNT, version.tokens[len(prefix) - 1 : pending])
-            prefix.extend(islice(accumulate(counts, initial=prefix[-1]), 1, None))
-        return prefix[line]
+        return sum(version.counts[:line])
 
     def line_spans(self, line: int) -> list[LineSpan]:
         return self.line_tokens(line).spans()

@@ -176,6 +176,29 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
     assert counts.totals("en").tokens == 0
 
 
+def test_document_counts_are_edited_in_place_unless_another_version_shares_them():
+    text = "Era uma vez\numa menina\n" * 10
+    document = Document("file:///a.txt", text, 1, LineTokenizer(PT, "pt"))
+    tok = ComparedTokenizer(EN, "en")
+    tok.document(document).count_pending(tok, document.lines, 10**6)
+    snapshot = document.snapshot()
+    document.set_tokenizer(LineTokenizer(EN, "en"))
+    assert tok.document(document) is tok.document(snapshot)  # the same lines, the same counts
+    document.apply_change(Point(3, 0), Point(3, 0), "novo\n")
+    counts = tok.document(document)
+    assert counts.count_pending(tok, document.lines, 10**6) is True
+    assert counts.totals("en").tokens == len(EN.encode(document.text))
+    assert tok.document(snapshot).count_pending(tok, snapshot.lines, 10**6) is True
+    assert tok.document(snapshot).totals("en").tokens == len(EN.encode(text))
+    del snapshot
+    kept = counts._counts
+    document.apply_change(Point(0, 0), Point(0, 0), "x")
+    counts = tok.document(document)
+    assert counts._counts is kept  # nothing else held them: no copy
+    assert counts.count_pending(tok, document.lines, 10**6) is True
+    assert counts.totals("en").tokens == len(EN.encode(document.text))
+
+
 def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
     document = Document("file:///b.txt", "um\ndois\n", 1, LineTokenizer(PT, "pt"))
     tok = ComparedTokenizer(EN, "en")

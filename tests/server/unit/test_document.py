@@ -122,7 +122,54 @@ def test_an_edit_gives_the_same_tokens_as_opening_the_result(tokenizer, text, da
 def assert_missing_is_counted(document: Document) -> None:
     """The count of lines without tokens, which spares the search for them, is exact."""
     version = document._version
-    assert version.missing == version.tokens.count(None)
+    assert version.gaps.count == version.tokens.count(None)
+
+
+def test_an_edit_changes_the_lists_in_place_unless_a_snapshot_shares_them(tokenizer):
+    document = Document("u", "um\ndois\ntrês\nquatro\n", 1, tokenizer)
+    document.stats()
+    lines = document.lines
+    document.apply_change(Point(3, 0), Point(3, 0), "x")
+    assert document.lines is lines  # nothing held the old version: no copy
+    snapshot = document.snapshot()
+    document.apply_change(Point(0, 0), Point(0, 0), "y\n")
+    assert snapshot.lines is lines
+    assert snapshot.text == "um\ndois\ntrês\nxquatro\n"
+    assert snapshot.stats() == Document("u", snapshot.text, 1, tokenizer).stats()
+    assert document.text == "y\num\ndois\ntrês\nxquatro\n"
+    assert document.stats() == Document("u", document.text, 1, tokenizer).stats()
+    del snapshot
+    lines = document.lines
+    document.apply_change(Point(0, 0), Point(0, 0), "z")
+    assert document.lines is lines
+    assert_missing_is_counted(document)
+
+
+def test_after_a_tokenizer_switch_an_edit_leaves_an_older_snapshot_its_text(tokenizer):
+    document = Document("u", "um\ndois\n", 1, tokenizer)
+    snapshot = document.snapshot()
+    document.set_tokenizer(LineTokenizer(packaged("en"), "en"))
+    document.apply_change(Point(0, 0), Point(0, 0), "x")
+    assert snapshot.text == "um\ndois\n"
+    assert snapshot.stats() == Document("u", "um\ndois\n", 1, tokenizer).stats()
+    assert document.text == "xum\ndois\n"
+
+
+def test_the_lines_of_a_keystroke_take_their_chunks_from_the_lines_they_replace(monkeypatch):
+    """A chunk typed long ago may have left the chunk cache: the edited line finds its
+    unchanged chunks in the line it replaces, and tokenizes only the changed one."""
+    tokenizer = LineTokenizer(packaged("pt"), "pt")
+    document = Document("u", "Era uma vez um gato\nque miava\nà noite\n", 1, tokenizer)
+    document.stats()
+    tokenizer._chunks.clear()
+    tokenizer._lines.clear()
+    made: list[str] = []
+    chunk = LineTokenizer._chunk
+    monkeypatch.setattr(LineTokenizer, "_chunk", lambda self, text: made.append(text) or chunk(self, text))
+    document.apply_change(Point(1, 4), Point(1, 4), "x")
+    assert document.complete  # a keystroke's lines are tokenized at once
+    assert made == ["▁xmiava"]
+    assert document.stats() == Document("u", document.text, 1, LineTokenizer(packaged("pt"), "pt")).stats()
 
 
 def test_inserting_a_newline_after_a_lone_cr_makes_one_crlf_line_break(tokenizer):
