@@ -369,34 +369,46 @@ class DocumentCounts:
         self._total = 0  # of the lines that have a count
         self._gaps = Gaps.everywhere(line_count)  # the lines without a count
 
-    def replaced(self, first: int, stop: int, new_count: int, in_place: bool) -> DocumentCounts:
-        """The counts of the next version, where lines ``first..stop-1`` were replaced by
-        ``new_count`` lines (and, for a real model, the whole blocks that held them: the
-        edit can cut them); ``in_place``, this one's lists become its, edited. A block
-        next to the edit is kept: cuts are decided by the two lines around them, so if
-        the edit joins it to its lines, counting the edited lines' block counts it again."""
+    def replaced(self, first: int, old_lines: list[str], new_lines: list[str], in_place: bool) -> DocumentCounts:
+        """The counts of the next version, where the lines from ``first`` on, ``old_lines``,
+        were replaced by ``new_lines`` (and, for a real model, the whole blocks that held
+        them: the edit can cut them); ``in_place``, this one's lists become its, edited.
+        A block next to the edit is kept: cuts are decided by the two lines around them,
+        so if the edit joins it to its lines, counting the edited lines' block counts it
+        again."""
         counts = self._counts
+        stop, new_count = first + len(old_lines), len(new_lines)
         replaced = counts[first:stop]
         following = DocumentCounts(0)
         following._counts = counts if in_place else counts.copy()
-        following._counts[first:stop] = [None] * new_count
         following._total = self._total - sum(filter(None, replaced))
         following._gaps = self._gaps.replaced(replaced.count(None), first, stop, new_count)
-        if self._blocks:
-            # The blocks of the first and the last replaced line, and the lines next to
-            # them (after the edit, upward and downward) that shared them.
-            edges = ((self._blocks[first], first - 1, -1), (self._blocks[stop - 1], first + new_count, 1))
-            blocks = following._blocks = self._blocks if in_place else self._blocks.copy()
-            blocks[first:stop] = [None] * new_count
-            for edited, line, step in edges:
-                block = edited if 0 <= line < len(blocks) and blocks[line] is edited else None
-                while block is not None and 0 <= line < len(blocks) and blocks[line] is block:
-                    forgotten = following._counts[line]
-                    if forgotten is not None:
-                        following._total -= forgotten
-                        following._gaps.emptied(line)
-                    following._counts[line] = blocks[line] = None
-                    line += step
+        if not self._blocks:
+            # glassllm's own lines count alone: one the edit left as it was (the lines
+            # around a keystroke) keeps its count.
+            kept = {line: count for line, count in zip(old_lines, replaced, strict=False) if count is not None}
+            new_counts = [kept.get(line) for line in new_lines]
+            following._counts[first:stop] = new_counts
+            for count in new_counts:
+                if count is not None:
+                    following._total += count
+                    following._gaps.filled()
+            return following
+        following._counts[first:stop] = [None] * new_count
+        # The blocks of the first and the last replaced line, and the lines next to them
+        # (after the edit, upward and downward) that shared them.
+        edges = ((self._blocks[first], first - 1, -1), (self._blocks[stop - 1], first + new_count, 1))
+        blocks = following._blocks = self._blocks if in_place else self._blocks.copy()
+        blocks[first:stop] = [None] * new_count
+        for edited, line, step in edges:
+            block = edited if 0 <= line < len(blocks) and blocks[line] is edited else None
+            while block is not None and 0 <= line < len(blocks) and blocks[line] is block:
+                forgotten = following._counts[line]
+                if forgotten is not None:
+                    following._total -= forgotten
+                    following._gaps.emptied(line)
+                following._counts[line] = blocks[line] = None
+                line += step
         return following
 
     def count_pending(self, tokenizer: AnyCompared, lines: Sequence[str], max_lines: int) -> bool:

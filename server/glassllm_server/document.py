@@ -519,10 +519,11 @@ class DocumentToken:
 class LineState(Protocol):
     """Per-line state kept beside a document's versions (:meth:`Document.line_state`)."""
 
-    def replaced(self, first: int, stop: int, new_count: int, in_place: bool) -> LineState:
-        """The state after lines ``first..stop-1`` were replaced by ``new_count`` lines: a
-        new object, which takes the old one's lists when ``in_place`` (nothing holds the
-        old version any more) and copies them otherwise (the old one still describes it)."""
+    def replaced(self, first: int, old_lines: list[str], new_lines: list[str], in_place: bool) -> LineState:
+        """The state after the lines from ``first`` on, ``old_lines``, were replaced by
+        ``new_lines``: a new object, which takes the old one's lists when ``in_place``
+        (nothing holds the old version any more) and copies them otherwise (the old one
+        still describes it)."""
         ...
 
 
@@ -613,7 +614,7 @@ class _Version:
             if line_tokens is not None:
                 _count(totals, line_tokens, line, -1)
         for owner, state in self.line_states.items():
-            version.line_states[owner] = state.replaced(first, stop, new_count, in_place)
+            version.line_states[owner] = state.replaced(first, old_lines, new_lines, in_place)
         if tokenizer.model is not None:
             version._forget_blocks(first, new_count)
             return version  # a real model's blocks are tokenized whole, when needed

@@ -98,13 +98,14 @@ class OpenDocuments:
         document = self.live.get(uri)
         if document is None:
             return
-        # An edit copies the document's per-line lists (its lines, their tokens, each
-        # compared tokenizer's counts: 30,000 entries each in the 7 MB corpus), and a
-        # collection that finds them young walks every entry: 7.5 ms of CPU time an edit
-        # there. So the collector frees the garbage made since the last edit now, while
-        # it is all there is to walk (the requests' cycles: nothing alive is lost), and
-        # what is alive after the edit, its new lists with it, is frozen at once, never
-        # walked; reference counting still frees it when the next edit replaces it.
+        # An edit copies the document's per-line lists when a request's snapshot holds
+        # the old version (its lines, their tokens, each compared tokenizer's counts:
+        # 30,000 entries each in the 7 MB corpus), and a collection that finds them young
+        # walks every entry: 7.5 ms of CPU time an edit there. So the collector frees the
+        # garbage made since the last edit now, while it is all there is to walk (the
+        # requests' cycles: nothing alive is lost), and what is alive after the edit, its
+        # new lists with it, is frozen at once, never walked; reference counting still
+        # frees it when the next edit replaces it.
         # While a large document is being tokenized, its many new objects would all be
         # walked: they are frozen now uncollected, with what little garbage came meanwhile.
         if gc.get_count()[0] < FREEZE_OBJECTS:

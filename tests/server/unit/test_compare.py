@@ -176,6 +176,18 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
     assert counts.totals("en").tokens == 0
 
 
+def test_a_keystroke_leaves_only_its_own_line_to_count_again():
+    document = Document("file:///a.txt", "Era uma vez\numa menina\r\nbonita\n" * 3, 1, LineTokenizer(PT, "pt"))
+    tok = ComparedTokenizer(EN, "en")
+    tok.document(document).count_pending(tok, document.lines, 10**6)
+    document.apply_change(Point(4, 3), Point(4, 3), "x")  # the edit replaces lines 3 to 5
+    counts = tok.document(document)
+    assert counts.count_pending(tok, document.lines, 1) is True
+    ids = EN.encode(document.text)
+    chunks = len(EN.chunk_spans(document.text))
+    assert counts.totals("en") == ComparedCounts("en", len(ids), chunks, ids.count(UNK_ID))
+
+
 def test_document_counts_are_edited_in_place_unless_another_version_shares_them():
     text = "Era uma vez\numa menina\n" * 10
     document = Document("file:///a.txt", text, 1, LineTokenizer(PT, "pt"))

@@ -1,7 +1,8 @@
 """The open documents' background tokenizing and the garbage collector: the tokens of a
 large document are frozen once, out of the collector's way; an edit collects the garbage
 made since the last one (the cycles requests leave while the user types are freed), then
-freezes what is alive, so its copies of the per-line lists are never walked."""
+freezes what is alive, so the per-line lists it copies (when a request's snapshot holds
+the old version) are never walked."""
 
 from __future__ import annotations
 
@@ -70,7 +71,10 @@ async def test_an_edits_copies_of_the_line_lists_are_frozen_at_once(collector, t
     await documents.tokenized(document)
     await _background_done()
     for version in range(2, 12):
+        snapshot = document.snapshot()  # a request's: the edit copies the lists
         _typed(documents, version)
+        assert document.lines is not snapshot.lines
+        del snapshot
         assert gc.is_tracked(document.lines)
         assert not _young(document.lines)
         await _background_done()
