@@ -6,7 +6,9 @@ random lines (a letter, an accent, ``☂`` or a line break inserted, or one char
 deleted; seeded), and asks a hover and ``glassllm/stats`` every 10 edits. It prints:
 
 - the server's resident memory after a fifth of the edits (10,000: warm) and at the end;
-- p50 of hover + stats over the first 200 and the last 200 probes, and their ratio;
+- p50 of hover + stats over the first 200 and the last 200 probes, and their ratio, and
+  over each tenth of the day (the curve between; the machine's own speed moves a run's
+  level by a quarter, a tenth's p50 shows whether the server's drifts);
 - the collector's longest pause while starting and opening the document, and while typing,
   timed inside the server process by a ``gc.callbacks`` hook that this script's launcher
   installs before the server starts (the server itself is unchanged), in wall time and in
@@ -173,6 +175,11 @@ async def main(edits: int, seed: int) -> None:
         last = statistics.median(probes[-WINDOW:])
         print(f"hover + stats p50, first {WINDOW} probes: {first:7.2f} ms")
         print(f"hover + stats p50, last {WINDOW} probes:  {last:7.2f} ms   ({last / first:.2f}×)")
+        tenth = max(len(probes) // 10, 1)
+        tenths = [
+            statistics.median(probes[start : start + tenth]) for start in range(0, tenth * min(10, len(probes)), tenth)
+        ]
+        print("hover + stats p50, each tenth of the day: " + " ".join(f"{p50:.2f}" for p50 in tenths) + " ms")
         opening, typing = pauses(report, typing_started)
         print(f"longest collector pause while starting and opening: {describe(opening)}")
         print(f"longest collector pause while typing:               {describe(typing)}")
