@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server import document as document_module
+from glassllm_server.compare import ComparedTokenizer
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.positions import LineIndex, Point
 from tests.server.oracle import TEXTS, TRICKY, lsp_lines
@@ -117,6 +118,35 @@ def test_an_edit_gives_the_same_tokens_as_opening_the_result(tokenizer, text, da
     assert document.stats() == fresh.stats()
     assert_missing_is_counted(document)
     assert as_offsets(document, every_token(document)) == library_spans(tokenizer, expected)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_texts, st.data())
+def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(tokenizer, text, data):
+    """An edit changes the per-line lists in place only when no snapshot holds them."""
+    compared = ComparedTokenizer(packaged("en"), "en")
+    document = Document("u", text, 1, tokenizer)
+    held: list[tuple[Document, str]] = []
+    for _ in range(6):
+        if data.draw(st.booleans()):
+            held.append((document.snapshot(), document.text))
+        if held and data.draw(st.booleans()):
+            held.pop(data.draw(st.integers(0, len(held) - 1)))
+        if data.draw(st.booleans()):  # tokenized and counted now, or left for later
+            document.stats()
+            compared.document(document).count_pending(compared, document.lines, 10**6)
+        length = len(document.text)
+        start = data.draw(st.integers(0, length))
+        end = data.draw(st.integers(start, length))
+        index = LineIndex(document.lines)
+        document.apply_change(point_of(index, start), point_of(index, end), data.draw(_texts))
+    for kept, kept_text in [*held, (document, document.text)]:
+        assert kept.text == kept_text
+        assert as_offsets(kept, every_token(kept)) == library_spans(tokenizer, kept_text)
+        assert_missing_is_counted(kept)
+        counts = compared.document(kept)
+        assert counts.count_pending(compared, kept.lines, 10**6)
+        assert counts.totals("en").tokens == len(compared.tokenizer.encode(kept_text))
 
 
 def assert_missing_is_counted(document: Document) -> None:
