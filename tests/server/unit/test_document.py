@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server import document as document_module
-from glassllm_server.compare import ComparedTokenizer
+from glassllm_server.compare import AnyCompared, ComparedTokenizer
 from glassllm_server.document import Document, LineTokenizer, Stats
 from glassllm_server.positions import LineIndex, Point
 from tests.server.oracle import TEXTS, TRICKY, lsp_lines
@@ -128,13 +128,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
     document = Document("u", text, 1, tokenizer)
     held: list[tuple[Document, str]] = []
     for _ in range(6):
-        if data.draw(st.booleans()):
-            held.append((document.snapshot(), document.text))
-        if held and data.draw(st.booleans()):
-            held.pop(data.draw(st.integers(0, len(held) - 1)))
-        if data.draw(st.booleans()):  # tokenized and counted now, or left for later
-            document.stats()
-            compared.document(document).count_pending(compared, document.lines, 10**6)
+        requests_between_edits(document, compared, held, data)
         length = len(document.text)
         start = data.draw(st.integers(0, length))
         end = data.draw(st.integers(start, length))
@@ -147,6 +141,20 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
         counts = compared.document(kept)
         assert counts.count_pending(compared, kept.lines, 10**6)
         assert counts.totals("en").tokens == len(compared.tokenizer.encode(kept_text))
+
+
+def requests_between_edits(
+    document: Document, compared: AnyCompared, held: list[tuple[Document, str]], data: st.DataObject
+) -> None:
+    """What requests may do between two edits: take a snapshot (``held``, with its text),
+    let one go, tokenize and count the document now (or leave it for later)."""
+    if data.draw(st.booleans()):
+        held.append((document.snapshot(), document.text))
+    if held and data.draw(st.booleans()):
+        held.pop(data.draw(st.integers(0, len(held) - 1)))
+    if data.draw(st.booleans()):
+        document.stats()
+        compared.document(document).count_pending(compared, document.lines, 10**6)
 
 
 def assert_missing_is_counted(document: Document) -> None:

@@ -19,7 +19,7 @@ from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.positions import Point
 from tests.models.fixtures import model_file
 from tests.server.oracle import TRICKY, lsp_lines
-from tests.server.unit.test_document import assert_missing_is_counted
+from tests.server.unit.test_document import assert_missing_is_counted, requests_between_edits
 
 MODELS = ["llama3", "gpt4o", "mistral-v1", "mistral-v7", "tekken"]
 
@@ -222,13 +222,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
     document = Document("u", text, 1, line_tokenizer(name))
     held: list[tuple[Document, str]] = []
     for _ in range(6):
-        if data.draw(st.booleans()):
-            held.append((document.snapshot(), document.text))
-        if held and data.draw(st.booleans()):
-            held.pop(data.draw(st.integers(0, len(held) - 1)))
-        if data.draw(st.booleans()):  # tokenized and counted now, or left for later
-            document.stats()
-            compared.document(document).count_pending(compared, document.lines, 10**6)
+        requests_between_edits(document, compared, held, data)
         random_edit(document, data)
     for kept, kept_text in [*held, (document, document.text)]:
         assert kept.text == kept_text
