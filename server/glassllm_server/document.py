@@ -18,7 +18,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, count, pairwise, repeat
+from itertools import accumulate, chain, count, islice, pairwise, repeat
 from operator import itemgetter
 from time import perf_counter
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -549,6 +549,7 @@ class _Version:
         "index",
         "line_states",
         "lines",
+        "prefix",
         "revision",
         "snapshots",
         "tokenizer",
@@ -563,9 +564,12 @@ class _Version:
         self.index = LineIndex(lines)
         self.tokenizer = tokenizer
         self.tokens: list[AnyLineTokens | None] = [None] * len(lines)
-        # Each line's number of tokens (0 without tokens): a line's index in the document
-        # is one sum over them, in C.
+        # Each line's number of tokens (0 without tokens), and the tokens before each
+        # line as far as a request needed them: a line's index in the document extends
+        # the sums from where they stop, in C over ints, and a change to a line's tokens
+        # cuts them there.
         self.counts = [0] * len(lines)
+        self.prefix = [0]
         # A real model's: whether the document is cut into blocks before each line
         # (None: not decided yet); see blocks.py.
         self.cuts: list[bool | None] = [None] * len(lines) if tokenizer.model is not None else []
@@ -601,6 +605,8 @@ class _Version:
         tokens[first:stop] = [None] * new_count
         version.counts = self.counts if in_place else self.counts.copy()
         version.counts[first:stop] = [0] * new_count
+        version.prefix = self.prefix if in_place else self.prefix[: first + 1]
+        del version.prefix[first + 1 :]
         version.gaps = self.gaps.replaced(old_tokens.count(None), first, stop, new_count)
         version.cuts = cuts = self.cuts if in_place or tokenizer.model is None else self.cuts.copy()
         if tokenizer.model is not None:
@@ -667,9 +673,10 @@ class _Version:
         """Give line ``line`` its tokens (in place of none, or of stale ones)."""
         stale = self.tokens[line]
         if stale is None:
-            self.gaps.filled()
+            self.gaps.filled()  # prefix never sums past a line without tokens
         else:
             _count(self.totals, stale, self.lines[line], -1)
+            del self.prefix[line + 1 :]
         self.tokens[line] = tokens
         self.counts[line] = tokens.tokens
         _count(self.totals, tokens, self.lines[line], 1)
@@ -681,6 +688,7 @@ class _Version:
         _count(self.totals, found, self.lines[line], -1)
         self.tokens[line] = None
         self.counts[line] = 0
+        del self.prefix[line + 1 :]
         self.gaps.emptied(line)
 
     def cut_before(self, line: int) -> bool:
@@ -912,7 +920,11 @@ class Document:
         pending = version.advance_pending()
         if pending < line:
             self.tokenize_pending(line - pending)
-        return sum(version.counts[:line])
+        prefix = version.prefix
+        if len(prefix) <= line:
+            sums = accumulate(version.counts[len(prefix) - 1 : line], initial=prefix[-1])
+            prefix.extend(islice(sums, 1, None))
+        return prefix[line]
 
     def line_spans(self, line: int) -> list[LineSpan]:
         return self.line_tokens(line).spans()

@@ -136,7 +136,9 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
         document.apply_change(point_of(index, start), point_of(index, end), data.draw(_texts))
     for kept, kept_text in [*held, (document, document.text)]:
         assert kept.text == kept_text
-        assert as_offsets(kept, every_token(kept)) == library_spans(tokenizer, kept_text)
+        tokens = every_token(kept)
+        assert as_offsets(kept, tokens) == library_spans(tokenizer, kept_text)
+        assert [token.index for token in tokens] == list(range(len(tokens)))
         assert_missing_is_counted(kept)
         counts = compared.document(kept)
         assert counts.count_pending(compared, kept.lines, 10**6)
@@ -147,7 +149,8 @@ def requests_between_edits(
     document: Document, compared: AnyCompared, held: list[tuple[Document, str]], data: st.DataObject
 ) -> None:
     """What requests may do between two edits: take a snapshot (``held``, with its text),
-    let one go, tokenize and count the document now (or leave it for later)."""
+    let one go, tokenize and count the document now (or leave it for later), ask the
+    index of a token on its last line (which sums the tokens of every line above)."""
     if data.draw(st.booleans()):
         held.append((document.snapshot(), document.text))
     if held and data.draw(st.booleans()):
@@ -155,6 +158,8 @@ def requests_between_edits(
     if data.draw(st.booleans()):
         document.stats()
         compared.document(document).count_pending(compared, document.lines, 10**6)
+    if data.draw(st.booleans()):
+        document.tokens_before(len(document.lines) - 1)
 
 
 def assert_missing_is_counted(document: Document) -> None:

@@ -6,6 +6,7 @@ Tekken's ``[\\r\\n/]*`` after punctuation) and SentencePiece's dummy prefix."""
 from __future__ import annotations
 
 import functools
+from itertools import accumulate
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -227,6 +228,9 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
     for kept, kept_text in [*held, (document, document.text)]:
         assert kept.text == kept_text
         check(kept, tok)
+        lines = range(len(kept.lines))
+        per_line = (kept.line_tokens(line).tokens for line in lines[:-1])
+        assert [kept.tokens_before(line) for line in lines] == list(accumulate(per_line, initial=0))
         counts = compared.document(kept)
         assert counts.count_pending(compared, kept.lines, 10**6)
         assert counts.totals(name).tokens == len(tok.encode(kept_text))
