@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from glassllm.models import ModelTokenizer
 from glassllm.models.base import CUT_WITHIN_CONTEXT, TokenColumns
+from glassllm.normalize import common_prefix, common_suffix
 from glassllm.tokenizer import TokenSpan
 
 __all__ = [
@@ -435,8 +436,8 @@ def segment_cuts(
     shift = 0
     if previous is not None:
         old_text, old_cuts = previous
-        same_start = _common_prefix(old_text, text)
-        same_end = _common_suffix(old_text, text, min(len(old_text), len(text)) - same_start)
+        same_start = common_prefix(old_text, text)
+        same_end = common_suffix(old_text, text, min(len(old_text), len(text)) - same_start)
         shift = len(text) - len(old_text)
         # A cut is the first place found after the one before it, in a window that
         # reaches four segments and a quarter beyond it, reading _READS around it.
@@ -458,31 +459,6 @@ def segment_cuts(
             return cuts + [old + shift for old in old_cuts[later[cut] :]]
         cuts.append(cut)
         last = cut
-
-
-def _common_prefix(first: str, second: str) -> int:
-    """How many characters ``first`` and ``second`` share at their start (a binary
-    search, each step comparing in C only the part not compared yet)."""
-    low, high = 0, min(len(first), len(second))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if second.startswith(first[low:middle], low):
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _common_suffix(first: str, second: str, most: int) -> int:
-    """How many characters (at most ``most``) ``first`` and ``second`` share at their end."""
-    low, high = 0, most
-    while low < high:
-        middle = (low + high + 1) // 2
-        if second.endswith(first[len(first) - middle : len(first) - low], 0, len(second) - low):
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _next_cut(
