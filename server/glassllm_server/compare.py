@@ -425,10 +425,7 @@ class DocumentCounts:
             if isinstance(tokenizer, ComparedModel):
                 counted += self._count_block(tokenizer, lines, line) - line
                 continue
-            count = tokenizer.count_line(lines[line])
-            counts[line] = count
-            self._total += count
-            self._gaps.filled()
+            self.count_of(tokenizer, lines, line)
             counted += 1
 
     def _count_block(self, tokenizer: ComparedModel, lines: Sequence[str], line: int) -> int:

@@ -316,15 +316,9 @@ class LineTokenizer:
     def block(self, lines: list[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
         """The tokens of a block of a real model's document, one entry per line."""
         assert self.model is not None
-        text = "".join(lines)
-        if len(text) > self.long_block:
+        if sum(map(len, lines)) > self.long_block:
             return tokenize_long_block(self._segments_of(lines), len(lines), at_start, self._segment_block)
-        key = (text, at_start)
-        cached = self._blocks.get(key)
-        if cached is None or len(cached) != len(lines):
-            cached = tokenize_block(self.model, lines, at_start)
-            self._blocks.put(key, cached)
-        return cached
+        return self._cached_block(self._blocks, lines, at_start)
 
     def _segments_of(self, lines: list[str]) -> list[tuple[int, list[str]]]:
         """The segments of a long block, cut from the last long block's cuts (an edit
@@ -347,12 +341,19 @@ class LineTokenizer:
         return found
 
     def _segment_block(self, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+        return self._cached_block(self._segments, lines, at_start)
+
+    def _cached_block(
+        self, cache: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]], lines: Sequence[str], at_start: bool
+    ) -> tuple[ModelLineTokens, ...]:
+        """A block's (or a long block's segment's) tokens, from ``cache`` when it holds
+        the same text cut into as many lines."""
         assert self.model is not None
         key = ("".join(lines), at_start)
-        cached = self._segments.get(key)
+        cached = cache.get(key)
         if cached is None or len(cached) != len(lines):
             cached = tokenize_block(self.model, lines, at_start)
-            self._segments.put(key, cached)
+            cache.put(key, cached)
         return cached
 
     def chunk(self, text: str) -> ChunkTokens:
@@ -400,16 +401,13 @@ class LineTokenizer:
         found = list(map(self._chunks.recent.get, chunks))
         if None in found:
             chunk = self._chunk
-            if replaced:
-                known = {
-                    entry[0]: entry
-                    for tokens in replaced
-                    if not isinstance(tokens, SegmentedLineTokens)  # a long line's are its segments'
-                    for entry in tokens.chunks
-                }
-                found = [entry or known.get(text) or chunk(text) for entry, text in zip(found, chunks, strict=False)]
-            else:
-                found = [entry or chunk(text) for entry, text in zip(found, chunks, strict=False)]
+            known = {
+                entry[0]: entry
+                for tokens in replaced
+                if not isinstance(tokens, SegmentedLineTokens)  # a long line's are its segments'
+                for entry in tokens.chunks
+            }
+            found = [entry or known.get(text) or chunk(text) for entry, text in zip(found, chunks, strict=False)]
         return LineTokens(tuple(found), chunked.origin)  # type: ignore[arg-type]
 
     def prepare(self, text: str, deadline: float) -> bool:
@@ -932,11 +930,7 @@ class Document:
     def span_at(self, point: Point) -> tuple[int, LineSpan] | None:
         """The token holding the character at ``point`` as ``(index in line, span)``; at
         the end of a line's content, its line-ending token; None at the end of the text."""
-        first, spans = self.line_tokens(point.line).window(point.column, point.column + 1)
-        for number, span in enumerate(spans, first):
-            if span.start <= point.column < span.end:
-                return number, span
-        return None
+        return next(self._holding(point), None)
 
     def token_at(self, point: Point) -> DocumentToken | None:
         """Like :meth:`span_at`, with the token's chunk and its index in the document
@@ -951,12 +945,14 @@ class Document:
         """Every token holding the character at ``point``, in order: the one of
         :meth:`token_at`, then those holding more of its bytes when a real model splits
         its UTF-8 over several (byte-level pieces, SentencePiece's byte fallback)."""
+        return [self._token(point.line, number, span) for number, span in self._holding(point)]
+
+    def _holding(self, point: Point) -> Iterator[tuple[int, LineSpan]]:
+        """``(index in line, span)`` of each token holding the character at ``point``."""
         first, spans = self.line_tokens(point.line).window(point.column, point.column + 1)
-        return [
-            self._token(point.line, number, span)
-            for number, span in enumerate(spans, first)
-            if span.start <= point.column < span.end
-        ]
+        for number, span in enumerate(spans, first):
+            if span.start <= point.column < span.end:
+                yield number, span
 
     def meant_token(self, point: Point) -> DocumentToken | None:
         """The token a cursor at ``point`` means: the one under it, at the end of a line
