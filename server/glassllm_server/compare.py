@@ -113,18 +113,6 @@ class ComparedTokenizer:
             self._chunks.put(chunk, cached)
         return cached
 
-    def missing(self, lines: Sequence[str]) -> list[str]:
-        """The lines of ``lines`` not counted yet (each distinct text once)."""
-        found = list(map(self._lines.recent.get, lines))
-        if None not in found:
-            return []
-        get = self._lines.get
-        return list(
-            dict.fromkeys(
-                line for line, count in zip(lines, found, strict=False) if count is None and get(line) is None
-            )
-        )
-
     def count_line(self, line: str) -> int:
         """Count one line (packed as ``tokens + (unknown << 32) + (chunks << 64)``) and
         keep the count.
@@ -168,7 +156,7 @@ class ComparedTokenizer:
 
     def counts(self, lines: Sequence[str], chunks: int = 0) -> ComparedCounts:
         """Counts for whole lines (``chunks``, unused, as the model's counts take it).
-        Lines not counted yet are counted now: see :meth:`missing`."""
+        Lines not counted yet are counted now, and kept."""
         found = [count for count in map(self._lines.recent.get, lines) if count is not None]
         if len(found) < len(lines):
             found = list(map(self.count_line, lines))
@@ -241,10 +229,6 @@ class ComparedModel:
             cached = (tuple(readable(span.piece) for span in spans), tuple(span.id for span in spans))
             self._chunks.put(chunk, cached)
         return cached
-
-    def missing(self, lines: Sequence[str]) -> list[str]:
-        """Nothing: a real model counts whole blocks when asked (see :meth:`counts_in`)."""
-        return []
 
     def count_line(self, line: str) -> int:
         raise TypeError("a real model's lines are counted by blocks: see count_block")
