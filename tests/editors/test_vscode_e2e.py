@@ -715,16 +715,20 @@ class TestARealModelTokenizer:
         page.locator(".monaco-editor .view-lines").first.click()
         vscode_models.run_command("GlassLLM: Choose tokenizer")
         vscode_models.pick("A tokenizer file…")
-        # VS Code's own open dialog, a path in a quick input.
+        # VS Code's own open dialog, a path in a quick input. It fills in the folder it opens
+        # on, and on a busy machine may do so again after the test has begun to type (which
+        # then lands after that folder), so the path goes in whole until it stays for a second.
         dialog = page.locator(".quick-input-widget input")
         dialog.wait_for()
         deadline = time.monotonic() + WAIT_MS / 1000
-        while not dialog.input_value().endswith("/") and time.monotonic() < deadline:
-            time.sleep(0.1)  # the dialog fills in the folder it opens on first
-        page.keyboard.press("Control+A")
-        page.keyboard.type(str(copied))
-        while dialog.input_value() != str(copied) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        stayed = 0
+        while stayed < 5 and time.monotonic() < deadline:
+            if dialog.input_value() == str(copied):
+                stayed += 1
+            else:
+                stayed = 0
+                dialog.fill(str(copied))
+            time.sleep(0.2)
         # The dialog may take the first Enter for its own list's entry (the same file) when
         # it has just filtered that list: then a second one accepts the path.
         scope = page.locator(".quick-input-list .monaco-list-row .label-name", has_text="User settings")
