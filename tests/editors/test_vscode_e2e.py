@@ -240,6 +240,16 @@ class VSCode:
         row.wait_for()
         row.click()
 
+    def input_box(self, opens_with: str):
+        """The input box a command opens, once it shows: told by the value it opens with from
+        the quick pick before it, which may still be on screen for a moment (keys typed in
+        between go to the editor)."""
+        box = self.page.locator(".quick-input-widget input")
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while not (box.is_visible() and box.input_value() == opens_with) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return box
+
     def select(self, line: int, start: int, end: int) -> None:
         """Puts the selection on `line` (0-based) from column `start` to `end`, with the keyboard."""
         self.page.locator(".monaco-editor .view-lines").first.click()
@@ -459,17 +469,18 @@ class TestTheOneStepInstall:
         assert unknown > 0
         expected = f"{len(ids)} tokens {unknown}"
         assert vscode.status_text(expected) == expected
-        settings = json.loads((vscode.folder / ".vscode" / "settings.json").read_text())
+        settings = _settings_once(
+            vscode.folder / ".vscode" / "settings.json", lambda found: "glassllm.tokenizer" in found
+        )
         assert settings["glassllm.tokenizer"] == "en"
 
     def test_the_command_palette_trains_a_tokenizer_on_the_document(self, vscode):
         vscode.page.locator(".monaco-editor .view-lines").first.click()
         vscode.run_command("GlassLLM: Train tokenizer")
         vscode.pick("The active document")
-        vscode.page.wait_for_selector(".quick-input-widget input")
-        vscode.page.keyboard.press("Control+A")
-        vscode.page.keyboard.type("40")
-        vscode.page.keyboard.press("Enter")
+        size = vscode.input_box("1024")
+        size.fill("40")
+        size.press("Enter")
         # VS Code's own save dialog, a path in a quick input, offers tokenizer.json in the folder.
         dialog = vscode.page.locator(".quick-input-widget input")
         deadline = time.monotonic() + WAIT_MS / 1000
@@ -634,7 +645,10 @@ def _settings_once(path: Path, ready) -> dict:
     after the quick pick closes), or as it is after the wait."""
     deadline = time.monotonic() + WAIT_MS / 1000
     while True:
-        settings = json.loads(path.read_text()) if path.exists() else {}
+        try:
+            settings = json.loads(path.read_text()) if path.exists() else {}
+        except json.JSONDecodeError:  # read between VS Code's emptying the file and writing it
+            settings = {}
         if ready(settings) or time.monotonic() > deadline:
             return settings
         time.sleep(0.1)
@@ -676,14 +690,13 @@ class TestARealModelTokenizer:
         cached.first.wait_for()
         assert "tokenizer.model" in cached.first.inner_text()
         vscode_models.pick("A Hugging Face model id…")
-        page.wait_for_selector(".quick-input-widget input")
-        page.keyboard.type("mistral ai/Mistral")
+        typed = vscode_models.input_box("hf:")
+        typed.press_sequentially("mistral ai/Mistral")
         message = page.locator(".quick-input-message", has_text="Expected hf:ORG/NAME")
         message.wait_for()
-        page.keyboard.press("Control+A")
-        page.keyboard.type(MISTRAL_ID)
+        typed.fill(MISTRAL_ID)
         message.wait_for(state="hidden")
-        page.keyboard.press("Enter")
+        typed.press("Enter")
         vscode_models.pick("Workspace settings")
         expected = f"{len(mistral.encode(TEXT))} tokens"
         assert vscode_models.status_text(expected) == expected
