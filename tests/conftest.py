@@ -1,11 +1,11 @@
-"""Shared fixtures: the corpora live beside the repository, in ../shared (never copied in)."""
+"""Shared fixtures: the public-domain corpora of ``corpora/`` (see its SOURCES.md)."""
 
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[1] / "corpora"
 
 
 @pytest.fixture(scope="session")

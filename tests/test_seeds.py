@@ -1,4 +1,4 @@
-"""The examples of the user's documents (shared/seeds), verbatim, with their verified outputs."""
+"""The examples of the user's documents (the seeds), verbatim, with their verified outputs."""
 
 import io
 from contextlib import redirect_stdout

@@ -3,7 +3,7 @@
     python3 tests/benchmarks/bench_compression.py
 
 Prints the Markdown table docs/benchmarks.md shows. The held-out books are not in either
-training file (see ../shared/corpora/SOURCES.md).
+training file (see corpora/SOURCES.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from glassllm import PACKAGED, packaged
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 
 
 def main() -> None:

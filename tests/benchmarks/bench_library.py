@@ -2,8 +2,8 @@
 
     python3 -m pip install -e ".[bench]" && python3 tests/benchmarks/bench_library.py
 
-Both train a 1,024-entry BPE tokenizer on ../shared/corpora/pt/train.txt (NFC, a visible
-▁ for spaces, the same four specials), then encode ../shared/corpora/pt/heldout.txt. The
+Both train a 1,024-entry BPE tokenizer on corpora/pt/train.txt (NFC, a visible
+▁ for spaces, the same four specials), then encode corpora/pt/heldout.txt. The
 script prints each figure and the ratios docs/benchmarks.md quotes. Each timing is the best of
 ``--repeat`` runs (five times as many for encoding), glassllm and HF taking turns.
 
@@ -37,7 +37,7 @@ from tokenizers import models, normalizers, pre_tokenizers, trainers
 from glassllm import Tokenizer
 from glassllm.tokenizer import SPECIALS
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 
 
 def best_of(repeat: int, *runs: Callable[[], object]) -> list[tuple[float, object]]:

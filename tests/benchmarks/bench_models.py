@@ -10,7 +10,7 @@ Tekkenizer, tiktoken underneath):
 - loading: ``glassllm.load_tokenizer`` against the reference's own loader, in a fresh
   process each (glassllm's first load also builds its Unicode classes), and again in this
   process (best of ``--repeat``);
-- encoding both held-out books (../shared/corpora/{pt,en}/heldout.txt, whole): cold is
+- encoding both held-out books (corpora/{pt,en}/heldout.txt, whole): cold is
   the first pass of a freshly loaded tokenizer (every chunk merged for the first time),
   warm the best of ``--repeat`` later passes (the per-chunk cache full). The peer encodes
   the books' lines with ``encode_batch`` (HF, all cores) or line by line (the others),
@@ -31,7 +31,7 @@ from pathlib import Path
 from glassllm import load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPORA = ROOT.parent / "shared" / "corpora"
+CORPORA = ROOT / "corpora"
 MODELS = ROOT / "tests" / "fixtures" / "models"
 
 

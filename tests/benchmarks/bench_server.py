@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / ".." / "shared" / "corpora" / "pt" / "train.txt"
-HELDOUT = ROOT / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
+CORPUS = ROOT / "corpora" / "pt" / "train.txt"
+HELDOUT = ROOT / "corpora" / "pt" / "heldout.txt"
 LONG_LINE = 2_000_000
 URI = "file:///bench/train.txt"
 

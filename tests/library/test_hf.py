@@ -19,8 +19,7 @@ from glassllm import Tokenizer, packaged
 from glassllm.files import is_hf_tokenizer_file
 from glassllm.hf import chunk_regex
 from glassllm.tokenizer import SPECIALS
-
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
+from tests.conftest import CORPORA
 
 # Characters the tests below mix: composed and decomposed accents, emoji (with a skin
 # tone and a ZWJ sequence), CJK, digits (ASCII and Devanagari), punctuation, every kind

@@ -1,4 +1,4 @@
-"""The packaged tokenizers: 1,024 entries each, loadable without ../shared."""
+"""The packaged tokenizers: 1,024 entries each, loadable from the installed package alone."""
 
 import subprocess
 import sys
@@ -37,12 +37,12 @@ def test_era_uma_vez_with_the_portuguese_tokenizer():
 
 
 def test_packaged_files_are_what_glassllm_train_makes_from_the_corpora(tmp_path, corpus_text):
-    """The shipped pt tokenizer is reproducible from ../shared with docs/tokenizer.md's command."""
+    """The shipped pt tokenizer is reproducible from corpora/ with docs/tokenizer.md's command."""
     text = corpus_text("pt", 10**9)
     assert Tokenizer.train(text, 1024).merges == packaged("pt").merges
 
 
-def test_the_installed_package_works_without_shared(tmp_path):
+def test_the_installed_package_works_without_the_checkout(tmp_path):
     code = "import glassllm; print(glassllm.packaged('en').encode('Once upon a time'))"
     result = subprocess.run(
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60

@@ -4,7 +4,7 @@ The text's own IDs must be exactly what HF ``tokenizers`` (``encode(text,
 add_special_tokens=False)``, for byte-level files and the Metaspace ones HF converts from a
 SentencePiece model), ``sentencepiece`` (``encode``) and mistral-common's
 Tekkenizer (``encode(text, bos=False, eos=False)``) give: on the held-out books of the
-shared corpora (pt and en, whole), the seeds' examples, and hypothesis text from all of
+corpora (pt and en, whole), the seeds' examples, and hypothesis text from all of
 Unicode with the hard cases mixed in. Offsets are checked against HF's where it gives
 them, and against the bytes everywhere.
 """

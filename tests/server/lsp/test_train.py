@@ -14,10 +14,11 @@ from lsprotocol import types
 from pytest_lsp.client import captured_exception_key
 
 from glassllm import Tokenizer
+from tests.conftest import CORPORA
 from tests.server.session import LOOP, GlassClient, configure, open_document
 
 pytestmark = LOOP
-HELDOUT = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpora" / "pt" / "heldout.txt"
+HELDOUT = CORPORA / "pt" / "heldout.txt"
 
 
 @dataclass
