@@ -1,11 +1,48 @@
-"""Shared fixtures: the public-domain corpora of ``corpora/`` (see its SOURCES.md)."""
+"""Shared fixtures (the public-domain corpora of ``corpora/``, see its SOURCES.md), and the
+one rule that makes CI whole: under ``CI=true`` a skip is a failure, unless the test is
+marked ``opt_in`` (documented in tests/README.md)."""
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
 
 CORPORA = Path(__file__).resolve().parents[1] / "corpora"
+UNDER_CI = os.environ.get("CI") == "true"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "opt_in: a test that runs only when asked for; it may skip under CI=true")
+
+
+def _failed_skip(report: pytest.CollectReport | pytest.TestReport, where: str) -> None:
+    """Turn a skip into a failure that says why: a missing tool or package must not pass."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    report.outcome = "failed"
+    report.longrepr = f"{where} skipped under CI=true, which runs everything but opt-ins: {reason}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if UNDER_CI and report.skipped and not hasattr(report, "wasxfail") and item.get_closest_marker("opt_in") is None:
+        _failed_skip(report, item.nodeid)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    # A module-level importorskip skips the whole module at collection.
+    report = yield
+    if UNDER_CI and report.skipped:
+        _failed_skip(report, collector.nodeid)
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -55,12 +54,9 @@ def _vim_with_ale() -> bool:
 
 
 def _require_vim_with_ale() -> None:
-    """Skip without Vim 9 and ALE; under ``CI=true``, fail instead."""
+    """Skip without Vim 9 and ALE (a failure under ``CI=true``: tests/conftest.py)."""
     if not _vim_with_ale():
-        message = "needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Vim tests: {message}")
-        pytest.skip(message)
+        pytest.skip("needs Vim 9 and ALE: run `sudo bash editors/setup.sh` (editors/setup/vim.sh)")
 
 
 def _server_command() -> list[str]:

@@ -212,8 +212,7 @@ async def test_portuguese_users_get_a_portuguese_page(client: GlassClient):
 
 
 async def test_a_client_that_does_not_open_it_gets_the_path(client: GlassClient):
-    if client.preset == "emacs":
-        pytest.skip("this preset never gets window/showDocument")
+    """A client that refuses window/showDocument, or never offers it (Emacs's preset), is told the path."""
     handlers = client.protocol.fm.features
     default = handlers[types.WINDOW_SHOW_DOCUMENT]
 
