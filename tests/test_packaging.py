@@ -110,6 +110,13 @@ def test_metadata_has_the_version_classifiers_and_no_invented_url(dist):
     assert package_json["version"] == glassllm.__version__
 
 
+def test_the_test_extra_installs_the_build_backend_the_builds_use():
+    """`build --no-isolation` uses the backend of this environment: a fresh one made by the
+    README's commands has it only if the test extra names it."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert set(project["build-system"]["requires"]) <= set(project["project"]["optional-dependencies"]["test"])
+
+
 def test_version_is_written_once_and_shown_by_both_commands():
     import glassllm_server
 
