@@ -1,7 +1,8 @@
 """The README documents every setting and command the server has, and its Portuguese
 version keeps up with it: the same sections, pictures and links. The same holds for each
-page of docs/ and its Portuguese twin (``X.md`` and ``X.pt-BR.md``), and every relative
-link of these pages leads to a file, and to a heading of it when it names one."""
+page of docs/ and corpora/SOURCES.md and its Portuguese twin (``X.md`` and
+``X.pt-BR.md``), and every relative link of these pages leads to a file, and to a heading
+of it when it names one."""
 
 from __future__ import annotations
 
@@ -29,10 +30,9 @@ def _twin(page: Path) -> Path:
     return page.with_name(page.name.removesuffix(".md") + ".pt-BR.md")
 
 
-# Each English page beside its Portuguese twin: the READMEs, then docs/.
-PAIRS = [
-    (page, _twin(page)) for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))] if not _portuguese(page)
-]
+# Each English page beside its Portuguese twin: the READMEs, docs/, then the corpora's sources.
+ENGLISH_PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "corpora" / "SOURCES.md"]
+PAIRS = [(page, _twin(page)) for page in ENGLISH_PAGES if not _portuguese(page)]
 PAGES = [page for pair in PAIRS for page in pair]
 # The server's settings as the VS Code manifest lists them (test_vscode.py checks that list
 # against the server), less the ones only the extension reads.

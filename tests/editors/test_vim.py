@@ -3,8 +3,10 @@
 One headless Vim session (``vim_session.vim``) with editors/vim on the runtimepath and
 ``packadd! ale``, ``LANG=pt_BR.UTF-8``, visits a Portuguese file with a decomposed accent,
 an emoji and a character outside the alphabet, and records what ALE and the plugin show.
-Each test checks one part of that record against the library. Under ``CI=true`` a missing
-Vim or ALE fails these tests; elsewhere they skip, naming the script that installs them.
+Each test checks one part of that record against the library. Apart from that session,
+the README's and docs/editors.md's install steps run as written, in a home of their own,
+and ``:help glassllm`` must then open the help. Under ``CI=true`` a missing Vim or ALE
+fails these tests; elsewhere they skip, naming the script that installs them.
 """
 
 from __future__ import annotations
@@ -252,6 +254,58 @@ def test_the_statusline_counts_the_visual_selection_while_it_lasts(vim):
 def test_help_glassllm_opens_the_plugin_help(vim):
     assert vim["help"] == {"file": "glassllm.txt", "line": vim["help"]["line"], "filetype": "help"}
     assert "*glassllm*" in vim["help"]["line"]
+
+
+INSTALL_PAGES = ["README.md", "README.pt-BR.md", "docs/editors.md", "docs/editors.pt-BR.md"]
+
+
+def _vim_install_steps(page: str) -> tuple[str, str]:
+    """The shell lines and the vimrc of the page's "Vim (ALE)" section."""
+    text = (REPO / page).read_text(encoding="utf-8")
+    section = re.search(r"^#+ Vim \(ALE\)\n(.*?)(?=^#)", text, flags=re.S | re.M)
+    assert section is not None, f"{page} has no Vim (ALE) section"
+    blocks = dict(re.findall(r"^```(sh|vim)\n(.*?)^```", section.group(1), flags=re.S | re.M))
+    assert set(blocks) == {"sh", "vim"}, f"{page}: the Vim section needs its shell lines and its vimrc"
+    return blocks["sh"], blocks["vim"]
+
+
+@pytest.mark.parametrize("page", INSTALL_PAGES)
+def test_help_glassllm_works_after_the_page_s_install_steps(page: str, tmp_path: Path):
+    """The steps run as written, from a copy of the repository's root into a new home; then
+    Vim, started as the user's vimrc starts it, opens the plugin's help."""
+    _require_vim_with_ale()
+    shell, vimrc = _vim_install_steps(page)
+    root, home = tmp_path / "glassllm", tmp_path / "home"
+    # A copy, so that :helptags writes its tags there and not in this checkout.
+    shutil.copytree(PLUGIN, root / "editors" / "vim")
+    home.mkdir()
+    environment = portuguese_environment(home, PWD=str(root))
+    steps = subprocess.run(
+        ["sh", "-ec", shell], cwd=root, env=environment, stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+    )
+    assert steps.returncode == 0, f"{page}'s steps failed:\n{steps.stderr.decode()}"
+    (home / ".vimrc").write_text(vimrc, encoding="utf-8")
+    out = tmp_path / "help.json"
+    probe = (
+        "try | help glassllm"
+        " | let g:seen = {'file': expand('%:t'), 'filetype': &filetype, 'line': getline('.')}"
+        " | catch | let g:seen = {'error': v:exception} | endtry"
+        f" | call writefile([json_encode(g:seen)], {json.dumps(str(out))})"
+    )
+    run = subprocess.run(
+        ["vim", "-N", "-u", str(home / ".vimrc"), "-i", "NONE", "-n", "-es", "-c", probe, "-c", "qa!"],
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=home,
+    )
+    assert out.exists(), f"Vim failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+    seen = json.loads(out.read_text(encoding="utf-8"))
+    assert "error" not in seen, f"after {page}'s steps, :help glassllm fails: {seen['error']}"
+    assert seen["file"] == "glassllm.txt" and seen["filetype"] == "help"
+    assert "*glassllm*" in seen["line"]
 
 
 # A real model's tokenizer (Mistral 7B's SentencePiece BPE), named in g:glassllm_settings:
