@@ -230,6 +230,51 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: linha {row}: falta o campo {field!r} (null)",
     ),
     "corpus.row_not_utf8": ("{path}: row {row}: not UTF-8 text", "{path}: linha {row}: não é texto UTF-8"),
+    # Token budgets (glassllm.budgets) and ``glassllm tokens`` (glassllm.file_tokens).
+    "budgets.toml": ("{path}: not valid TOML ({reason})", "{path}: não é TOML válido ({reason})"),
+    "budgets.not_table": (
+        "{path}: {key} must be a table, found {found}",
+        "{path}: {key} deve ser uma tabela, encontrou {found}",
+    ),
+    "budgets.list": (
+        "{path}: {key} must be a list of tables, found {found}",
+        "{path}: {key} deve ser uma lista de tabelas, encontrou {found}",
+    ),
+    "budgets.unknown_key": (
+        "{path}: unknown key {key!r} in {where} (known: {known})",
+        "{path}: chave desconhecida {key!r} em {where} (as conhecidas: {known})",
+    ),
+    "budgets.missing": ("{path}: {key} is missing", "{path}: falta {key}"),
+    "budgets.max_tokens": (
+        "{path}: {key} must be a positive integer, found {found!r}",
+        "{path}: {key} deve ser um inteiro positivo, encontrou {found!r}",
+    ),
+    "budgets.string": (
+        "{path}: {key} must be a non-empty string, found {found!r}",
+        "{path}: {key} deve ser uma string não vazia, encontrou {found!r}",
+    ),
+    "budgets.severity": (
+        "{path}: {key} must be 'warning' or 'error', found {found!r}",
+        "{path}: {key} deve ser 'warning' ou 'error', encontrou {found!r}",
+    ),
+    "tokens.skipped": ("{path}: skipped: {reason}", "{path}: não contado: {reason_pt}"),
+    "tokens.over_file": (
+        "{path}: {tokens:,} tokens, {over:,} over the budget of {limit:,} for {budget} ({tokenizer})",
+        "{path}: {tokens_pt} tokens, {over_pt} acima do orçamento de {limit_pt} para {budget} ({tokenizer})",
+    ),
+    "tokens.warn_file": (
+        "warning: {path}: {tokens:,} tokens, {over:,} over the budget of {limit:,} for {budget} ({tokenizer})",
+        "aviso: {path}: {tokens_pt} tokens, {over_pt} acima do orçamento de {limit_pt} para {budget} ({tokenizer})",
+    ),
+    "tokens.over": (
+        "{files} file(s) over budget",
+        "{files} arquivo(s) acima do orçamento",
+    ),
+    "tokens.unreadable": (
+        "{files} file(s) could not be read, so their tokens were not counted",
+        "{files} arquivo(s) não puderam ser lidos, então seus tokens não foram contados",
+    ),
+    "tokens.no_match": ("{path}: no file matches this pattern", "{path}: nenhum arquivo corresponde a este padrão"),
     # What installs an optional dependency (glassllm.optional).
     "optional.dask": (
         'counting on Dask needs Dask: pip install "glassllm[dask]"',
@@ -325,6 +370,8 @@ _WHAT_PT = {
     "corpus file": "arquivo do corpus",
     "Hugging Face tokenizer file": "arquivo de tokenizador da Hugging Face",
     "counts file": "arquivo de contagens",
+    "configuration file": "arquivo de configuração",
+    "text file": "arquivo de texto",
 }
 # The operating system's words for the failures a user meets, in Portuguese (as the GNU
 # C library's pt_BR translation words them); others keep the system's English words.
