@@ -1,0 +1,130 @@
+"""Files' token counts: exact, found as git finds them, skipped with a reason, cached."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from glassllm import load_tokenizer, packaged
+from glassllm.count_cache import CountCache, content_digest, tokenizer_digest
+from glassllm.file_tokens import LazyTokenizer, SkippedFile, count_file, count_files, find_files, read_text
+
+LLAMA3 = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "llama3" / "tokenizer.json"
+TEXT = "Era uma vez\r\numa menina — 🧪 <|begin_of_text|>\n\n  espaços\t"
+
+
+def need_llama3() -> None:
+    if not LLAMA3.is_file():
+        pytest.skip("tests/fixtures/models/llama3 is not there: run tests/fixtures/fetch_models.sh")
+
+
+def test_a_files_count_is_encode_of_its_text_as_stored(tmp_path):
+    need_llama3()
+    path = tmp_path / "a.txt"
+    path.write_bytes(TEXT.encode("utf-8"))
+    for tokenizer in (packaged("pt"), load_tokenizer(LLAMA3), load_tokenizer(LLAMA3, match_specials=True)):
+        assert count_file(str(path), tokenizer) == len(tokenizer.encode(TEXT))  # "\r\n" kept
+
+
+def test_parallel_serial_and_cached_counts_are_the_same(tmp_path, corpus_text):
+    text = corpus_text("pt", 600_000)
+    lines = text.splitlines(keepends=True)
+    paths = []
+    for index in range(6):
+        path = tmp_path / f"f{index}.txt"
+        path.write_text("".join(lines[index::6]), encoding="utf-8")
+        paths.append(str(path))
+    tokenizers = [LazyTokenizer("pt"), LazyTokenizer("en")]
+    expected = {p: [len(packaged(n).encode(Path(p).read_text(encoding="utf-8"))) for n in ("pt", "en")] for p in paths}
+    assert count_files(paths, tokenizers, jobs=1).counts == expected
+    assert count_files(paths, tokenizers, jobs=2).counts == expected
+    cache = CountCache(tmp_path / "cache.sqlite3")
+    assert count_files(paths, tokenizers, cache=cache, jobs=2).counts == expected
+    assert len(cache) == 12
+    # From the cache alone: no tokenizer is loaded.
+    cold = [LazyTokenizer("pt"), LazyTokenizer("en")]
+    assert count_files(paths, cold, cache=cache).counts == expected
+    assert all(tok._loaded is None for tok in cold)
+
+
+def test_the_cache_is_keyed_by_content_and_tokenizer_and_bounded(tmp_path):
+    cache = CountCache(tmp_path / "c.sqlite3", limit=3)
+    pt, en = tokenizer_digest("pt", False), tokenizer_digest("en", False)
+    assert pt is not None and en is not None and pt != en != tokenizer_digest("pt", True)
+    cache.put({content_digest(b"a") + pt: 1, content_digest(b"b") + pt: 2})
+    cache.put({content_digest(b"a") + en: 3, content_digest(b"c") + pt: 4})
+    assert len(cache) == 3
+    assert set(cache.get([content_digest(b) + pt for b in (b"a", b"b", b"c")]).values()) <= {1, 2, 4}
+    assert tokenizer_digest(str(tmp_path / "missing.json"), False) is None
+
+
+def test_a_cache_that_cannot_be_opened_counts_anyway(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    cache = CountCache(blocked / "c.sqlite3")
+    path = tmp_path / "a.txt"
+    path.write_text("Era uma vez", encoding="utf-8")
+    assert count_files([str(path)], [LazyTokenizer("pt")], cache=cache).counts == {
+        str(path): [len(packaged("pt").encode("Era uma vez"))]
+    }
+    assert len(cache) == 0
+
+
+def test_hostile_files_are_skipped_or_reported_one_each(tmp_path):
+    (tmp_path / "text.md").write_text("olá", encoding="utf-8")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0")
+    (tmp_path / "latin1.txt").write_bytes("olá".encode("latin-1"))
+    (tmp_path / "big.txt").write_text("a" * (2 << 20), encoding="utf-8")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "up").symlink_to(tmp_path, target_is_directory=True)  # not followed
+    found = find_files([str(tmp_path)])
+    counted = count_files(found.files, [LazyTokenizer("pt")], limit=1 << 20)
+    assert list(counted.counts) == [str(tmp_path / "text.md")]
+    reasons = {Path(s.path).name: s.reason for s in counted.skipped}
+    assert reasons == {"big.txt": "too-large", "fifo": "not-regular", "image.png": "binary", "latin1.txt": "not-utf8"}
+    (error,) = counted.errors
+    assert isinstance(error, OSError) and error.filename == str(tmp_path / "loop")
+
+
+def test_skipped_files_say_why_in_both_languages(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"ol\xe1")
+    with pytest.raises(SkippedFile) as caught:
+        read_text(str(path))
+    assert str(caught.value) == f"{path}: skipped: not UTF-8 text (byte 0xe1 at offset 2)"
+    from glassllm.problems import describe
+
+    assert describe(caught.value, "pt") == f"{path}: não contado: não é texto UTF-8 (byte 0xe1 na posição 2)"
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+
+
+def test_a_folder_in_a_git_work_tree_is_listed_as_git_lists_it(tmp_path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / ".gitignore").write_text("build/\n*.log\n", encoding="utf-8")
+    for name in ("a.md", "build/out.md", "x.log", "docs/b.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name, encoding="utf-8")
+    git(tmp_path, "add", "a.md")
+    found = find_files([str(tmp_path)])
+    assert sorted(os.path.relpath(f, tmp_path) for f in found.files) == [".gitignore", "a.md", "docs/b.md"]
+    assert found.ignored == 2  # build/ and x.log
+    # A file named on its own is counted, ignored or not; so is what a glob names.
+    assert find_files([str(tmp_path / "x.log")]).files == [str(tmp_path / "x.log")]
+    globbed = find_files([str(tmp_path / "**" / "*.md")]).files
+    assert sorted(os.path.relpath(f, tmp_path) for f in globbed) == ["a.md", "build/out.md", "docs/b.md"]
+
+
+def test_a_glob_that_matches_nothing_is_a_problem_and_paths_are_counted_once(tmp_path):
+    (tmp_path / "a.md").write_text("a", encoding="utf-8")
+    found = find_files([str(tmp_path / "*.rst"), str(tmp_path / "a.md"), str(tmp_path / "*.md")])
+    assert found.files == [str(tmp_path / "a.md")]
+    (problem,) = found.problems
+    assert isinstance(problem, FileNotFoundError) and "no file matches this pattern" in str(problem)
