@@ -1,0 +1,170 @@
+"""``glassllm tokens``, run as a user runs it: counts, budgets, exit statuses and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from glassllm import packaged
+
+PT, EN = packaged("pt"), packaged("en")
+LONG = "Era uma vez uma menina que morava numa casa amarela perto do rio.\n" * 20
+SHORT = "Olá, mundo!\n"
+
+
+def tokens(cwd: Path, *args: str, lang: str = "C.UTF-8") -> subprocess.CompletedProcess[str]:
+    environment = {name: value for name, value in os.environ.items() if name not in ("LC_ALL", "LC_MESSAGES")}
+    environment |= {"LANG": lang, "XDG_CACHE_HOME": str(cwd.parent / "cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "glassllm.cli", "tokens", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    (folder / "docs").mkdir(parents=True)
+    (folder / "docs" / "long.md").write_text(LONG, encoding="utf-8")
+    (folder / "short.txt").write_text(SHORT, encoding="utf-8")
+    return folder
+
+
+def test_each_file_and_the_total_sorted_with_shares(project):
+    result = tokens(project, "docs", "short.txt")
+    assert result.returncode == 0, result.stderr
+    long, short = len(PT.encode(LONG)), len(PT.encode(SHORT))
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["pt", "share", "budget", "file"]
+    assert lines[1].split() == [f"{long:,}", f"{100 * long / (long + short):.1f}%", "docs/long.md"]
+    assert lines[2].split() == [f"{short:,}", f"{100 * short / (long + short):.1f}%", "short.txt"]
+    assert lines[3].split() == [f"{long + short:,}", "100.0%", "total:", "2", "files"]
+    assert result.stderr == ""
+
+
+def test_max_tokens_fails_naming_each_file_over_and_by_how_much(project):
+    long, short = len(PT.encode(LONG)), len(PT.encode(SHORT))
+    limit = short + 1
+    result = tokens(project, ".", "--max-tokens", str(limit))
+    assert result.returncode == 1
+    assert f"{100 * long / limit:.0f}% of {limit:,}  over" in result.stdout
+    assert result.stderr.splitlines() == [
+        f"docs/long.md: {long:,} tokens, {long - limit:,} over the budget of {limit:,} for ** (pt)",
+        "glassllm tokens: 1 file(s) over budget",
+    ]
+    assert tokens(project, ".", "--max-tokens", str(long)).returncode == 0  # exactly at the budget passes
+
+
+def test_the_repositorys_budgets_apply_with_their_severity_and_tokenizer(project):
+    (project / "pyproject.toml").write_text(
+        "[tool.glassllm]\nmaxTokens = 1\n\n"
+        '[[tool.glassllm.budgets]]\nfiles = "docs/"\nmaxTokens = 10\nseverity = "warning"\ntokenizer = "en"\n'
+        '[[tool.glassllm.budgets]]\nfiles = "*.toml"\nmaxTokens = 100000\n',
+        encoding="utf-8",
+    )
+    result = tokens(project, "docs")
+    assert result.returncode == 0, result.stderr  # a warning only
+    assert result.stdout.splitlines()[0].split() == ["pt", "en", "share", "budget", "file"]  # the budget's tokenizer
+    long_en = len(EN.encode(LONG))
+    assert result.stderr == (
+        f"warning: docs/long.md: {long_en:,} tokens, {long_en - 10:,} over the budget of 10 for docs/ (en)\n"
+    )
+    failed = tokens(project, "short.txt", "pyproject.toml")
+    assert failed.returncode == 1  # short.txt has only maxTokens = 1; pyproject.toml is within its budget
+    assert failed.stderr.splitlines()[0].startswith("short.txt: ")
+    assert len(failed.stderr.splitlines()) == 2
+
+
+def test_json_for_tools(project):
+    result = tokens(project, "docs", "short.txt", "--with", "en", "--max-tokens", "50", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    long = {"pt": len(PT.encode(LONG)), "en": len(EN.encode(LONG))}
+    short = {"pt": len(PT.encode(SHORT)), "en": len(EN.encode(SHORT))}
+    assert report["tokenizers"] == ["pt", "en"] and report["config"] == "--max-tokens"
+    assert [(f["path"], f["tokens"]) for f in report["files"]] == [("docs/long.md", long), ("short.txt", short)]
+    assert report["files"][0]["budget"] == {
+        "files": "**",
+        "maxTokens": 50,
+        "tokenizer": "pt",
+        "severity": "error",
+        "used": round(long["pt"] / 50, 6),
+        "over": long["pt"] - 50,
+    }
+    assert report["files"][1]["budget"]["over"] == 0
+    assert report["total"] == {name: long[name] + short[name] for name in ("pt", "en")}
+    assert report["over"] == ["docs/long.md"]
+    assert report["skipped"] == [] and report["unreadable"] == [] and report["ignored"] == 0
+
+
+def test_problems_read_in_portuguese(project):
+    result = tokens(project, "docs", "--max-tokens", "5", lang="pt_BR.UTF-8")
+    long = len(PT.encode(LONG))
+    assert long < 1000  # so that its digits need no grouping
+    assert result.stderr.splitlines() == [
+        f"docs/long.md: {long} tokens, {long - 5} acima do orçamento de 5 para ** (pt)",
+        "glassllm tokens: 1 arquivo(s) acima do orçamento",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nowhere.md"], "glassllm tokens: [Errno 2] cannot read text file: No such file or directory: 'nowhere.md'"),
+        (["*.rst"], "glassllm tokens: *.rst: no file matches this pattern"),
+        (["short.txt", "--max-tokens", "0"], "glassllm tokens: --max-tokens: --max-tokens must be a positive integer"),
+        (["short.txt", "-t", "pt", "--with", "pt"], "glassllm tokens: pt is given twice"),
+        (["short.txt", "--jobs", "0"], "glassllm tokens: jobs must be at least 1, got 0"),
+        (["short.txt", "-t", "missing.json"], "glassllm tokens: [Errno 2] cannot read tokenizer file"),
+    ],
+)
+def test_a_bad_path_or_option_is_one_line_and_status_1(project, args, message):
+    result = tokens(project, *args)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0].startswith(message)
+    assert "Traceback" not in result.stderr
+
+
+def test_a_bad_configuration_stops_with_one_line(project):
+    (project / ".glassllm.toml").write_text('[[budgets]]\nfiles = "*"\nmaxTokens = -3\n', encoding="utf-8")
+    result = tokens(project, "short.txt")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"glassllm tokens: {project / '.glassllm.toml'}: budgets[0].maxTokens must be a positive integer, found -3\n"
+    )
+
+
+def test_a_hostile_folder_gives_one_line_each_and_loses_nothing(project):
+    (project / "image.bin").write_bytes(b"\0\1\2")
+    (project / "latin1.txt").write_bytes(b"ol\xe1")
+    os.mkfifo(project / "fifo")
+    (project / "loop").symlink_to(project / "loop")
+    result = tokens(project, ".")
+    assert result.returncode == 1  # the loop could not be read: its tokens are unknown
+    assert "docs/long.md" in result.stdout and "short.txt" in result.stdout
+    assert sorted(result.stderr.splitlines()) == [
+        "fifo: skipped: not a regular file",
+        "glassllm tokens: 1 file(s) could not be read, so their tokens were not counted",
+        "glassllm tokens: [Errno 40] cannot read text file: Too many levels of symbolic links: 'loop'",
+        "image.bin: skipped: binary (a NUL byte in its first 8,000 bytes)",
+        "latin1.txt: skipped: not UTF-8 text (byte 0xe1 at offset 2)",
+    ]
+
+
+def test_a_second_run_reads_the_cache(project):
+    first = tokens(project, ".", "--json")
+    assert (project.parent / "cache" / "glassllm" / "token-counts.sqlite3").is_file()
+    second = tokens(project, ".", "--json")
+    assert json.loads(second.stdout) == json.loads(first.stdout)
+    (project / "short.txt").write_text(SHORT * 2, encoding="utf-8")  # edited: counted again
+    third = json.loads(tokens(project, "short.txt", "--json").stdout)
+    assert third["total"] == {"pt": len(PT.encode(SHORT * 2))}
