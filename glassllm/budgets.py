@@ -148,7 +148,7 @@ def parse_budgets(data: Mapping[str, Any], source: str, root: Path, prefix: str 
     """Validate budgets already parsed (a TOML table, the editor's settings as JSON).
     ``source`` names them in errors and ``prefix`` is their table's key there
     (``"tool.glassllm."``); a tokenizer's relative path is relative to ``root``."""
-    _known(data, _TOP_KEYS, source, prefix.rstrip(".") or "the configuration")
+    _known(data, _TOP_KEYS, source, prefix.rstrip("."))
     tokenizer = _tokenizer(data, "tokenizer", source, prefix, root)
     max_tokens = _max_tokens(data, "maxTokens", source, prefix, required=False)
     listed = data.get("budgets", [])
@@ -176,9 +176,12 @@ def _budget(entry: object, source: str, key: str, root: Path) -> Budget:
 
 
 def _known(table: Mapping[str, Any], keys: tuple[str, ...], source: str, where: str) -> None:
+    """Refuse a key that is not in ``keys`` (a typo would otherwise silently do nothing);
+    ``where``: the table's key, empty at the top level."""
     for key in table:
         if key not in keys:
-            raise problem(ValueError, "budgets.unknown_key", path=source, key=key, where=where, known=", ".join(keys))
+            code = "budgets.unknown_key" if where else "budgets.unknown_top_key"
+            raise problem(ValueError, code, path=source, key=key, where=where, known=", ".join(keys))
 
 
 def _max_tokens(table: Mapping[str, Any], key: str, source: str, prefix: str, *, required: bool) -> int | None:
@@ -235,9 +238,15 @@ def find_budgets(start: str | Path = ".") -> BudgetConfig | None:
         for name in CONFIG_NAMES:
             candidate = here / name
             if candidate.is_file():
-                found = read_budgets(candidate)
+                found = read_budgets(_shown(candidate))
                 if found is not None:
                     return found
         if (here / ".git").exists():
             return None
     return None
+
+
+def _shown(path: Path) -> Path:
+    """``path`` as errors show it: relative to the current folder when it is under it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else Path(relative)

@@ -244,6 +244,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: unknown key {key!r} in {where} (known: {known})",
         "{path}: chave desconhecida {key!r} em {where} (as conhecidas: {known})",
     ),
+    "budgets.unknown_top_key": (
+        "{path}: unknown key {key!r} (known: {known})",
+        "{path}: chave desconhecida {key!r} (as conhecidas: {known})",
+    ),
     "budgets.missing": ("{path}: {key} is missing", "{path}: falta {key}"),
     "budgets.max_tokens": (
         "{path}: {key} must be a positive integer, found {found!r}",

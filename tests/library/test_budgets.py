@@ -140,6 +140,10 @@ def test_a_glassllm_toml_names_keys_at_its_top_level(tmp_path):
     path.write_text("[[budgets]]\nfiles = 3\nmaxTokens = 1\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"\.glassllm\.toml: budgets\[0\]\.files must be a non-empty string"):
         read_budgets(path)
+    path.write_text("maxtokens = 3\n", encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        read_budgets(path)
+    assert str(caught.value) == f"{path}: unknown key 'maxtokens' (known: tokenizer, maxTokens, budgets)"
 
 
 def test_a_configuration_that_is_not_utf8_or_cannot_be_read_says_so(tmp_path):
