@@ -20,34 +20,17 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from glassllm.budgets import Budget, BudgetConfig, find_budgets, read_budgets
 from glassllm.count_cache import CountCache, cache_path
 from glassllm.file_tokens import MAX_FILE_BYTES, Counted, LazyTokenizer, count_files, find_files
+from glassllm.html_page import LANGUAGES
 from glassllm.problems import Locale, Problem, describe, environment_locale, number_pt, problem
+from glassllm.tokens_page import FileRow, tokens_page
 
 __all__ = ["add_parser"]
-
-
-@dataclass(frozen=True)
-class Row:
-    """A counted file: its counts (one per column), and its budget with the column that
-    budget is counted in."""
-
-    path: str
-    counts: list[int]
-    budget: Budget | None
-    column: int
-
-    @property
-    def used(self) -> int:
-        return self.counts[self.column]
-
-    @property
-    def over(self) -> int:
-        return 0 if self.budget is None else max(self.used - self.budget.max_tokens, 0)
 
 
 def _config(args: argparse.Namespace) -> BudgetConfig | None:
@@ -103,24 +86,30 @@ def run(args: argparse.Namespace, out: TextIO) -> None:
     rows.sort(key=lambda row: (-row.counts[0], row.path))
     if args.json:
         out.write(json.dumps(_as_json(rows, names, counted, found.ignored, config), ensure_ascii=False) + "\n")
-    else:
+    if args.html_page:
+        language = args.lang or locale
+        page = tokens_page(rows, names, language, skipped=len(counted.skipped), ignored=found.ignored)
+        Path(args.html_page).write_text(page, encoding="utf-8")
+        out.write(f"{args.html_page}: tokens page ({language}), open it in a browser\n")
+    if not args.json and not args.html_page:
         _write_table(rows, names, out)
+    if not args.json:
         _write_skipped(counted, found.ignored, locale)
     _verdict(rows, names, counted, len(found.problems), locale)
 
 
-def _row(path: str, counts: list[int], budget: Budget | None, names: list[str]) -> Row:
+def _row(path: str, counts: list[int], budget: Budget | None, names: list[str]) -> FileRow:
     column = 0 if budget is None or budget.tokenizer is None else names.index(budget.tokenizer)
-    return Row(path, counts, budget, column)
+    return FileRow(path, counts, budget, column)
 
 
-def _verdict(rows: list[Row], names: list[str], counted: Counted, missing: int, locale: Locale) -> None:
+def _verdict(rows: list[FileRow], names: list[str], counted: Counted, missing: int, locale: Locale) -> None:
     over = 0
     for row in rows:
         if row.budget is None or not row.over:
             continue
-        code = "tokens.over_file" if row.budget.severity == "error" else "tokens.warn_file"
-        over += row.budget.severity == "error"
+        code = "tokens.over_file" if row.failed else "tokens.warn_file"
+        over += row.failed
         fields = {"path": row.path, "tokens": row.used, "over": row.over, "limit": row.budget.max_tokens}
         fields |= {key + "_pt": number_pt(value) for key, value in fields.items() if isinstance(value, int)}
         fields |= {"budget": row.budget.files, "tokenizer": names[row.column]}
@@ -133,7 +122,7 @@ def _verdict(rows: list[Row], names: list[str], counted: Counted, missing: int, 
         raise problem(ValueError, "tokens.unreadable", files=len(counted.errors) + missing)
 
 
-def _budget_cell(row: Row) -> str:
+def _budget_cell(row: FileRow) -> str:
     if row.budget is None:
         return ""
     percent = 100 * row.used / row.budget.max_tokens
@@ -141,7 +130,7 @@ def _budget_cell(row: Row) -> str:
     return f"{percent:.0f}% of {row.budget.max_tokens:,}{mark}"
 
 
-def _write_table(rows: list[Row], names: list[str], out: TextIO) -> None:
+def _write_table(rows: list[FileRow], names: list[str], out: TextIO) -> None:
     totals = [sum(row.counts[i] for row in rows) for i in range(len(names))]
     grand = totals[0]
     titles = [*names, "share", "budget", "file"]
@@ -175,7 +164,7 @@ def _write_skipped(counted: Counted, ignored: int, locale: Locale) -> None:
 
 
 def _as_json(
-    rows: list[Row], names: list[str], counted: Counted, ignored: int, config: BudgetConfig | None
+    rows: list[FileRow], names: list[str], counted: Counted, ignored: int, config: BudgetConfig | None
 ) -> dict[str, Any]:
     grand = sum(row.counts[0] for row in rows)
     return {
@@ -191,14 +180,14 @@ def _as_json(
             for row in rows
         ],
         "total": {name: sum(row.counts[i] for row in rows) for i, name in enumerate(names)},
-        "over": [row.path for row in rows if row.over and row.budget and row.budget.severity == "error"],
+        "over": [row.path for row in rows if row.failed],
         "skipped": [{"path": skipped.path, "reason": skipped.reason} for skipped in counted.skipped],
         "ignored": ignored,
         "unreadable": [str(error) for error in counted.errors],
     }
 
 
-def _budget_json(row: Row, names: list[str]) -> dict[str, Any] | None:
+def _budget_json(row: FileRow, names: list[str]) -> dict[str, Any] | None:
     if row.budget is None:
         return None
     return {
@@ -255,6 +244,11 @@ def add_parser(command: Callable[..., argparse.ArgumentParser]) -> argparse.Argu
     sub.add_argument("--max-tokens", type=int, help="the budget of every file (instead of the repository's budgets)")
     sub.add_argument("--config", help="read the budgets from this .glassllm.toml or pyproject.toml")
     sub.add_argument("--json", action="store_true", help="print everything as JSON, for tools")
+    # Not ``dest="html"``: the CLI's main sends every command with ``args.html`` to the text pages.
+    sub.add_argument("--html", dest="html_page", metavar="PAGE", help="write the map of the tokens to this HTML page")
+    sub.add_argument(
+        "--lang", choices=LANGUAGES, help="the page's language (default: from LC_ALL, LC_MESSAGES or LANG)"
+    )
     sub.add_argument("--jobs", "-j", type=int, help="count in this many processes (default: one per core)")
     sub.add_argument(
         "--max-file-mb",

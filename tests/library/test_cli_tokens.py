@@ -138,8 +138,8 @@ def test_a_bad_configuration_stops_with_one_line(project):
     (project / ".glassllm.toml").write_text('[[budgets]]\nfiles = "*"\nmaxTokens = -3\n', encoding="utf-8")
     result = tokens(project, "short.txt")
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr == (
-        f"glassllm tokens: {project / '.glassllm.toml'}: budgets[0].maxTokens must be a positive integer, found -3\n"
+    assert result.stderr == (  # the file named relative to the current folder
+        "glassllm tokens: .glassllm.toml: budgets[0].maxTokens must be a positive integer, found -3\n"
     )
 
 
@@ -168,3 +168,35 @@ def test_a_second_run_reads_the_cache(project):
     (project / "short.txt").write_text(SHORT * 2, encoding="utf-8")  # edited: counted again
     third = json.loads(tokens(project, "short.txt", "--json").stdout)
     assert third["total"] == {"pt": len(PT.encode(SHORT * 2))}
+
+
+def test_html_writes_the_offline_map_of_the_tokens(project):
+    (project / "docs" / "deep").mkdir()
+    (project / "docs" / "deep" / "note.md").write_text(SHORT * 3, encoding="utf-8")
+    long, short, note = len(PT.encode(LONG)), len(PT.encode(SHORT)), len(PT.encode(SHORT * 3))
+    total = long + short + note
+    result = tokens(project, ".", "--max-tokens", str(short + 1), "--html", "map.html", "--lang", "en")
+    assert result.returncode == 1  # the page does not change the verdict
+    assert result.stdout == "map.html: tokens page (en), open it in a browser\n"
+    assert "docs/long.md: " in result.stderr
+    page = (project / "map.html").read_text(encoding="utf-8")
+    assert '<html lang="en">' in page and "default-src 'none'" in page
+    assert "<script" not in page and "http" not in page.replace("http-equiv", "")  # nothing to fetch, no script
+    assert f"{total:,} tokens (pt)" in page
+    # Folders nest, each with its tokens; the largest first.
+    assert page.index('<span class="name">docs/</span>') < page.index('<span class="name">short.txt</span>')
+    assert page.index('<span class="name">long.md</span>') < page.index('<span class="name">deep/</span>')
+    assert f'<span class="count">{long + note:,}</span>' in page  # docs/ holds both
+    assert f"{100 * long / total:.1f}% of the total" in page
+    assert f"{100 * long / (short + 1):.1f}% of {short + 1:,}" in page
+    assert f"<code>docs/long.md</code>: {long:,} tokens, {long - short - 1:,} over the budget" in page
+    (project / "map.html").unlink()  # not to be counted in the next run
+    portuguese = tokens(project, ".", "--html", "../mapa.html", "--max-tokens", "99999", lang="pt_BR.UTF-8")
+    assert portuguese.returncode == 0 and portuguese.stdout == "../mapa.html: tokens page (pt), open it in a browser\n"
+    page = (project.parent / "mapa.html").read_text(encoding="utf-8")
+    assert '<html lang="pt-BR">' in page and "Tokens de um repositório" in page
+    assert "Todo arquivo está dentro do seu orçamento." in page
+    assert f"{100 * long / total:.1f}% do total".replace(".", ",") in page
+    unbudgeted = tokens(project, "short.txt", "--html", "short.html")
+    assert "No budget applies to these files" in (project / "short.html").read_text(encoding="utf-8")
+    assert unbudgeted.returncode == 0
