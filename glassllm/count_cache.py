@@ -2,7 +2,8 @@
 files reads no tokenizer and tokenizes nothing.
 
 An entry is keyed by the file's content and the tokenizer: a BLAKE2b digest of the bytes
-and one of the tokenizer file's bytes, its ``match_specials`` and glassllm's version (a
+(and of how they are counted: as text, or as JSON Lines records) and one of the tokenizer
+file's bytes, its ``match_specials`` and glassllm's version (a
 new version may count differently). So a renamed or copied file hits, an edited one or
 another tokenizer misses, and nothing in the cache can go stale. It lives in
 ``$XDG_CACHE_HOME/glassllm/token-counts.sqlite3`` (``~/.cache/…`` when the variable is not
@@ -33,8 +34,12 @@ def cache_path() -> Path:
     return Path(base) / "glassllm" / "token-counts.sqlite3"
 
 
-def content_digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=20).digest()
+def content_digest(data: bytes, kind: str = "text") -> bytes:
+    """The digest of a file's bytes and of how they are counted (``kind``: the same bytes
+    count differently as JSON Lines records and as plain text)."""
+    digest = hashlib.blake2b(kind.encode() + b"\0", digest_size=20)
+    digest.update(data)
+    return digest.digest()
 
 
 def tokenizer_digest(spec: str, match_specials: bool) -> bytes | None:

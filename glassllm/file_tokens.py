@@ -2,7 +2,8 @@
 
 A file's count is :func:`count_file`: ``len(tokenizer.encode(text))`` of its text as
 stored (UTF-8, line endings as they are), nothing added around it — the count ``encode``
-gives, and the one an editor shows for the open file.
+gives, and the one an editor shows for the open file; a JSON Lines dataset of
+``{"text": …}`` records counts the records' texts (:func:`count_contents`).
 
 :func:`find_files` turns what a user names into files: a file as it is, a folder walked
 whole, a glob (``**`` for any folders) expanded. A folder inside a git work tree is
@@ -20,6 +21,7 @@ misses the cache.
 from __future__ import annotations
 
 import glob
+import json
 import multiprocessing
 import os
 import stat
@@ -41,9 +43,10 @@ __all__ = [
     "Found",
     "LazyTokenizer",
     "SkippedFile",
+    "count_contents",
     "count_file",
     "count_files",
-    "count_text",
+    "counting_kind",
     "find_files",
     "read_text",
 ]
@@ -116,13 +119,44 @@ def _megabytes(limit: int) -> str:
     return f"{limit / (1 << 20):g}"
 
 
-def count_text(text: str, tokenizer: AnyTokenizer) -> int:
+def counting_kind(path: str) -> str:
+    """How a file is counted: ``"jsonl"`` for a ``.jsonl`` file, else ``"text"``."""
+    return "jsonl" if path.lower().endswith(".jsonl") else "text"
+
+
+def count_contents(path: str, text: str, tokenizer: AnyTokenizer) -> int:
+    """The tokens of ``text``, the contents of the file at ``path``: the one place a file
+    becomes a count. A JSON Lines file whose every non-blank line is an object with a
+    string ``"text"`` counts the sum of those texts (a dataset's documents, without the
+    JSON around them); any other file, its whole text."""
+    if counting_kind(path) == "jsonl":
+        texts = _jsonl_texts(text)
+        if texts is not None:
+            return sum(len(tokenizer.encode(record)) for record in texts)
     return len(tokenizer.encode(text))
 
 
+def _jsonl_texts(text: str) -> list[str] | None:
+    """Each record's ``"text"``, or ``None`` when a line is not such a record."""
+    texts = []
+    # Only "\n" ends a record: a JSON string may hold U+2028 and the like, which
+    # str.splitlines would cut at.
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            return None
+        texts.append(record["text"])
+    return texts
+
+
 def count_file(path: str, tokenizer: AnyTokenizer, limit: int = MAX_FILE_BYTES) -> int:
-    """The tokens of the file at ``path``: the one place a file becomes a count."""
-    return count_text(read_text(path, limit)[0], tokenizer)
+    """The tokens of the file at ``path`` (see :func:`count_contents`)."""
+    return count_contents(path, read_text(path, limit)[0], tokenizer)
 
 
 @dataclass
@@ -250,7 +284,7 @@ def count_files(
         except (OSError, ValueError) as error:
             counted.errors.append(error)
             continue
-        digests[path], sizes[path] = content_digest(data), len(data)
+        digests[path], sizes[path] = content_digest(data, counting_kind(path)), len(data)
     keys = [tok.digest for tok in tokenizers]
     known = cache.get(d + k for d in digests.values() for k in keys if k is not None) if cache else {}
     tasks: list[tuple[str, tuple[int, ...]]] = []
@@ -335,6 +369,6 @@ def _count_task(task: tuple[str, tuple[int, ...]]) -> tuple[str, bytes | None, d
     for index in missing:
         tokenizer = _TOKENIZERS[index]
         assert tokenizer is not None  # loaded for every index a task misses
-        counts[index] = count_text(text, tokenizer)
+        counts[index] = count_contents(path, text, tokenizer)
     # The digest of the bytes counted, in case the file changed since it was first read.
-    return path, content_digest(data), counts
+    return path, content_digest(data, counting_kind(path)), counts

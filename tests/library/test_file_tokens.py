@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -128,3 +129,24 @@ def test_a_glob_that_matches_nothing_is_a_problem_and_paths_are_counted_once(tmp
     assert found.files == [str(tmp_path / "a.md")]
     (problem,) = found.problems
     assert isinstance(problem, FileNotFoundError) and "no file matches this pattern" in str(problem)
+
+
+def test_a_jsonl_dataset_of_text_records_counts_the_texts(tmp_path):
+    pt = packaged("pt")
+    records = ["Era uma vez", "uma menina\u2028que morava", ""]
+    dataset = tmp_path / "data.jsonl"
+    dataset.write_text("\n".join(json.dumps({"text": t, "id": i}) for i, t in enumerate(records)) + "\n\n", "utf-8")
+    expected = sum(len(pt.encode(t)) for t in records)
+    assert count_file(str(dataset), pt) == expected
+    # The same bytes as plain text count the JSON too, and the cache keeps them apart.
+    copy = tmp_path / "data.txt"
+    copy.write_bytes(dataset.read_bytes())
+    whole = len(pt.encode(copy.read_text(encoding="utf-8")))
+    cache = CountCache(tmp_path / "c.sqlite3")
+    for _ in range(2):
+        counted = count_files([str(dataset), str(copy)], [LazyTokenizer("pt")], cache=cache)
+        assert counted.counts == {str(dataset): [expected], str(copy): [whole]}
+    # A line that is not a text record: the whole file is text.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"text": "a"}\n{"prompt": "b"}\n', encoding="utf-8")
+    assert count_file(str(mixed), pt) == len(pt.encode(mixed.read_text(encoding="utf-8")))
