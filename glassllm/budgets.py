@@ -3,9 +3,10 @@
 A budget names files by a glob and gives them a ``maxTokens``; it may name its own
 ``tokenizer`` and a ``severity`` (``"error"``, the default, or ``"warning"``). A plain
 ``maxTokens`` applies to every file no budget names. The same keys live in the
-``[tool.glassllm]`` table of ``pyproject.toml``, in a ``.glassllm.toml`` (at its top
-level) or in the editor's settings (``glassllm.budgets``, ``glassllm.maxTokens``), so
-that the editor and CI read one file::
+``[tool.glassllm]`` table of ``pyproject.toml`` or in a ``.glassllm.toml`` (at its top
+level), so that the editor and CI can read one file; :func:`parse_budgets` takes them
+from any mapping too (the editor's settings ``glassllm.budgets`` and
+``glassllm.maxTokens``, once the language server reads them)::
 
     [tool.glassllm]
     tokenizer = "tests/fixtures/models/llama3/tokenizer.json"   # the default for every budget

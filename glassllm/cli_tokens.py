@@ -1,10 +1,10 @@
 """``glassllm tokens``: each file's tokens and the total, against the repository's budgets.
 
-    $ glassllm tokens docs README.md --max-tokens 4000
-       tokens   share  budget          file
-        5,210   61.2%  130% of 4,000   docs/models.md
-        3,300   38.8%  83% of 4,000    README.md
-        8,510  100.0%                  total: 2 files, tokenizer pt
+    $ glassllm tokens README.md docs/models.md --max-tokens 10000
+        pt   share  budget                  file
+    11,979   63.6%  119.7% of 10,000  over  README.md
+     6,848   36.4%  68.4% of 10,000         docs/models.md
+    18,827  100.0%                          total: 2 files
 
 Files, folders and globs are counted as :mod:`glassllm.file_tokens` finds and counts them;
 ``--with`` adds a column per tokenizer. The budgets are ``--max-tokens``, else the
@@ -125,9 +125,8 @@ def _verdict(rows: list[FileRow], names: list[str], counted: Counted, missing: i
 def _budget_cell(row: FileRow) -> str:
     if row.budget is None:
         return ""
-    percent = 100 * row.used / row.budget.max_tokens
     mark = "" if not row.over else "  over" if row.budget.severity == "error" else "  warning"
-    return f"{percent:.0f}% of {row.budget.max_tokens:,}{mark}"
+    return f"{row.percent:.1f}% of {row.budget.max_tokens:,}{mark}"
 
 
 def _write_table(rows: list[FileRow], names: list[str], out: TextIO) -> None:
@@ -223,6 +222,14 @@ class _Progress:
             self.bar.close()
 
 
+def _positive(value: str) -> int:
+    """An argument that must be a positive integer (argparse reports anything else)."""
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
+
+
 def add_parser(command: Callable[..., argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add ``tokens`` with ``command(name, help, uses_tokenizer)`` of the CLI's parser."""
     sub = command("tokens", "count each file's tokens and the total, and check them against token budgets", False)
@@ -252,7 +259,7 @@ def add_parser(command: Callable[..., argparse.ArgumentParser]) -> argparse.Argu
     sub.add_argument("--jobs", "-j", type=int, help="count in this many processes (default: one per core)")
     sub.add_argument(
         "--max-file-mb",
-        type=int,
+        type=_positive,
         default=MAX_FILE_BYTES >> 20,
         help=f"skip files larger than this many MB (default {MAX_FILE_BYTES >> 20})",
     )

@@ -10,6 +10,7 @@ Portuguese. It needs no script: folders are ``<details>`` elements, which a keyb
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from html import escape
@@ -38,6 +39,11 @@ class FileRow:
     @property
     def over(self) -> int:
         return 0 if self.budget is None else max(self.used - self.budget.max_tokens, 0)
+
+    @property
+    def percent(self) -> float:
+        """The budget's use in percent, rounded down to a tenth: 100.0 only at the budget."""
+        return 0.0 if self.budget is None else math.floor(1000 * self.used / self.budget.max_tokens) / 10
 
     @property
     def failed(self) -> bool:
@@ -103,7 +109,10 @@ class _Words:
         return text.replace(",", ".") if self.language == "pt" else text
 
     def percent(self, part: int, whole: int) -> str:
-        text = f"{100 * part / whole:.1f}" if whole else "0.0"
+        return self.decimal(100 * part / whole if whole else 0.0)
+
+    def decimal(self, number: float) -> str:
+        text = f"{number:.1f}"
         return text.replace(".", ",") if self.language == "pt" else text
 
 
@@ -141,9 +150,7 @@ def _file(row: FileRow, names: list[str], total: int, words: _Words) -> str:
     budget = ""
     if row.budget is not None:
         state = "failed" if row.failed else "warned" if row.over else "within"
-        text = words(
-            "budget", percent=words.percent(row.used, row.budget.max_tokens), limit=words.integer(row.budget.max_tokens)
-        )
+        text = words("budget", percent=words.decimal(row.percent), limit=words.integer(row.budget.max_tokens))
         budget = f'<span class="budget {state}">{text}</span>'
     return (
         f'<li class="row"><span class="name">{escape(os.path.basename(row.path))}</span>'

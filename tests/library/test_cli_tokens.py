@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -56,12 +57,16 @@ def test_max_tokens_fails_naming_each_file_over_and_by_how_much(project):
     limit = short + 1
     result = tokens(project, ".", "--max-tokens", str(limit))
     assert result.returncode == 1
-    assert f"{100 * long / limit:.0f}% of {limit:,}  over" in result.stdout
+    assert f"{math.floor(1000 * long / limit) / 10:.1f}% of {limit:,}  over" in result.stdout
     assert result.stderr.splitlines() == [
         f"docs/long.md: {long:,} tokens, {long - limit:,} over the budget of {limit:,} for ** (pt)",
         "glassllm tokens: 1 file(s) over budget",
     ]
-    assert tokens(project, ".", "--max-tokens", str(long)).returncode == 0  # exactly at the budget passes
+    at = tokens(project, ".", "--max-tokens", str(long))
+    assert at.returncode == 0 and f"100.0% of {long:,}  " in at.stdout  # exactly at the budget passes
+    # The use is rounded down: a file under its budget never shows 100.0%.
+    under = tokens(project, "docs", "--max-tokens", str(long + 1))
+    assert f"{math.floor(1000 * long / (long + 1)) / 10:.1f}% of {long + 1:,}" in under.stdout
 
 
 def test_the_repositorys_budgets_apply_with_their_severity_and_tokenizer(project):
@@ -188,7 +193,7 @@ def test_html_writes_the_offline_map_of_the_tokens(project):
     assert page.index('<span class="name">long.md</span>') < page.index('<span class="name">deep/</span>')
     assert f'<span class="count">{long + note:,}</span>' in page  # docs/ holds both
     assert f"{100 * long / total:.1f}% of the total" in page
-    assert f"{100 * long / (short + 1):.1f}% of {short + 1:,}" in page
+    assert f"{math.floor(1000 * long / (short + 1)) / 10:.1f}% of {short + 1:,}" in page
     assert f"<code>docs/long.md</code>: {long:,} tokens, {long - short - 1:,} over the budget" in page
     (project / "map.html").unlink()  # not to be counted in the next run
     portuguese = tokens(project, ".", "--html", "../mapa.html", "--max-tokens", "99999", lang="pt_BR.UTF-8")
