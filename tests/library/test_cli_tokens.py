@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -205,3 +209,38 @@ def test_html_writes_the_offline_map_of_the_tokens(project):
     unbudgeted = tokens(project, "short.txt", "--html", "short.html")
     assert "No budget applies to these files" in (project / "short.html").read_text(encoding="utf-8")
     assert unbudgeted.returncode == 0
+
+
+def test_on_a_terminal_a_progress_bar_shows_the_bytes_tokenized(project):
+    leader, follower = pty.openpty()
+    # A terminal of 24 rows and 100 columns (a new pseudo-terminal has none).
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    environment = {**os.environ, "XDG_CACHE_HOME": str(project.parent / "cache")}
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "glassllm.cli", "tokens", ".", "--no-cache"],
+            cwd=project,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+        )
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # the terminal closed with the child
+                break
+            if not data:
+                break
+            shown += data
+        assert child.wait(timeout=120) == 0
+        assert child.stdout is not None and b"total: 2 files" in child.stdout.read()
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert "tokenizing: 100%" in shown.decode("utf-8", "replace")
+    quiet = tokens(project, ".", "--no-cache", "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == ""
