@@ -68,7 +68,7 @@ def run(args: argparse.Namespace, out: TextIO) -> None:
     config = _config(args)
     found = find_files(args.paths)
     for error in found.problems:
-        sys.stderr.write(f"glassllm tokens: {describe(error, locale)}\n")
+        sys.stderr.write(f"glassllm tokens: {_shown(describe(error, locale))}\n")
     budgets = {path: config.budget_for(path) if config else None for path in found.files}
     names = _columns(args, config, list(budgets.values()))
     tokenizers = [LazyTokenizer(name, args.match_specials) for name in names]
@@ -98,9 +98,15 @@ def run(args: argparse.Namespace, out: TextIO) -> None:
     _verdict(rows, names, counted, len(found.problems), locale)
 
 
+def _shown(text: str) -> str:
+    """``text`` with the bytes of a file name that are not UTF-8 (which Python reads as
+    lone surrogates, and no UTF-8 output can write) as ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _row(path: str, counts: list[int], budget: Budget | None, names: list[str]) -> FileRow:
     column = 0 if budget is None or budget.tokenizer is None else names.index(budget.tokenizer)
-    return FileRow(path, counts, budget, column)
+    return FileRow(_shown(path), counts, budget, column)
 
 
 def _verdict(rows: list[FileRow], names: list[str], counted: Counted, missing: int, locale: Locale) -> None:
@@ -115,7 +121,7 @@ def _verdict(rows: list[FileRow], names: list[str], counted: Counted, missing: i
         fields |= {"budget": row.budget.files, "tokenizer": names[row.column]}
         sys.stderr.write(Problem(code, fields).text(locale) + "\n")
     for error in counted.errors:
-        sys.stderr.write(f"glassllm tokens: {describe(error, locale)}\n")
+        sys.stderr.write(f"glassllm tokens: {_shown(describe(error, locale))}\n")
     if over:
         raise problem(ValueError, "tokens.over", files=over)
     if counted.errors or missing:
@@ -152,7 +158,7 @@ def _write_skipped(counted: Counted, ignored: int, locale: Locale) -> None:
     """One line per file not counted (a binary too: a path a user named may be one), and
     how many entries git's excludes skipped."""
     for skipped in counted.skipped:
-        sys.stderr.write(describe(skipped, locale) + "\n")
+        sys.stderr.write(_shown(describe(skipped, locale)) + "\n")
     if ignored:
         line = (
             f"{ignored:,} entries skipped by .gitignore"
@@ -180,9 +186,9 @@ def _as_json(
         ],
         "total": {name: sum(row.counts[i] for row in rows) for i, name in enumerate(names)},
         "over": [row.path for row in rows if row.failed],
-        "skipped": [{"path": skipped.path, "reason": skipped.reason} for skipped in counted.skipped],
+        "skipped": [{"path": _shown(skipped.path), "reason": skipped.reason} for skipped in counted.skipped],
         "ignored": ignored,
-        "unreadable": [str(error) for error in counted.errors],
+        "unreadable": [_shown(str(error)) for error in counted.errors],
     }
 
 

@@ -244,3 +244,18 @@ def test_on_a_terminal_a_progress_bar_shows_the_bytes_tokenized(project):
     assert "tokenizing: 100%" in shown.decode("utf-8", "replace")
     quiet = tokens(project, ".", "--no-cache", "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_counted(project):
+    (project / os.fsdecode(b"caf\xe9.txt")).write_text(SHORT, encoding="utf-8")
+    (project / os.fsdecode(b"bin\xff.dat")).write_bytes(b"\0")
+    result = tokens(project, ".", "--max-tokens", "1")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"{len(PT.encode(SHORT)):,}" in result.stdout and "caf\\xe9.txt" in result.stdout
+    assert "bin\\xff.dat: skipped: binary" in result.stderr
+    assert "caf\\xe9.txt: " in result.stderr
+    report = json.loads(tokens(project, ".", "--json").stdout)
+    assert "caf\\xe9.txt" in [entry["path"] for entry in report["files"]]
+    assert report["skipped"] == [{"path": "bin\\xff.dat", "reason": "binary"}]
+    tokens(project, ".", "--html", "../map.html")
+    assert "caf\\xe9.txt" in (project.parent / "map.html").read_text(encoding="utf-8")
