@@ -43,7 +43,10 @@ def _config(args: argparse.Namespace) -> BudgetConfig | None:
     if args.jobs is not None and args.jobs < 1:
         raise problem(ValueError, "count.jobs", jobs=args.jobs)
     if args.config:
-        return read_budgets(args.config)
+        named = read_budgets(args.config)
+        if named is None:  # a pyproject.toml without the table: say so rather than check nothing
+            raise problem(ValueError, "budgets.no_table", path=args.config)
+        return named
     return find_budgets()
 
 

@@ -161,8 +161,9 @@ def count_file(path: str, tokenizer: AnyTokenizer, limit: int = MAX_FILE_BYTES) 
 
 @dataclass
 class Found:
-    """The files a user's paths name, in order, once each; ``problems``: paths that name
-    nothing; ``ignored``: how many entries git's excludes skipped in the folders walked."""
+    """The files a user's paths name, in order, once each; ``problems``: globs that match
+    nothing and folders that cannot be read; ``ignored``: how many entries git's excludes
+    skipped in the folders walked."""
 
     files: list[str] = field(default_factory=list)
     problems: list[Exception] = field(default_factory=list)
@@ -197,37 +198,47 @@ def _add_path(path: str, add: Callable[[str], None], found: Found) -> None:
         return
     listed = _git_files(path)
     if listed is None:
-        for folder, folders, names in os.walk(path):
+
+        def unreadable(error: OSError) -> None:
+            found.problems.append(os_problem(error, "file.unreadable", "folder", error.filename or path))
+
+        for folder, folders, names in os.walk(path, onerror=unreadable):
             folders[:] = sorted(name for name in folders if name != ".git")
             for name in sorted(names):
                 add(os.path.normpath(os.path.join(folder, name)))
         return
-    files, ignored = listed
+    files, ignored, warnings = listed
     found.ignored += ignored
+    # What git could not list (a folder it may not read) is said, not silently left out.
+    found.problems.extend(problem(ValueError, "tokens.git_warning", path=path, line=line) for line in warnings)
     for name in files:
         add(os.path.normpath(os.path.join(path, name)))
 
 
-def _git_files(folder: str) -> tuple[list[str], int] | None:
-    """The files git lists under ``folder`` (relative to it) and how many entries its
-    excludes skip; ``None`` outside a work tree or without git."""
+def _git_files(folder: str) -> tuple[list[str], int, list[str]] | None:
+    """The files git lists under ``folder`` (relative to it), how many entries its
+    excludes skip, and what git warned of; ``None`` outside a work tree or without git."""
     listing = _git(folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
     if listing is None:
         return None
+    names, warnings = listing
     ignored = _git(folder, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", ".")
     # A file deleted but not yet staged is still in the index: it is not there to count.
-    files = [name for name in dict.fromkeys(listing) if os.path.lexists(os.path.join(folder, name))]
-    return files, len(ignored or [])
+    files = [name for name in dict.fromkeys(names) if os.path.lexists(os.path.join(folder, name))]
+    return files, len(ignored[0]) if ignored else 0, warnings
 
 
-def _git(folder: str, *args: str) -> list[str] | None:
+def _git(folder: str, *args: str) -> tuple[list[str], list[str]] | None:
+    """The NUL-separated names ``git -C folder ARGS`` prints and the lines of its
+    warnings; ``None`` when git is missing or fails (outside a work tree)."""
     try:
         done = subprocess.run(["git", "-C", folder, *args], capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
         return None
-    return [os.fsdecode(name) for name in done.stdout.split(b"\0") if name]
+    names = [os.fsdecode(name) for name in done.stdout.split(b"\0") if name]
+    return names, os.fsdecode(done.stderr).splitlines()
 
 
 class LazyTokenizer:

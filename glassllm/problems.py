@@ -278,6 +278,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{files} file(s) could not be read, so their tokens were not counted",
         "{files} arquivo(s) não puderam ser lidos, então seus tokens não foram contados",
     ),
+    "budgets.no_table": (
+        "{path}: no [tool.glassllm] table to read budgets from",
+        "{path}: não há tabela [tool.glassllm] de onde ler orçamentos",
+    ),
+    "tokens.git_warning": ("{path}: git: {line}", "{path}: o git diz: {line}"),
     "tokens.no_match": ("{path}: no file matches this pattern", "{path}: nenhum arquivo corresponde a este padrão"),
     # What installs an optional dependency (glassllm.optional).
     "optional.dask": (
@@ -376,6 +381,7 @@ _WHAT_PT = {
     "counts file": "arquivo de contagens",
     "configuration file": "arquivo de configuração",
     "text file": "arquivo de texto",
+    "folder": "diretório",
 }
 # The operating system's words for the failures a user meets, in Portuguese (as the GNU
 # C library's pt_BR translation words them); others keep the system's English words.

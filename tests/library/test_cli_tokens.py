@@ -133,6 +133,7 @@ def test_problems_read_in_portuguese(project):
         (["short.txt", "--max-tokens", "0"], "glassllm tokens: --max-tokens: --max-tokens must be a positive integer"),
         (["short.txt", "-t", "pt", "--with", "pt"], "glassllm tokens: pt is given twice"),
         (["short.txt", "--jobs", "0"], "glassllm tokens: jobs must be at least 1, got 0"),
+        (["short.txt", "--config", "docs/long.md"], "glassllm tokens: docs/long.md: not valid TOML"),
         (["short.txt", "-t", "missing.json"], "glassllm tokens: [Errno 2] cannot read tokenizer file"),
     ],
 )
@@ -259,3 +260,11 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_counted(project):
     assert report["skipped"] == [{"path": "bin\\xff.dat", "reason": "binary"}]
     tokens(project, ".", "--html", "../map.html")
     assert "caf\\xe9.txt" in (project.parent / "map.html").read_text(encoding="utf-8")
+
+
+def test_a_named_pyproject_without_the_table_is_refused(project):
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    result = tokens(project, "short.txt", "--config", "pyproject.toml")
+    assert result.returncode == 1
+    assert result.stderr == "glassllm tokens: pyproject.toml: no [tool.glassllm] table to read budgets from\n"
+    assert tokens(project, "short.txt").returncode == 0  # found by the search, it is simply no configuration

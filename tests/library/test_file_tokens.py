@@ -12,6 +12,7 @@ import pytest
 from glassllm import load_tokenizer, packaged
 from glassllm.count_cache import CountCache, content_digest, tokenizer_digest
 from glassllm.file_tokens import LazyTokenizer, SkippedFile, count_file, count_files, find_files, read_text
+from glassllm.problems import describe
 
 LLAMA3 = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "llama3" / "tokenizer.json"
 TEXT = "Era uma vez\r\numa menina — 🧪 <|begin_of_text|>\n\n  espaços\t"
@@ -98,8 +99,6 @@ def test_skipped_files_say_why_in_both_languages(tmp_path):
     with pytest.raises(SkippedFile) as caught:
         read_text(str(path))
     assert str(caught.value) == f"{path}: skipped: not UTF-8 text (byte 0xe1 at offset 2)"
-    from glassllm.problems import describe
-
     assert describe(caught.value, "pt") == f"{path}: não contado: não é texto UTF-8 (byte 0xe1 na posição 2)"
 
 
@@ -150,3 +149,42 @@ def test_a_jsonl_dataset_of_text_records_counts_the_texts(tmp_path):
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text('{"text": "a"}\n{"prompt": "b"}\n', encoding="utf-8")
     assert count_file(str(mixed), pt) == len(pt.encode(mixed.read_text(encoding="utf-8")))
+
+
+def test_a_folder_that_cannot_be_read_is_a_problem_not_a_silence(tmp_path, monkeypatch):
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "a.md").write_text("a", encoding="utf-8")
+    (tmp_path / "closed").mkdir()
+    scandir = os.scandir
+
+    def refusing(path):
+        if os.fspath(path).endswith("closed"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return scandir(path)
+
+    # As root, no folder refuses to be read: os.walk is made to meet one.
+    monkeypatch.setattr(os, "scandir", refusing)
+    found = find_files([str(tmp_path)])
+    assert found.files == [str(tmp_path / "open" / "a.md")]
+    (problem,) = found.problems
+    assert isinstance(problem, PermissionError) and "cannot read folder" in str(problem)
+    assert str(tmp_path / "closed") in describe(problem, "pt") and "permissão negada" in describe(problem, "pt")
+
+
+def test_what_git_warns_of_while_listing_is_a_problem(tmp_path, monkeypatch):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a.md").write_text("a", encoding="utf-8")
+    real = subprocess.run
+
+    def warning(args, **options):
+        done = real(args, **options)
+        if "--cached" in args:  # the listing: as git answers for a folder it may not read
+            done.stderr = b"warning: could not open directory 'closed/': Permission denied\n"
+        return done
+
+    # As root, git reads every folder: its warning is made here.
+    monkeypatch.setattr(subprocess, "run", warning)
+    found = find_files([str(tmp_path)])
+    assert found.files == [str(tmp_path / "a.md")]
+    (problem,) = found.problems
+    assert str(problem) == f"{tmp_path}: git: warning: could not open directory 'closed/': Permission denied"
