@@ -1,4 +1,5 @@
-"""``glassllm tokens``, run as a user runs it: counts, budgets, exit statuses and JSON."""
+"""``glassllm tokens``, run as a user runs it: counts, budgets, exit statuses, JSON, and
+its page (``glassllm/tokens_page.py``)."""
 
 from __future__ import annotations
 

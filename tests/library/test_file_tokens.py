@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from glassllm import load_tokenizer, packaged
-from glassllm.count_cache import CountCache, content_digest, tokenizer_digest
+from glassllm.count_cache import CountCache
 from glassllm.file_tokens import LazyTokenizer, SkippedFile, count_file, count_files, find_files, read_text
 from glassllm.problems import describe
 
@@ -50,29 +50,6 @@ def test_parallel_serial_and_cached_counts_are_the_same(tmp_path, corpus_text):
     cold = [LazyTokenizer("pt"), LazyTokenizer("en")]
     assert count_files(paths, cold, cache=cache).counts == expected
     assert all(tok._loaded is None for tok in cold)
-
-
-def test_the_cache_is_keyed_by_content_and_tokenizer_and_bounded(tmp_path):
-    cache = CountCache(tmp_path / "c.sqlite3", limit=3)
-    pt, en = tokenizer_digest("pt", False), tokenizer_digest("en", False)
-    assert pt is not None and en is not None and pt != en != tokenizer_digest("pt", True)
-    cache.put({content_digest(b"a") + pt: 1, content_digest(b"b") + pt: 2})
-    cache.put({content_digest(b"a") + en: 3, content_digest(b"c") + pt: 4})
-    assert len(cache) == 3
-    assert set(cache.get([content_digest(b) + pt for b in (b"a", b"b", b"c")]).values()) <= {1, 2, 4}
-    assert tokenizer_digest(str(tmp_path / "missing.json"), False) is None
-
-
-def test_a_cache_that_cannot_be_opened_counts_anyway(tmp_path):
-    blocked = tmp_path / "file"
-    blocked.write_text("not a folder", encoding="utf-8")
-    cache = CountCache(blocked / "c.sqlite3")
-    path = tmp_path / "a.txt"
-    path.write_text("Era uma vez", encoding="utf-8")
-    assert count_files([str(path)], [LazyTokenizer("pt")], cache=cache).counts == {
-        str(path): [len(packaged("pt").encode("Era uma vez"))]
-    }
-    assert len(cache) == 0
 
 
 def test_hostile_files_are_skipped_or_reported_one_each(tmp_path):

@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("pre_commit")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 UNDER = "Era uma vez.\n"
 OVER = "Era uma vez uma menina que morava numa casa amarela.\n" * 40
 
