@@ -242,11 +242,16 @@ def _positive(value: str) -> int:
 def add_parser(command: Callable[..., argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add ``tokens`` with ``command(name, help, uses_tokenizer)`` of the CLI's parser."""
     sub = command("tokens", "count each file's tokens and the total, and check them against token budgets", False)
+    sub.epilog = (
+        "Exit status 1 when a file is over an error budget (each is named on standard error, with how far over) "
+        "or could not be read; budgets: --max-tokens, else [tool.glassllm] in pyproject.toml or .glassllm.toml."
+    )
     sub.add_argument("paths", nargs="+", metavar="PATH", help="files, folders (walked as git lists them) or globs")
     sub.add_argument(
         "--tokenizer",
         "-t",
-        help="as for the other commands (default: the configuration's tokenizer, else pt)",
+        help="pt, en, a tokenizer file (glassllm JSON, Hugging Face tokenizer.json, Tekken JSON, SentencePiece "
+        ".model) or hf:ORG/NAME from the local Hugging Face cache (default: the configuration's tokenizer, else pt)",
     )
     sub.add_argument(
         "--with",
