@@ -271,12 +271,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "aviso: {path}: {tokens_pt} tokens, {over_pt} acima do orçamento de {limit_pt} para {budget} ({tokenizer})",
     ),
     "tokens.over": (
-        "{files} file(s) over budget",
-        "{files} arquivo(s) acima do orçamento",
+        "files over their budget: {files}",
+        "arquivos acima do orçamento: {files}",
     ),
     "tokens.unreadable": (
-        "{files} file(s) could not be read, so their tokens were not counted",
-        "{files} arquivo(s) não puderam ser lidos, então seus tokens não foram contados",
+        "paths that could not be read, so their tokens were not counted: {files}",
+        "caminhos que não puderam ser lidos, então seus tokens não foram contados: {files}",
     ),
     "budgets.no_table": (
         "{path}: no [tool.glassllm] table to read budgets from",

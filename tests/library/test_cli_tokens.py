@@ -65,7 +65,7 @@ def test_max_tokens_fails_naming_each_file_over_and_by_how_much(project):
     assert f"{math.floor(1000 * long / limit) / 10:.1f}% of {limit:,}  over" in result.stdout
     assert result.stderr.splitlines() == [
         f"docs/long.md: {long:,} tokens, {long - limit:,} over the budget of {limit:,} for ** (pt)",
-        "glassllm tokens: 1 file(s) over budget",
+        "glassllm tokens: files over their budget: 1",
     ]
     at = tokens(project, ".", "--max-tokens", str(long))
     assert at.returncode == 0 and f"100.0% of {long:,}  " in at.stdout  # exactly at the budget passes
@@ -122,7 +122,7 @@ def test_problems_read_in_portuguese(project):
     assert long < 1000  # so that its digits need no grouping
     assert result.stderr.splitlines() == [
         f"docs/long.md: {long} tokens, {long - 5} acima do orçamento de 5 para ** (pt)",
-        "glassllm tokens: 1 arquivo(s) acima do orçamento",
+        "glassllm tokens: arquivos acima do orçamento: 1",
     ]
 
 
@@ -159,16 +159,20 @@ def test_a_hostile_folder_gives_one_line_each_and_loses_nothing(project):
     (project / "latin1.txt").write_bytes(b"ol\xe1")
     os.mkfifo(project / "fifo")
     (project / "loop").symlink_to(project / "loop")
-    result = tokens(project, ".")
+    (project / "huge.txt").write_text("a" * ((1 << 20) + 1), encoding="utf-8")
+    result = tokens(project, ".", "--max-file-mb", "1")
     assert result.returncode == 1  # the loop could not be read: its tokens are unknown
     assert "docs/long.md" in result.stdout and "short.txt" in result.stdout
-    assert sorted(result.stderr.splitlines()) == [
-        "fifo: skipped: not a regular file",
-        "glassllm tokens: 1 file(s) could not be read, so their tokens were not counted",
-        "glassllm tokens: [Errno 40] cannot read text file: Too many levels of symbolic links: 'loop'",
-        "image.bin: skipped: binary (a NUL byte in its first 8,000 bytes)",
-        "latin1.txt: skipped: not UTF-8 text (byte 0xe1 at offset 2)",
-    ]
+    assert sorted(result.stderr.splitlines()) == sorted(
+        [
+            "fifo: skipped: not a regular file",
+            "huge.txt: skipped: larger than 1 MB",
+            "glassllm tokens: paths that could not be read, so their tokens were not counted: 1",
+            "glassllm tokens: [Errno 40] cannot read text file: Too many levels of symbolic links: 'loop'",
+            "image.bin: skipped: binary (a NUL byte in its first 8,000 bytes)",
+            "latin1.txt: skipped: not UTF-8 text (byte 0xe1 at offset 2)",
+        ]
+    )
 
 
 def test_a_second_run_reads_the_cache(project):
