@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from glassllm.models import ModelTokenizer, load_model
+from glassllm.formats.load import load_model
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from tests.models.fixtures import model_file
 
 

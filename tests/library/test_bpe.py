@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer
-from glassllm.bpe import Pair, learn_merges, merge
-from glassllm.counting import count_chunks
-from glassllm.tokenizer import SPECIALS, pre_tokenize
+from glassllm.pipeline.bpe import Pair, learn_merges, merge
+from glassllm.pipeline.tokenizer import SPECIALS, pre_tokenize
+from glassllm.training.chunk_counting import count_chunks
 
 
 def get_stats(symbols: list[str], counts: Counter[Pair], weight: int) -> None:

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import packaged
-from glassllm.chunks import chunk_text, pre_tokenize
+from glassllm.pipeline.chunks import chunk_text, pre_tokenize
 
 any_text = st.text(st.characters(codec="utf-8"), max_size=120)
 

@@ -17,9 +17,10 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from glassllm import Tokenizer, counting  # noqa: E402 (after the skip when Dask is missing)
-from glassllm.cluster import dask_client  # noqa: E402
-from glassllm.counting import count_chunks, count_files  # noqa: E402
+from glassllm import Tokenizer  # noqa: E402 (after the skip when Dask is missing)
+from glassllm.training import chunk_counting  # noqa: E402
+from glassllm.training.chunk_counting import count_chunks, count_files  # noqa: E402
+from glassllm.training.cluster import dask_client  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -125,8 +126,8 @@ def test_a_worker_killed_in_the_middle_is_survived(corpus_text, scheduler, tmp_p
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(corpus_text("en", 1_500_000) + corpus_text("pt", 1_500_000), encoding="utf-8")
     # Parts of 40 kB: about 75 of them, so most are still to count when the kill comes.
-    monkeypatch.setattr(counting, "_BLOCK", 40_000)
-    monkeypatch.setattr(counting, "_PART_BYTES", 40_000)
+    monkeypatch.setattr(chunk_counting, "_BLOCK", 40_000)
+    monkeypatch.setattr(chunk_counting, "_PART_BYTES", 40_000)
     killed: list[int] = []
     with distributed.Client(scheduler, timeout=60) as client:
         client.wait_for_workers(2, timeout=90)

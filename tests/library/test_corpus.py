@@ -19,9 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from glassllm import Tokenizer, corpus, counting
-from glassllm.corpus import corpus_files, corpus_parts
-from glassllm.counting import count_chunks, count_files
+from glassllm import Tokenizer
+from glassllm.training import chunk_counting, corpus
+from glassllm.training.chunk_counting import count_chunks, count_files
+from glassllm.training.corpus import corpus_files, corpus_parts
 
 
 def glassllm(*args: str, **options) -> subprocess.CompletedProcess[str]:
@@ -39,8 +40,8 @@ def test_every_format_counts_what_its_texts_count(mixed_corpus):
 
 def test_small_parts_cut_at_line_breaks_and_row_groups_count_the_same(mixed_corpus, monkeypatch):
     expected = count_chunks(mixed_corpus.texts, jobs=1)
-    monkeypatch.setattr(counting, "_PART_BYTES", 8_000)
-    monkeypatch.setattr(counting, "_BLOCK", 5_000)
+    monkeypatch.setattr(chunk_counting, "_PART_BYTES", 8_000)
+    monkeypatch.setattr(chunk_counting, "_BLOCK", 5_000)
     monkeypatch.setattr(corpus, "BLOCK", 5_000)
     parts = corpus_parts(mixed_corpus.files, 8_000, "text")
     assert len([part for part in parts if part.path.endswith("a-en.txt")]) > 10

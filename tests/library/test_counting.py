@@ -18,9 +18,10 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassllm import Tokenizer, corpus, counting, packaged
-from glassllm.chunks import pre_tokenize
-from glassllm.counting import count_chunks, count_files
+from glassllm import Tokenizer, packaged
+from glassllm.pipeline.chunks import pre_tokenize
+from glassllm.training import chunk_counting, corpus
+from glassllm.training.chunk_counting import count_chunks, count_files
 
 
 def glassllm(*args: str) -> subprocess.CompletedProcess[str]:
@@ -80,8 +81,8 @@ def test_count_files_in_parts_and_processes_equals_counting_the_text(tmp_path, m
         paths[-1].write_text(text, encoding="utf-8", newline="")
     expected = count_chunks(texts)
     # Small parts and blocks: each file is cut many times, at line breaks only.
-    monkeypatch.setattr(counting, "_PART_BYTES", 10_000)
-    monkeypatch.setattr(counting, "_BLOCK", 3_000)
+    monkeypatch.setattr(chunk_counting, "_PART_BYTES", 10_000)
+    monkeypatch.setattr(chunk_counting, "_BLOCK", 3_000)
     monkeypatch.setattr(corpus, "BLOCK", 3_000)
     assert len(corpus.corpus_parts([str(paths[0])], 10_000)) > 10
     assert count_files(paths, jobs=1) == expected

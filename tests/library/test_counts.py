@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from glassllm import Tokenizer
-from glassllm.counting import count_chunks
-from glassllm.counts import counts_stamp, read_counts, rule_digest, sum_counts, write_counts
+from glassllm.training.chunk_counting import count_chunks
+from glassllm.training.counts_files import counts_stamp, read_counts, rule_digest, sum_counts, write_counts
 
 
 def glassllm(*args: str) -> subprocess.CompletedProcess[str]:

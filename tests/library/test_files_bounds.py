@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from glassllm import Tokenizer, files, load_tokenizer, packaged_path
+from glassllm import Tokenizer, load_tokenizer, packaged_path
+from glassllm.formats import files
 
 HANG = 60  # seconds: far more than any case takes, so only a hang reaches it
 

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer, packaged
-from glassllm.files import is_hf_tokenizer_file
-from glassllm.hf import chunk_regex
-from glassllm.tokenizer import SPECIALS
+from glassllm.formats.files import is_hf_tokenizer_file
+from glassllm.formats.hf_export import chunk_regex
+from glassllm.pipeline.tokenizer import SPECIALS
 from tests.conftest import CORPORA
 
 # Characters the tests below mix: composed and decomposed accents, emoji (with a skin
@@ -144,7 +144,7 @@ def test_decoding_any_ids_agrees(exported, ids):
 
 
 def test_the_pre_tokenizer_cuts_the_same_chunks(exported):
-    from glassllm.chunks import pre_tokenize
+    from glassllm.pipeline.chunks import pre_tokenize
 
     _, hf = exported["pt"]
     text = "Olá  mundo!\r\n\t12,5 e\u0301  \u2028🙂🙂 __x__ ▁▁a"

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 import glassllm
-from glassllm import html_page, packaged
-from glassllm.tokenizer import UNK_ID
+from glassllm import packaged
+from glassllm.pipeline.tokenizer import UNK_ID
+from glassllm.shown import html_page
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURES = REPO / "docs" / "images"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from glassllm.cluster import dask_client
-from glassllm.corpus import corpus_files, corpus_parts
-from glassllm.counts import write_counts
-from glassllm.problems import describe
+from glassllm.shown.problems import describe
+from glassllm.training.cluster import dask_client
+from glassllm.training.corpus import corpus_files, corpus_parts
+from glassllm.training.counts_files import write_counts
 
 
 def write_zst_counts(folder: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glassllm.places import TextPlaces, columns, place, span
+from glassllm.shown.places import TextPlaces, columns, place, span
 
 
 def test_place_and_span_count_from_1_and_include_both_ends():

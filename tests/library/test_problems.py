@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from glassllm import Tokenizer, __version__, packaged
-from glassllm.counting import count_files
-from glassllm.counts import counts_stamp
-from glassllm.problems import MESSAGES, describe, environment_locale
+from glassllm.shown.problems import MESSAGES, describe, environment_locale
+from glassllm.training.chunk_counting import count_files
+from glassllm.training.counts_files import counts_stamp
 
 
 @pytest.mark.parametrize("code", sorted(MESSAGES))

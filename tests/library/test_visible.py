@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glassllm.visible import DOTTED_CIRCLE, visible
+from glassllm.shown.visible import DOTTED_CIRCLE, visible
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pytest
 
-from glassllm.models import load_model
-from glassllm.protocol import AnyTokenizer
+from glassllm.formats.load import load_model
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MODELS = FIXTURES / "models"

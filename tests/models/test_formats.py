@@ -15,11 +15,14 @@ import sys
 import pytest
 
 from glassllm import load_tokenizer, packaged
-from glassllm.models import EXPECTED, HFByteLevelBPE, HFMetaspaceBPE, SentencePieceBPE, Tekken, model_kind
-from glassllm.models.byte_level import readable
-from glassllm.models.protobuf import fields
-from glassllm.problems import describe
-from glassllm.protocol import AnyTokenizer
+from glassllm.formats.byte_level import readable
+from glassllm.formats.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE
+from glassllm.formats.load import EXPECTED, model_kind
+from glassllm.formats.protobuf import fields
+from glassllm.formats.sentencepiece_bpe import SentencePieceBPE
+from glassllm.formats.tekken import Tekken
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.shown.problems import describe
 from tests.conftest import CORPORA
 from tests.models.fixtures import (  # noqa: F401 (fixtures)
     FILES,

@@ -17,7 +17,7 @@ import pytest
 from lsprotocol import types
 
 from glassllm import load_tokenizer, packaged
-from glassllm.models import ModelTokenizer
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.render.markdown import code
 from tests.models.fixtures import CONVERTED, converted, model_file  # noqa: F401 (the converted fixture)
 from tests.server.oracle import covered, every_offset, position_of

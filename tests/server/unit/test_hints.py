@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.protocol import default_converter
 
 from glassllm import packaged
-from glassllm.models import load_model
+from glassllm.formats.load import load_model
 from glassllm_server.document import Document, DocumentToken, LineTokenizer
 from glassllm_server.hints import HintCache, hint_window, hints_json, line_hints
 from glassllm_server.positions import Encoding, Point, column_units

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm import packaged
-from glassllm.models import ModelTokenizer, load_model
+from glassllm.formats.load import load_model
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import ModelLineTokens
 from glassllm_server.compare import ComparedCounts, ComparedModel
 from glassllm_server.document import Document, LineTokenizer

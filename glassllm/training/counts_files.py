@@ -34,9 +34,9 @@ from functools import cache
 from pathlib import Path
 
 from glassllm import __version__
-from glassllm.chunks import CHUNK_PATTERN, SPACE
-from glassllm.corpus import compressing_writer, open_compressed, reading
-from glassllm.problems import problem
+from glassllm.pipeline.chunks import CHUNK_PATTERN, SPACE
+from glassllm.shown.problems import problem
+from glassllm.training.corpus import compressing_writer, open_compressed, reading
 
 __all__ = ["COUNTS_FORMAT", "counts_stamp", "read_counts", "sum_counts", "write_counts"]
 

@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from glassllm.models.byte_level import BYTE_SYMBOLS, ByteLevelModel
-from glassllm.models.hf_bpe import Split
-from glassllm.models.patterns import compile_pattern, looks_back
+from glassllm.formats.byte_level import BYTE_SYMBOLS, ByteLevelModel
+from glassllm.formats.hf_bpe import Split
+from glassllm.formats.patterns import compile_pattern, looks_back
 
 __all__ = ["DEFAULT_SPECIALS", "Tekken", "is_tekken", "load_tekken"]
 

@@ -2,12 +2,12 @@
 the ``sentencepiece`` library.
 
 A ``.model`` is a Protocol Buffers message (``ModelProto`` in SentencePiece's
-``sentencepiece_model.proto``); :mod:`~glassllm.models.protobuf` reads the fields used
+``sentencepiece_model.proto``); :mod:`~glassllm.formats.protobuf` reads the fields used
 here: each piece with its score and type, the trainer's model type and ``byte_fallback``,
 and the normalizer's name, ``add_dummy_prefix``, ``remove_extra_whitespaces`` and
 ``escape_whitespaces``.
 
-Encoding, as SentencePiece's ``bpe_model.cc`` does it, is :mod:`~glassllm.models.metaspace`'s:
+Encoding, as SentencePiece's ``bpe_model.cc`` does it, is :mod:`~glassllm.formats.metaspace`'s:
 
 1. normalize: the ``identity`` rule only (other rules hold a compiled character map,
    which is refused with a clear error); spaces become ``▁``, and the text gets a leading
@@ -29,10 +29,10 @@ from bisect import bisect_left
 from functools import cached_property
 from pathlib import Path
 
-from glassllm.models.merging import Merge
-from glassllm.models.metaspace import BYTE_PIECE, MetaspaceModel, Prefix
-from glassllm.models.protobuf import fields, float32, signed
-from glassllm.problems import problem
+from glassllm.formats.merging import Merge
+from glassllm.formats.metaspace import BYTE_PIECE, MetaspaceModel, Prefix
+from glassllm.formats.protobuf import fields, float32, signed
+from glassllm.shown.problems import problem
 
 __all__ = ["SentencePieceBPE", "is_sentencepiece", "load_sentencepiece"]
 

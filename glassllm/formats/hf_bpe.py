@@ -5,7 +5,7 @@ fallback (Llama 2 and Mistral converted from SentencePiece, :class:`HFMetaspaceB
 What is read of a byte-level one, stage by stage:
 
 - ``added_tokens``: the special ones are the model's specials (ordinary text unless
-  matched, see :class:`~glassllm.models.base.ModelTokenizer`); the others are always
+  matched, see :class:`~glassllm.formats.model_tokenizer.ModelTokenizer`); the others are always
   matched, as HF matches them;
 - ``normalizer``: none, or ``NFC``;
 - ``pre_tokenizer``: ``Split`` with a ``Regex`` (``Isolated``, or ``Removed`` with
@@ -17,7 +17,7 @@ What is read of a byte-level one, stage by stage:
 - ``post_processor``: a ``TemplateProcessing``'s tokens around ``$A`` are what the model
   adds around a text (``around``); ``ByteLevel`` adds nothing.
 
-A Metaspace one is SentencePiece's pipeline (:mod:`~glassllm.models.metaspace`) with the
+A Metaspace one is SentencePiece's pipeline (:mod:`~glassllm.formats.metaspace`) with the
 file's ``merges`` as ranks; its ``▁`` and dummy prefix come from one of the two layouts
 HF writes: the normalizer ``Prepend("▁")`` + ``Replace(" ", "▁")`` with no pre-tokenizer
 (transformers' "legacy" conversion: a prefix before every segment between matched
@@ -40,11 +40,11 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from glassllm.models.byte_level import ByteLevelModel
-from glassllm.models.metaspace import BYTE_PIECE, SPACE, MetaspaceModel, Prefix
-from glassllm.models.patterns import compile_pattern, looks_back
-from glassllm.normalize import normalize_with_offsets
-from glassllm.problems import problem
+from glassllm.formats.byte_level import ByteLevelModel
+from glassllm.formats.metaspace import BYTE_PIECE, SPACE, MetaspaceModel, Prefix
+from glassllm.formats.patterns import compile_pattern, looks_back
+from glassllm.pipeline.normalize import normalize_with_offsets
+from glassllm.shown.problems import problem
 
 __all__ = ["GPT2_PATTERN", "HFByteLevelBPE", "HFMetaspaceBPE", "Split", "load_hf_bpe"]
 

@@ -22,11 +22,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from glassllm.counting import count_files
-from glassllm.counts import read_counts, write_counts
-from glassllm.files import may_replace
-from glassllm.problems import problem
-from glassllm.tokenizer import Tokenizer
+from glassllm.formats.files import may_replace
+from glassllm.pipeline.tokenizer import Tokenizer
+from glassllm.shown.problems import problem
+from glassllm.training.chunk_counting import count_files
+from glassllm.training.counts_files import read_counts, write_counts
 
 __all__ = ["add_parsers", "refuse_to_replace"]
 
@@ -92,7 +92,7 @@ def _dask(args: argparse.Namespace) -> Iterator[Any]:
     if args.dask is None:
         yield None
         return
-    from glassllm.cluster import dask_client
+    from glassllm.training.cluster import dask_client
 
     with dask_client(None if args.dask == "local" else args.dask, args.jobs) as client:
         yield client

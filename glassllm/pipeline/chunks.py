@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Iterator
 from functools import cached_property
 
-from glassllm.normalize import nfc, normalize_with_offsets
+from glassllm.pipeline.normalize import nfc, normalize_with_offsets
 
 __all__ = [
     "BLANK_CLASS",
@@ -71,7 +71,7 @@ def _mark_class() -> str:
 
 
 # The character classes of the rule, in Python's ``re`` syntax (the Hugging Face export
-# spells each of them out for Oniguruma, see :mod:`glassllm.hf`).
+# spells each of them out for Oniguruma, see :mod:`glassllm.formats.hf_export`).
 LETTER_CLASS = r"[^\W\d_]"
 MARK_CLASS = f"[{_mark_class()}]"
 DIGIT_CLASS = r"\d"
@@ -116,7 +116,7 @@ class ChunkedText:
 
     ``chunks`` tile the normalized text with its spaces marked: ``"".join(chunks) ==
     mark_spaces(nfc(text))``. ``origin`` is NFC's boundary map from normalized offsets
-    back to ``text`` (see :func:`~glassllm.normalize.normalize_with_offsets`), ``None``
+    back to ``text`` (see :func:`~glassllm.pipeline.normalize.normalize_with_offsets`), ``None``
     when NFC changed nothing; it is computed only when asked, as encoding needs the
     chunks alone.
     """

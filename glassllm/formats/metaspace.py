@@ -7,7 +7,7 @@
   span where the text starts). A format says when (:attr:`MetaspaceModel.prefix`).
 - Symbols: one per character (and one per user-defined piece, ``[REF]``…).
 - Merging: by the format's rank (a piece's score, or a ``merges`` list), as
-  :mod:`~glassllm.models.merging` does for every format.
+  :mod:`~glassllm.formats.merging` does for every format.
 - Tokens: a final symbol that is no piece becomes its UTF-8 bytes, ``<0xE2>``… (byte
   fallback), each covering the character it belongs to; without byte fallback (or a
   byte piece missing), the unknown token (none where a file names none: HF drops the
@@ -28,7 +28,8 @@ import re
 from collections.abc import Iterable, Sequence
 from enum import Enum
 
-from glassllm.models.base import ChunkTokens, ModelTokenizer, as_ids
+from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
+from glassllm.pipeline.tokens import as_ids
 
 __all__ = ["BYTE_PIECE", "SPACE", "MetaspaceModel", "Prefix"]
 

@@ -158,7 +158,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "contagens de trechos: {chunk!r} tem contagem {count!r}, esperava um inteiro positivo",
     ),
     "count.jobs": ("jobs must be at least 1, got {jobs}", "jobs deve ser pelo menos 1, veio {jobs}"),
-    # Counts files (glassllm.counts).
+    # Counts files (glassllm.training.counts_files).
     "counts.line": (
         "{path}:{line}: expected [chunk, count], found {found!r}",
         "{path}:{line}: esperava [trecho, contagem], encontrou {found!r}",
@@ -192,7 +192,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: contado pelo glassllm {found!r}, este é o glassllm {expected!r}; "
         "conte o corpus de novo com esta versão",
     ),
-    # Corpora (glassllm.corpus). "no corpus file…" are the strerror of a FileNotFoundError,
+    # Corpora (glassllm.training.corpus). "no corpus file…" are the strerror of a FileNotFoundError,
     # which names the path itself.
     "corpus.no_match": (
         "no corpus file matches this pattern",
@@ -230,7 +230,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: linha {row}: falta o campo {field!r} (null)",
     ),
     "corpus.row_not_utf8": ("{path}: row {row}: not UTF-8 text", "{path}: linha {row}: não é texto UTF-8"),
-    # What installs an optional dependency (glassllm.optional).
+    # What installs an optional dependency (glassllm.training.optional).
     "optional.dask": (
         'counting on Dask needs Dask: pip install "glassllm[dask]"',
         'contar no Dask requer o Dask: pip install "glassllm[dask]"',
@@ -247,7 +247,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: reading URLs needs fsspec (pip install fsspec)",
         "{path}: ler URLs requer o fsspec (pip install fsspec)",
     ),
-    # Real models' tokenizers (glassllm.models).
+    # Real models' tokenizers (glassllm.formats).
     "model.unknown_file": (
         "{path}: not a tokenizer file: expected {expected}",
         "{path}: não é um arquivo de tokenizador: esperava {expected_pt}",

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from glassllm.models.base import ChunkTokens, ModelTokenizer, as_ids
+from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
+from glassllm.pipeline.tokens import as_ids
 
 __all__ = ["BYTE_SYMBOLS", "ByteLevelModel", "from_symbols", "readable", "readable_bytes", "to_symbols"]
 

@@ -1,7 +1,7 @@
 """The protocol every tokenizer glassllm reads satisfies: its own and real models'.
 
 glassllm's :class:`~glassllm.Tokenizer` (character-level BPE with training counts) and
-the real models' tokenizers of :mod:`glassllm.models` (Hugging Face byte-level BPE,
+the real models' tokenizers of :mod:`glassllm.formats.load` (Hugging Face byte-level BPE,
 SentencePiece BPE, Tekken) differ in every stage but offer the same things, so the
 command line, :func:`glassllm.compare` and the language server take any of them:
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from glassllm.tokenizer import ChunkExplanation, TokenSpan
+from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
 
 __all__ = ["AnyTokenizer"]
 

@@ -21,9 +21,9 @@ from typing import Any, TextIO
 
 from glassllm.compare import ComparedChunk, Comparison, compare
 from glassllm.packaged import PACKAGED, load_tokenizer
-from glassllm.problems import problem
-from glassllm.protocol import AnyTokenizer
-from glassllm.visible import visible
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.shown.problems import problem
+from glassllm.shown.visible import visible
 
 __all__ = ["add_parser", "tokenizer_names"]
 

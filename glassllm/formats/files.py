@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from glassllm.problems import Problem, number_pt, os_problem, problem, what_pt, with_problem
+from glassllm.shown.problems import Problem, number_pt, os_problem, problem, what_pt, with_problem
 
 __all__ = [
     "FORMAT_VERSION",

@@ -3,8 +3,8 @@
     text → special tokens (only when asked) → normalization → chunks (the model's
     pre-tokenizer) → initial symbols → merges, best-ranked first → pieces → IDs
 
-A format (:mod:`~glassllm.models.hf_bpe`, :mod:`~glassllm.models.sentencepiece_bpe`,
-:mod:`~glassllm.models.tekken`) says how each stage goes for it by filling in the
+A format (:mod:`~glassllm.formats.hf_bpe`, :mod:`~glassllm.formats.sentencepiece_bpe`,
+:mod:`~glassllm.formats.tekken`) says how each stage goes for it by filling in the
 ``_``-methods of :class:`ModelTokenizer`; encoding, spans, explanations, the per-chunk
 cache and the way back to offsets in the text as given are written once, here.
 
@@ -23,13 +23,12 @@ from itertools import accumulate, chain, repeat
 from operator import add, attrgetter
 from typing import NamedTuple
 
-from glassllm.models.merging import Merge, merge_symbols
+from glassllm.formats.merging import Merge, merge_symbols
 
 # One rule for what counts as text and as token IDs, glassllm's own tokenizer's.
-from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan, _require_text
-from glassllm.tokenizer import _as_ids as as_ids
+from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan, as_ids, require_text
 
-__all__ = ["CUT_WITHIN_CONTEXT", "ChunkTokens", "ModelTokenizer", "Segment", "TokenColumns", "as_ids"]
+__all__ = ["CUT_WITHIN_CONTEXT", "ChunkTokens", "ModelTokenizer", "Segment", "TokenColumns"]
 
 # Distinct chunks kept before the cache starts afresh (as glassllm's own tokenizer does).
 _CACHE_LIMIT = 1 << 17
@@ -290,7 +289,7 @@ class ModelTokenizer:
 
     def encode(self, text: str) -> list[int]:
         """The IDs of ``text``'s own tokens: nothing added around them (see ``around``)."""
-        _require_text(text)
+        require_text(text)
         ids: list[int] = []
         for segment in self.segments(text):
             if segment.special is not None:
@@ -308,7 +307,7 @@ class ModelTokenizer:
         """One :class:`~glassllm.TokenSpan` per token of ``encode(text)``, with offsets
         in ``text`` (see the module's docstring for split characters); ``at_start=False``:
         ``text`` continues a text (see :meth:`can_cut`)."""
-        _require_text(text)
+        require_text(text)
         spans: list[TokenSpan] = []
         for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
             if place is None:
@@ -322,7 +321,7 @@ class ModelTokenizer:
     def encode_columns(self, text: str, *, at_start: bool = True) -> TokenColumns:
         """:meth:`encode_spans` as columns, several times faster where the chunks tile
         the text as given (no normalization moved an offset, no gap between chunks)."""
-        _require_text(text)
+        require_text(text)
         columns = TokenColumns([], [], [], [], [])
         ids, pieces, starts, ends, chunks = columns
         number = 0
@@ -365,7 +364,7 @@ class ModelTokenizer:
         """Every chunk of ``text`` with each merge step in the order the model applies
         them, with its rank (or score); ``count`` is ``None``: models ship no counts.
         ``at_start=False``: ``text`` continues a text (see :meth:`can_cut`)."""
-        _require_text(text)
+        require_text(text)
         explanations = []
         for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
             if place is None:
@@ -398,7 +397,7 @@ class ModelTokenizer:
     def derivation(self, piece: str) -> list[tuple[str, str, str]]:
         """How ``piece`` (a vocabulary entry) is built: ``(result, left, right)``
         merges, the last one first."""
-        _require_text(piece)
+        require_text(piece)
         _, merges = merge_symbols(self._symbols_of_piece(piece), self._rank, record=True)
         return [(m.left + m.right, m.left, m.right) for m in reversed(merges)]
 

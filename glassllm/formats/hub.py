@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from glassllm.problems import problem
+from glassllm.shown.problems import problem
 
 __all__ = ["PREFIX", "TOKENIZER_FILES", "hub_cache", "resolve"]
 

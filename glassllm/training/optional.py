@@ -1,13 +1,13 @@
 """Optional dependencies: modules that only some uses need (Dask, Parquet, Zstandard,
 URLs), imported when one of those uses comes, with an error that says what installs a
-missing one, in English or Portuguese (see :mod:`glassllm.problems`)."""
+missing one, in English or Portuguese (see :mod:`glassllm.shown.problems`)."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-from glassllm.problems import problem
+from glassllm.shown.problems import problem
 
 __all__ = ["optional"]
 

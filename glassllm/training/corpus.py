@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from glassllm.optional import optional
-from glassllm.problems import MESSAGES, Problem, os_problem, problem, with_problem
+from glassllm.shown.problems import MESSAGES, Problem, os_problem, problem, with_problem
+from glassllm.training.optional import optional
 
 __all__ = ["Part", "corpus_files", "corpus_parts", "open_compressed", "read_part", "reading"]
 

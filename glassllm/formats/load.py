@@ -3,9 +3,9 @@
 :func:`load_model` takes a file (or ``hf:ORG/NAME``) and recognizes its format from the
 content: a Hugging Face ``tokenizer.json`` of a BPE model (byte-level: GPT-2, Llama 3,
 GPT-4o…; or Metaspace ``▁`` with byte fallback: Llama 2, Mistral converted;
-:mod:`~glassllm.models.hf_bpe`), a Tekken JSON (:mod:`~glassllm.models.tekken`) or a
-SentencePiece BPE ``.model`` (:mod:`~glassllm.models.sentencepiece_bpe`). Each satisfies
-:class:`glassllm.protocol.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
+:mod:`~glassllm.formats.hf_bpe`), a Tekken JSON (:mod:`~glassllm.formats.tekken`) or a
+SentencePiece BPE ``.model`` (:mod:`~glassllm.formats.sentencepiece_bpe`). Each satisfies
+:class:`glassllm.pipeline.any_tokenizer.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
 does, so the command line and :func:`glassllm.compare` take any of them.
 """
 
@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from glassllm.files import parse_tokenizer_file, read_bounded_bytes
-from glassllm.models.base import ModelTokenizer
-from glassllm.models.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE, load_hf_bpe
-from glassllm.models.hub import PREFIX, resolve
-from glassllm.models.sentencepiece_bpe import SentencePieceBPE, is_sentencepiece, load_sentencepiece
-from glassllm.models.tekken import Tekken, is_tekken, load_tekken
-from glassllm.problems import problem
-from glassllm.protocol import AnyTokenizer
-from glassllm.tokenizer import Tokenizer
+from glassllm.formats.files import parse_tokenizer_file, read_bounded_bytes
+from glassllm.formats.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE, load_hf_bpe
+from glassllm.formats.hub import PREFIX, resolve
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.formats.sentencepiece_bpe import SentencePieceBPE, is_sentencepiece, load_sentencepiece
+from glassllm.formats.tekken import Tekken, is_tekken, load_tekken
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.tokenizer import Tokenizer
+from glassllm.shown.problems import problem
 
 __all__ = [
     "EXPECTED",

@@ -9,7 +9,7 @@ The same pipeline, spelled with Hugging Face's building blocks::
 
 The chunk rule is the delicate part. Hugging Face runs Oniguruma, not Python's ``re``,
 and the two disagree on what ``\\w``, ``\\d`` and ``\\s`` mean. So the exported regex uses
-no such shorthand: each character class of :data:`~glassllm.chunks.CHUNK_PATTERN` is
+no such shorthand: each character class of :data:`~glassllm.pipeline.chunks.CHUNK_PATTERN` is
 computed here by running Python's own regex over every code point, and written out as
 explicit code-point ranges. The structure (alternatives, greedy runs, the lookahead of
 the surplus-marker rule) is the same in both engines.
@@ -32,18 +32,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from glassllm.bpe import Pair
-from glassllm.chunks import (
-    BLANK_CLASS,
-    DIGIT_CLASS,
-    INK_CLASS,
-    LETTER_CLASS,
-    MARK_CLASS,
-    SPACE,
-    SYMBOL_CLASS,
-)
-from glassllm.files import atomic_write_text
-from glassllm.specials import UNK_TEXT
+from glassllm.formats.files import atomic_write_text
+from glassllm.pipeline.bpe import Pair
+from glassllm.pipeline.chunks import BLANK_CLASS, DIGIT_CLASS, INK_CLASS, LETTER_CLASS, MARK_CLASS, SPACE, SYMBOL_CLASS
+from glassllm.pipeline.specials import UNK_TEXT
 
 __all__ = ["chunk_regex", "hf_tokenizer_json", "save_hf"]
 
@@ -69,7 +61,7 @@ def _onig_class(python_class: str) -> str:
 
 @cache
 def chunk_regex() -> str:
-    """:data:`~glassllm.chunks.CHUNK_PATTERN` in Oniguruma syntax, rule for rule."""
+    """:data:`~glassllm.pipeline.chunks.CHUNK_PATTERN` in Oniguruma syntax, rule for rule."""
     letter = _onig_class(LETTER_CLASS)
     marks = _onig_class(MARK_CLASS)
     digit = _onig_class(DIGIT_CLASS)

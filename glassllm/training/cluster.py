@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from glassllm.corpus import Part
-from glassllm.optional import optional
+from glassllm.training.corpus import Part
+from glassllm.training.optional import optional
 
 __all__ = ["FAN_IN", "count_parts_on_dask", "dask_client"]
 
@@ -59,7 +59,7 @@ def count_parts_on_dask(
     progress: Callable[[int], None] | None = None,
 ) -> Counter[str]:
     """The summed chunk counts of ``parts``, each counted by ``count_part`` on the workers
-    of ``client`` (given by :mod:`glassllm.counting`, which imports this module only for
+    of ``client`` (given by :mod:`glassllm.training.chunk_counting`, which imports this module only for
     a Dask run). ``progress(n)`` is told of each part's ``n`` bytes as it finishes."""
     if not parts:
         return Counter()

@@ -29,14 +29,18 @@ from typing import TextIO
 import argcomplete
 from argcomplete.shell_integration import shellcode
 
-from glassllm import __version__, cli_compare, cli_train, html_page
-from glassllm.cli_train import refuse_to_replace
+from glassllm import __version__
+from glassllm.cli import compare as cli_compare
+from glassllm.cli import train as cli_train
+from glassllm.cli.train import refuse_to_replace
 from glassllm.packaged import load_own_tokenizer, load_tokenizer
-from glassllm.places import TextPlaces
-from glassllm.problems import describe, environment_locale, problem
-from glassllm.protocol import AnyTokenizer
-from glassllm.tokenizer import SPACE, ChunkExplanation, Tokenizer, TokenSpan, pre_tokenize
-from glassllm.visible import visible
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.tokenizer import SPACE, Tokenizer, pre_tokenize
+from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
+from glassllm.shown import html_page
+from glassllm.shown.places import TextPlaces
+from glassllm.shown.problems import describe, environment_locale, problem
+from glassllm.shown.visible import visible
 
 __all__ = ["main"]
 

@@ -1,6 +1,6 @@
 """Corpus counting: how often each chunk occurs in texts and files, counted in parallel.
 
-Training needs only chunk counts (see :mod:`glassllm.chunks` for the rule that cuts
+Training needs only chunk counts (see :mod:`glassllm.pipeline.chunks` for the rule that cuts
 text into chunks), and counts of parts sum to the count of the whole, so a corpus can be
 counted in pieces: a large text in parts cut after a line break, each in a forked
 process; files in byte ranges cut after a ``\\n`` byte, a block at a time, so memory
@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from glassllm.chunks import CHUNK_PATTERN, SPACE, mark_spaces
-from glassllm.corpus import Part, corpus_files, corpus_parts, file_size, is_url, read_part, reading
-from glassllm.normalize import nfc
-from glassllm.problems import problem
+from glassllm.pipeline.chunks import CHUNK_PATTERN, SPACE, mark_spaces
+from glassllm.pipeline.normalize import nfc
+from glassllm.shown.problems import problem
+from glassllm.training.corpus import Part, corpus_files, corpus_parts, file_size, is_url, read_part, reading
 
 __all__ = ["count_chunks", "count_files", "count_part"]
 
@@ -88,12 +88,12 @@ def count_files(
     progress: Progress | None = None,
 ) -> Counter[str]:
     """Count the chunks of a corpus: files, folders and glob patterns, plain or compressed
-    text, JSON Lines or Parquet (see :mod:`glassllm.corpus`), each file (or record) a
+    text, JSON Lines or Parquet (see :mod:`glassllm.training.corpus`), each file (or record) a
     text of its own (see :func:`count_chunks`).
 
     Counts in ``jobs`` processes (``None``: one per core, at most 8), or, when a Dask
     ``client`` (``distributed.Client``) is given, on its cluster's workers instead (see
-    :mod:`glassllm.cluster`). ``field`` names the
+    :mod:`glassllm.training.cluster`). ``field`` names the
     text of JSON Lines and Parquet records. ``progress(done, total)`` is told of the
     bytes read, every quarter of a second or so.
 
@@ -120,7 +120,7 @@ def count_files(
     parts = corpus_parts(files, part_bytes, field)
     done = _Done(size, progress)
     if client is not None:
-        from glassllm.cluster import count_parts_on_dask
+        from glassllm.training.cluster import count_parts_on_dask
 
         total = count_parts_on_dask(parts, client, count_part, done.add)
     else:
@@ -182,7 +182,7 @@ def _count_parts(parts: list[Part], workers: int, done: _Done) -> Counter[str]:
 
 
 def count_part(part: Part, progress: Callable[[int], None] | None = None) -> Counter[str]:
-    """The chunk counts of one part of a corpus (see :func:`glassllm.corpus.corpus_parts`).
+    """The chunk counts of one part of a corpus (see :func:`glassllm.training.corpus.corpus_parts`).
     ``progress(n)`` is told of each ``n`` bytes read."""
     tally = _Tally()
     joins = 0
