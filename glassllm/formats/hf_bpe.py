@@ -347,6 +347,19 @@ def _around(path: str, spec: Any, added: dict[str, int]) -> tuple[list[int], lis
     raise _unsupported(path, f"the post-processor {kind!r}")
 
 
+def _added_tokens(path: str, tokens: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
+    """The added tokens, content → ID: the special ones (matched only when asked), then the
+    others (always matched)."""
+    specials: dict[str, int] = {}
+    always: dict[str, int] = {}
+    for token in tokens:
+        content, token_id = token.get("content"), token.get("id")
+        if not isinstance(content, str) or not content or not isinstance(token_id, int) or token_id < 0:
+            raise ValueError(f"{path}: an added token needs a content and an ID, found {token!r:.80}")
+        (specials if token.get("special") else always)[content] = token_id
+    return specials, always
+
+
 def load_hf_bpe(
     path: str | Path, data: dict[str, Any], *, match_specials: bool = False
 ) -> HFByteLevelBPE | HFMetaspaceBPE:
@@ -365,13 +378,7 @@ def load_hf_bpe(
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
-    specials: dict[str, int] = {}
-    always: dict[str, int] = {}
-    for token in data.get("added_tokens") or []:
-        content, token_id = token.get("content"), token.get("id")
-        if not isinstance(content, str) or not content or not isinstance(token_id, int) or token_id < 0:
-            raise ValueError(f"{source}: an added token needs a content and an ID, found {token!r:.80}")
-        (specials if token.get("special") else always)[content] = token_id
+    specials, always = _added_tokens(source, data.get("added_tokens") or [])
     merges = _merge_keys(source, model.get("merges", []))
     around = _around(source, data.get("post_processor"), {**always, **specials})
     layout = _metaspace_layout(source, normalizer, data.get("pre_tokenizer"))
