@@ -9,7 +9,7 @@ import pytest
 
 from glassllm.formats.load import load_model
 from glassllm.formats.model_tokenizer import ModelTokenizer
-from tests.models.fixtures import model_file
+from tests.library.formats.fixtures import model_file
 
 
 @pytest.fixture(scope="session")

@@ -609,7 +609,7 @@ def _hub_cache(folder: Path, repo: str, tokenizer: Path, name: str) -> Path:
 def models():
     """The library's reading of the two models, the tests' expected answers."""
     from glassllm.formats.load import load_model
-    from tests.models.fixtures import model_file
+    from tests.library.formats.fixtures import model_file
 
     mistral, llama = model_file("mistral-v1"), model_file("llama3")
     return {"mistral": (mistral, load_model(mistral)), "llama3": (llama, load_model(llama))}

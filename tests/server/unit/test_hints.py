@@ -16,7 +16,7 @@ from glassllm_server.hints import HintCache, hint_window, hints_json, line_hints
 from glassllm_server.positions import Encoding, Point, column_units
 from glassllm_server.render.hints import LABELS, HintKind
 from glassllm_server.settings import Settings
-from tests.models.fixtures import model_file
+from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TRICKY
 
 

@@ -26,7 +26,7 @@ from glassllm import packaged
 from glassllm.pipeline.tokenizer import UNK_ID
 from glassllm.shown import html_page
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CAPTURES = REPO / "docs" / "images"
 CAPTURE = os.environ.get("GLASSLLM_CAPTURE") == "1"
 # A line break, an accent written as e + U+0301 (NFC joins them), an emoji the tokenizer

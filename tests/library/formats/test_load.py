@@ -1,7 +1,7 @@
 """Loading real models' files: recognition from the content, clear errors, ``hf:`` ids
 from the local cache only, readable pieces, long chunks, and the command line."""
 
-# The fixtures are imported from tests/models/fixtures.py (see there why), so a test's
+# The fixtures are imported from tests/library/formats/fixtures.py (see there why), so a test's
 # parameter of the same name is the fixture, not a redefinition.
 # ruff: noqa: F811
 
@@ -24,7 +24,7 @@ from glassllm.formats.tekken import Tekken
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
 from glassllm.shown.problems import describe
 from tests.conftest import CORPORA
-from tests.models.fixtures import (  # noqa: F401 (fixtures)
+from tests.library.formats.fixtures import (  # noqa: F401 (fixtures)
     FILES,
     METASPACE_MODELS,
     converted,

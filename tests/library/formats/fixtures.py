@@ -36,7 +36,7 @@ import pytest
 from glassllm.formats.load import load_model
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 MODELS = FIXTURES / "models"
 FETCH = "tests/fixtures/fetch_models.sh"
 

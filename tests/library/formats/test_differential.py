@@ -9,7 +9,7 @@ Unicode with the hard cases mixed in. Offsets are checked against HF's where it 
 them, and against the bytes everywhere.
 """
 
-# The fixtures are imported from tests/models/fixtures.py (see there why), so a test's
+# The fixtures are imported from tests/library/formats/fixtures.py (see there why), so a test's
 # parameter of the same name is the fixture, not a redefinition.
 # ruff: noqa: F811
 
@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CORPORA
-from tests.models.fixtures import (  # noqa: F401 (fixtures)
+from tests.library.formats.fixtures import (  # noqa: F401 (fixtures)
     FILES,
     HF_MODELS,
     METASPACE_MODELS,
