@@ -38,6 +38,16 @@ def refuse_to_replace(path: str, force: bool, hugging_face: bool = False) -> Non
         raise problem(ValueError, "cli.replace", path=path, kind=kind, kind_pt=kind_pt)
 
 
+def _refuse_unwritable(path: str) -> None:
+    """Stop before any work if nothing can be written at ``path`` (a folder, or in a folder
+    that is not there): the file is written last, after the whole corpus is counted."""
+    target = Path(path)
+    if target.is_dir():
+        raise problem(ValueError, "cli.output_folder", path=path)
+    if not target.parent.is_dir():
+        raise problem(ValueError, "cli.output_no_folder", path=path, folder=str(target.parent))
+
+
 def _refuse_to_replace_counts(path: str, force: bool) -> None:
     if force or not Path(path).exists():
         return
@@ -121,6 +131,7 @@ def _count(args: argparse.Namespace, stream: TextIO) -> Counter[str]:
 
 
 def _count_command(args: argparse.Namespace, out: TextIO) -> None:
+    _refuse_unwritable(args.output)
     _refuse_to_replace_counts(args.output, args.force)
     started = time.perf_counter()
     counts = _count(args, sys.stderr)
@@ -134,6 +145,7 @@ def _count_command(args: argparse.Namespace, out: TextIO) -> None:
 def _train_command(args: argparse.Namespace, out: TextIO) -> None:
     if not args.corpus and not args.counts:
         raise problem(ValueError, "cli.no_corpus")
+    _refuse_unwritable(args.output)
     refuse_to_replace(args.output, args.force)
     started = time.perf_counter()
     counts = _count(args, sys.stderr)

@@ -313,6 +313,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path} exists and is not a counts file this glassllm reads; not replacing it (--force replaces it)",
         "{path} existe e não é um arquivo de contagens que este glassllm lê; não foi substituído (--force o substitui)",
     ),
+    "cli.output_folder": ("cannot write {path}: it is a folder", "não é possível gravar {path}: é uma pasta"),
+    "cli.output_no_folder": (
+        "cannot write {path}: there is no folder {folder}",
+        "não é possível gravar {path}: não existe a pasta {folder}",
+    ),
     "cli.empty_corpus": (
         "{corpus}: no text to learn from; {output} is left as it was",
         "{corpus}: não há texto para aprender; {output} ficou como estava",

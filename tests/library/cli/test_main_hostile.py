@@ -282,3 +282,40 @@ def test_the_new_refusals_read_in_portuguese(tmp_path, deep):
     one_clear_line(run, "glassllm decode: IDs fora do intervalo para 1024 entradas (0 a 1023): [-1]")
     run = glassllm("encode", "--tokenizer", "/dev/zero", "x", locale=pt)
     one_clear_line(run, "glassllm encode: /dev/zero: não é um arquivo comum")
+
+
+# Where the output goes is checked before the corpus is read: the stage line that counting
+# writes when it ends ("counted … MB") must not come before the one line of the refusal.
+@pytest.mark.parametrize("command", ["train", "count"])
+def test_an_output_in_a_missing_folder_is_refused_before_counting(tmp_path, command):
+    (tmp_path / "corpus.txt").write_text("banana banana\n", encoding="utf-8")
+    run = glassllm(command, "corpus.txt", "-o", "no_such_dir/deeper/out.json", cwd=tmp_path)
+    one_clear_line(
+        run, f"glassllm {command}: cannot write no_such_dir/deeper/out.json: there is no folder no_such_dir/deeper"
+    )
+    assert not (tmp_path / "no_such_dir").exists()
+
+
+@pytest.mark.parametrize("command", ["train", "count"])
+def test_an_output_that_is_a_folder_is_refused_before_counting_even_with_force(tmp_path, command):
+    (tmp_path / "corpus.txt").write_text("banana banana\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    run = glassllm(command, "corpus.txt", "-o", "out", "--force", cwd=tmp_path)
+    one_clear_line(run, f"glassllm {command}: cannot write out: it is a folder")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_an_output_under_a_file_is_refused_before_counting(tmp_path):
+    (tmp_path / "corpus.txt").write_text("banana banana\n", encoding="utf-8")
+    run = glassllm("train", "corpus.txt", "-o", "corpus.txt/tok.json", cwd=tmp_path)
+    one_clear_line(run, "glassllm train: cannot write corpus.txt/tok.json: there is no folder corpus.txt")
+
+
+def test_the_output_refusals_read_in_portuguese(tmp_path):
+    pt = "pt_BR.UTF-8"
+    (tmp_path / "corpus.txt").write_text("banana banana\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    run = glassllm("train", "corpus.txt", "-o", "nada/tok.json", cwd=tmp_path, locale=pt)
+    one_clear_line(run, "glassllm train: não é possível gravar nada/tok.json: não existe a pasta nada")
+    run = glassllm("count", "corpus.txt", "-o", "out", "--force", cwd=tmp_path, locale=pt)
+    one_clear_line(run, "glassllm count: não é possível gravar out: é uma pasta")
