@@ -7,7 +7,7 @@ and IDs. Nothing here re-implements a stage: each tokenizer's
 :meth:`~glassllm.Tokenizer.encode_spans` does the whole pipeline, and its spans are grouped
 by their chunk index.
 
-A real model's tokenizer (:mod:`glassllm.formats.load`) cuts text with its own pre-tokenizer,
+A real model's tokenizer (:mod:`glassllm.formats`) cuts text with its own pre-tokenizer,
 so beside glassllm's or another model's the rows are the stretches of text where every
 tokenizer's chunks meet: still whole chunks of each, lined up on the text as given.
 

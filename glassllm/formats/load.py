@@ -1,4 +1,4 @@
-"""Real models' tokenizers, read by glassllm's own pure-Python code.
+"""Loading a tokenizer file of any format, recognized from its content.
 
 :func:`load_model` takes a file (or ``hf:ORG/NAME``) and recognizes its format from the
 content: a Hugging Face ``tokenizer.json`` of a BPE model (byte-level: GPT-2, Llama 3,
@@ -15,26 +15,15 @@ import json
 from pathlib import Path
 
 from glassllm.formats.files import parse_tokenizer_file, read_bounded_bytes
-from glassllm.formats.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE, load_hf_bpe
+from glassllm.formats.hf_bpe import load_hf_bpe
 from glassllm.formats.hub import PREFIX, resolve
-from glassllm.formats.model_tokenizer import ModelTokenizer
-from glassllm.formats.sentencepiece_bpe import SentencePieceBPE, is_sentencepiece, load_sentencepiece
-from glassllm.formats.tekken import Tekken, is_tekken, load_tekken
+from glassllm.formats.sentencepiece_bpe import is_sentencepiece, load_sentencepiece
+from glassllm.formats.tekken import is_tekken, load_tekken
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
 from glassllm.pipeline.tokenizer import Tokenizer
 from glassllm.shown.problems import problem
 
-__all__ = [
-    "EXPECTED",
-    "HFByteLevelBPE",
-    "HFMetaspaceBPE",
-    "ModelTokenizer",
-    "SentencePieceBPE",
-    "Tekken",
-    "load_model",
-    "model_kind",
-    "read_model_file",
-]
+__all__ = ["EXPECTED", "load_model", "model_kind", "read_model_file"]
 
 EXPECTED = "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE), a Tekken JSON or a SentencePiece BPE .model"
 _EXPECTED_PT = (

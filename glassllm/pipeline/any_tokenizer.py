@@ -1,7 +1,7 @@
-"""The protocol every tokenizer glassllm reads satisfies: its own and real models'.
+"""AnyTokenizer: what every tokenizer glassllm reads offers, its own and real models'.
 
 glassllm's :class:`~glassllm.Tokenizer` (character-level BPE with training counts) and
-the real models' tokenizers of :mod:`glassllm.formats.load` (Hugging Face byte-level BPE,
+the real models' tokenizers of :mod:`glassllm.formats` (Hugging Face byte-level BPE,
 SentencePiece BPE, Tekken) differ in every stage but offer the same things, so the
 command line, :func:`glassllm.compare` and the language server take any of them:
 
