@@ -19,7 +19,7 @@ __all__ = ["ChunkExplanation", "MergeStep", "Span", "TokenSpan", "as_ids", "requ
 
 
 class TokenSpan(NamedTuple):
-    """One token of :meth:`Tokenizer.encode_spans`.
+    """One token of :meth:`~glassllm.Tokenizer.encode_spans` (and of every tokenizer's ``encode_spans``).
 
     ``start`` and ``end`` are code-point offsets into the text as given (before NFC);
     ``chunk`` is the index of the chunk the token belongs to. ``piece`` is the piece as
