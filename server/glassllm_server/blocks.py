@@ -4,13 +4,13 @@ A real model's pre-tokenizer can cross a line break (Llama 3's ``\\s*[\\r\\n]+``
 chunk of ``".\\n\\n"``; GPT-2's ``\\s+(?!\\S)`` takes the next line's indentation), and
 SentencePiece adds its dummy prefix at the start of the whole text only. So lines are not
 tokenized one by one: the document is cut where the model itself says cutting changes
-nothing (:meth:`~glassllm.models.ModelTokenizer.can_cut`: the tokens of the two sides,
+nothing (:meth:`~glassllm.formats.model_tokenizer.ModelTokenizer.can_cut`: the tokens of the two sides,
 the second tokenized as a continuation, are those of the whole), and each run of lines
 between two cuts — a block, mostly one line or a paragraph's few — is tokenized whole.
 An edit re-tokenizes the blocks it touches (see ``document._Version.replaced``).
 A block longer than :data:`LONG_BLOCK` characters (a line of a megabyte) is tokenized in
 segments, cut inside its lines where the model says that changes nothing either
-(:meth:`~glassllm.models.ModelTokenizer.can_cut_within`): an edit then re-tokenizes the
+(:meth:`~glassllm.formats.model_tokenizer.ModelTokenizer.can_cut_within`): an edit then re-tokenizes the
 segment it touched, and the others are found again in a cache.
 
 Each line then keeps its part of its block's tokens (:class:`ModelLineTokens`), with the
@@ -31,10 +31,9 @@ from itertools import accumulate, chain, compress, pairwise
 from operator import ne
 from typing import NamedTuple
 
-from glassllm.models import ModelTokenizer
-from glassllm.models.base import CUT_WITHIN_CONTEXT, TokenColumns
-from glassllm.normalize import common_prefix, common_suffix
-from glassllm.tokenizer import TokenSpan
+from glassllm.formats.model_tokenizer import CUT_WITHIN_CONTEXT, ModelTokenizer, TokenColumns
+from glassllm.pipeline.normalize import common_prefix, common_suffix
+from glassllm.pipeline.tokens import TokenSpan
 
 __all__ = [
     "Block",

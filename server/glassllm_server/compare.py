@@ -25,11 +25,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from glassllm import PACKAGED, AnyTokenizer, ChunkExplanation, ComparedChunk, Tokenizer, by_difference
-from glassllm.bpe import apply_merges
 from glassllm.caches import LruCache
-from glassllm.chunks import SPACE, pre_tokenize
-from glassllm.models import ModelTokenizer
-from glassllm.tokenizer import SPECIALS, UNK_ID, TokenSpan
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.pipeline.bpe import apply_merges
+from glassllm.pipeline.chunks import SPACE, pre_tokenize
+from glassllm.pipeline.tokenizer import SPECIALS, UNK_ID
+from glassllm.pipeline.tokens import TokenSpan
 from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation
 from glassllm_server.gaps import Gaps

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from glassllm.problems import Problem, describe
+from glassllm.shown.problems import Problem, describe
 from glassllm_server.messages import Locale, Messages
 from glassllm_server.protocol import RequestFailed
 

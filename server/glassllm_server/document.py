@@ -25,13 +25,12 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary, WeakSet
 
 from glassllm import Tokenizer
-from glassllm.bpe import apply_merges
 from glassllm.caches import LruCache
-from glassllm.chunks import SPACE, chunk_text
-from glassllm.models import ModelTokenizer
-from glassllm.models.base import CUT_WITHIN_CONTEXT
-from glassllm.protocol import AnyTokenizer
-from glassllm.specials import SPECIALS, UNK_ID
+from glassllm.formats.model_tokenizer import CUT_WITHIN_CONTEXT, ModelTokenizer
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.bpe import apply_merges
+from glassllm.pipeline.chunks import SPACE, chunk_text
+from glassllm.pipeline.specials import SPECIALS, UNK_ID
 from glassllm_server.blocks import (
     BLOCK_SEGMENT,
     LONG_BLOCK,

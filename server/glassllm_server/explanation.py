@@ -17,8 +17,8 @@ from itertools import accumulate
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer
-from glassllm.chunks import chunk_text
-from glassllm.models import ModelTokenizer
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.pipeline.chunks import chunk_text
 from glassllm_server.positions import content_length
 
 __all__ = [

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from glassllm import PACKAGED, AnyTokenizer, load_tokenizer, packaged
-from glassllm.models.hub import PREFIX
+from glassllm.formats.hub import PREFIX
 from glassllm.packaged import load_problem
 from glassllm_server import __version__
 from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glassllm import Tokenizer
-from glassllm.counting import count_chunks, count_files
-from glassllm.files import may_replace
-from glassllm.problems import describe
+from glassllm.formats.files import may_replace
+from glassllm.shown.problems import describe
+from glassllm.training.chunk_counting import count_chunks, count_files
 from glassllm_server.messages import Locale, Messages
 
 __all__ = [

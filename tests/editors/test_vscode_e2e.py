@@ -36,7 +36,7 @@ import pytest
 
 from glassllm import Tokenizer
 from glassllm.packaged import packaged, packaged_path
-from glassllm.tokenizer import SPACE, pre_tokenize
+from glassllm.pipeline.tokenizer import SPACE, pre_tokenize
 from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
@@ -605,8 +605,8 @@ def _hub_cache(folder: Path, repo: str, tokenizer: Path, name: str) -> Path:
 @pytest.fixture(scope="class")
 def models():
     """The library's reading of the two models, the tests' expected answers."""
-    from glassllm.models import load_model
-    from tests.models.fixtures import model_file
+    from glassllm.formats.load import load_model
+    from tests.library.formats.fixtures import model_file
 
     mistral, llama = model_file("mistral-v1"), model_file("llama3")
     return {"mistral": (mistral, load_model(mistral)), "llama3": (llama, load_model(llama))}

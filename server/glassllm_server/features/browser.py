@@ -1,7 +1,7 @@
 """Open the merge explanation or the tokenizer comparison in a browser, for sharing: the
 ``glassllm.openInBrowser`` command (offered on any selection by the code actions).
 
-The page is the one ``glassllm explain|compare --html`` writes (:mod:`glassllm.html_page`):
+The page is the one ``glassllm explain|compare --html`` writes (:mod:`glassllm.shown.html_page`):
 one self-contained HTML file that works offline, to hand to a class or a colleague. It
 holds what the server's own page holds: the chunks the selection touches (whole, at most
 :data:`~glassllm_server.explanation.CHUNK_LIMIT` of them), by the tokenizer in use and, for
@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from lsprotocol import types
 
-from glassllm import html_page
 from glassllm.packaged import load_problem, own_only
+from glassllm.shown import html_page
 from glassllm_server.explanation import Explanation
 from glassllm_server.features.explain import explain_range
 from glassllm_server.features.feature import Feature, on_command

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
-from glassllm.models import ModelTokenizer
-from glassllm.visible import visible
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.shown.visible import visible
 from glassllm_server.document import DocumentToken
 from glassllm_server.features.compare import compare_hover_lines
 from glassllm_server.features.feature import Feature, on_document

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from glassllm.files import may_replace
+from glassllm.formats.files import may_replace
 from glassllm_server.confinement import check_inside
 from glassllm_server.features.feature import Feature, on_command
 from glassllm_server.protocol import RequestFailed

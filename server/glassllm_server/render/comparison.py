@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from glassllm import ComparedChunk, MergeStep, by_difference
-from glassllm.places import columns, place
-from glassllm.places import span as shown_span
+from glassllm.shown.places import columns, place
+from glassllm.shown.places import span as shown_span
 from glassllm_server.compare import AnyCompared, ComparedCounts, PlacedChunk
 from glassllm_server.explanation import Explanation
 from glassllm_server.messages import Say

@@ -21,8 +21,8 @@ import pytest_lsp
 from lsprotocol import types
 
 from glassllm import packaged
-from glassllm.chunks import chunk_text
-from glassllm.visible import visible
+from glassllm.pipeline.chunks import chunk_text
+from glassllm.shown.visible import visible
 from tests.server.oracle import position_of, range_of
 from tests.server.session import (
     LOOP,

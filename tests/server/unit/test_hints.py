@@ -10,13 +10,13 @@ from lsprotocol import types
 from pygls.protocol import default_converter
 
 from glassllm import packaged
-from glassllm.models import load_model
+from glassllm.formats.load import load_model
 from glassllm_server.document import Document, DocumentToken, LineTokenizer
 from glassllm_server.hints import HintCache, hint_window, hints_json, line_hints
 from glassllm_server.positions import Encoding, Point, column_units
 from glassllm_server.render.hints import LABELS, HintKind
 from glassllm_server.settings import Settings
-from tests.models.fixtures import model_file
+from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TRICKY
 
 

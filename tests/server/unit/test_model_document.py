@@ -13,12 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm import packaged
-from glassllm.models import ModelTokenizer, load_model
+from glassllm.formats.load import load_model
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import ModelLineTokens
 from glassllm_server.compare import ComparedCounts, ComparedModel
 from glassllm_server.document import Document, LineTokenizer
 from glassllm_server.positions import Point
-from tests.models.fixtures import model_file
+from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TRICKY, lsp_lines
 from tests.server.unit.test_document import assert_missing_is_counted, requests_between_edits
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from glassllm import Tokenizer
-from glassllm.counting import count_chunks
+from glassllm.training.chunk_counting import count_chunks
 from glassllm_server.training import NotATokenizerFile, Percent, TrainingCancelled, gather_files, train_tokenizer
 
 

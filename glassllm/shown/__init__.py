@@ -1,0 +1,5 @@
+"""What people read: characters made visible (:mod:`~glassllm.shown.visible`), positions as
+``line:column`` (:mod:`~glassllm.shown.places`), errors worded in English or Portuguese
+(:mod:`~glassllm.shown.problems`) and the self-contained HTML pages
+(:mod:`~glassllm.shown.html_page`).
+"""
