@@ -12,8 +12,8 @@ from pathlib import Path
 
 from glassllm.formats.load import load_model
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
-from glassllm.pipeline.tokenizer import Tokenizer
 from glassllm.shown.problems import Locale, describe, problem
+from glassllm.tokenizer import Tokenizer
 
 __all__ = ["PACKAGED", "load_own_tokenizer", "load_problem", "load_tokenizer", "own_only", "packaged", "packaged_path"]
 

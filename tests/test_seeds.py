@@ -6,7 +6,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from glassllm import Tokenizer
-from glassllm.pipeline.tokenizer import SPACE, SPECIALS, UNK_TEXT, pre_tokenize
+from glassllm.tokenizer import SPACE, SPECIALS, UNK_TEXT, pre_tokenize
 
 
 def test_reference_construction_and_vocabulary():

@@ -35,12 +35,12 @@ from glassllm.cli import train as cli_train
 from glassllm.cli.train import refuse_to_replace
 from glassllm.packaged import load_own_tokenizer, load_tokenizer
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
-from glassllm.pipeline.tokenizer import SPACE, Tokenizer, pre_tokenize
 from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
 from glassllm.shown import html_page
 from glassllm.shown.places import TextPlaces
 from glassllm.shown.problems import describe, environment_locale, problem
 from glassllm.shown.visible import visible
+from glassllm.tokenizer import SPACE, Tokenizer, pre_tokenize
 
 __all__ = ["main"]
 

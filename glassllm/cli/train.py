@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from glassllm.formats.files import may_replace
-from glassllm.pipeline.tokenizer import Tokenizer
 from glassllm.shown.problems import problem
+from glassllm.tokenizer import Tokenizer
 from glassllm.training.chunk_counting import count_files
 from glassllm.training.counts_files import read_counts, write_counts
 

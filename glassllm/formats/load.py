@@ -20,8 +20,8 @@ from glassllm.formats.hub import PREFIX, resolve
 from glassllm.formats.sentencepiece_bpe import is_sentencepiece, load_sentencepiece
 from glassllm.formats.tekken import is_tekken, load_tekken
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
-from glassllm.pipeline.tokenizer import Tokenizer
 from glassllm.shown.problems import problem
+from glassllm.tokenizer import Tokenizer
 
 __all__ = ["EXPECTED", "load_model", "model_kind", "read_model_file"]
 

@@ -4,7 +4,8 @@
          → pieces → specials and the vocabulary → IDs
     IDs → pieces → specials (⁇ for <unk>, the others dropped) → ▁ back to spaces → text
 
-:mod:`~glassllm.pipeline.tokenizer` runs the stages end to end; :mod:`~glassllm.pipeline.tokens`
+:mod:`glassllm.tokenizer` (outside this package: the user's API reference imports from it)
+runs the stages end to end; :mod:`~glassllm.pipeline.tokens`
 holds what every tokenizer gives (spans, merge steps, chunk explanations), and
 :mod:`~glassllm.pipeline.any_tokenizer` what every tokenizer offers, real models' included.
 """

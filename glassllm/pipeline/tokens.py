@@ -1,7 +1,7 @@
 """What every tokenizer gives, glassllm's own and real models': its tokens placed in the
 text and its chunks explained merge by merge, and the checks on what callers hand it.
 
-:class:`~glassllm.pipeline.tokenizer.Tokenizer` and the real models' tokenizers
+:class:`~glassllm.tokenizer.Tokenizer` and the real models' tokenizers
 (:class:`~glassllm.formats.model_tokenizer.ModelTokenizer`) both build these records and
 refuse the same wrong arguments with the same errors, so they live here, where both import
 them.

@@ -21,9 +21,9 @@ from string import Template
 
 from glassllm import __version__
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, compare
-from glassllm.pipeline.tokenizer import UNK_ID, Tokenizer
 from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
 from glassllm.shown.visible import visible
+from glassllm.tokenizer import UNK_ID, Tokenizer
 
 __all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page"]
 

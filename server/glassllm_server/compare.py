@@ -29,8 +29,8 @@ from glassllm.caches import LruCache
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm.pipeline.bpe import apply_merges
 from glassllm.pipeline.chunks import SPACE, pre_tokenize
-from glassllm.pipeline.tokenizer import SPECIALS, UNK_ID
 from glassllm.pipeline.tokens import TokenSpan
+from glassllm.tokenizer import SPECIALS, UNK_ID
 from glassllm_server.document import LONG_LINE, Document, segment_bounds
 from glassllm_server.explanation import Explanation
 from glassllm_server.gaps import Gaps

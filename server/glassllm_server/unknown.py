@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from glassllm import Span
-from glassllm.pipeline.tokenizer import UNK_ID
+from glassllm.tokenizer import UNK_ID
 
 __all__ = ["UnknownRun", "unknown_runs"]
 

@@ -35,7 +35,7 @@ from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import models, normalizers, pre_tokenizers, trainers
 
 from glassllm import Tokenizer
-from glassllm.pipeline.tokenizer import SPECIALS
+from glassllm.tokenizer import SPECIALS
 
 CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 

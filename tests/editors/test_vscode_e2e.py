@@ -36,7 +36,7 @@ import pytest
 
 from glassllm import Tokenizer
 from glassllm.packaged import packaged, packaged_path
-from glassllm.pipeline.tokenizer import SPACE, pre_tokenize
+from glassllm.tokenizer import SPACE, pre_tokenize
 from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]

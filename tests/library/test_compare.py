@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer, compare, packaged
-from glassllm.pipeline.tokenizer import UNK_ID, pre_tokenize
+from glassllm.tokenizer import UNK_ID, pre_tokenize
 
 PT, EN = packaged("pt"), packaged("en")
 BANANA = Tokenizer.train("banana banana", vocab_size=12)  # the seeds' reproducible example

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glassllm.pipeline.tokenizer import UNK_ID, UNK_TEXT
 from glassllm.shown.visible import visible
+from glassllm.tokenizer import UNK_ID, UNK_TEXT
 
 __all__ = ["describe_characters", "unknown_message"]
 

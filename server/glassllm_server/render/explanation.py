@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glassllm.pipeline.tokenizer import SPACE, UNK_ID
 from glassllm.shown.places import columns, place
 from glassllm.shown.places import span as shown_span
+from glassllm.tokenizer import SPACE, UNK_ID
 from glassllm_server.explanation import ExplainedChunk, Explanation
 from glassllm_server.messages import Say
 from glassllm_server.render.markdown import code as shown

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer
-from glassllm.pipeline.tokenizer import pre_tokenize
+from glassllm.tokenizer import pre_tokenize
 
 
 @pytest.fixture

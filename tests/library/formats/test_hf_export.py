@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from glassllm import Tokenizer, packaged
 from glassllm.formats.files import is_hf_tokenizer_file
 from glassllm.formats.hf_export import chunk_regex
-from glassllm.pipeline.tokenizer import SPECIALS
+from glassllm.tokenizer import SPECIALS
 from tests.conftest import CORPORA
 
 # Characters the tests below mix: composed and decomposed accents, emoji (with a skin

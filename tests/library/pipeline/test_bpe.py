@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from glassllm import Tokenizer
 from glassllm.pipeline.bpe import Pair, learn_merges, merge
-from glassllm.pipeline.tokenizer import SPECIALS, pre_tokenize
+from glassllm.tokenizer import SPECIALS, pre_tokenize
 from glassllm.training.chunk_counting import count_chunks
 
 

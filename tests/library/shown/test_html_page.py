@@ -23,8 +23,8 @@ import pytest
 
 import glassllm
 from glassllm import packaged
-from glassllm.pipeline.tokenizer import UNK_ID
 from glassllm.shown import html_page
+from glassllm.tokenizer import UNK_ID
 
 REPO = Path(__file__).resolve().parents[3]
 CAPTURES = REPO / "docs" / "images"

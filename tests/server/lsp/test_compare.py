@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from glassllm import Tokenizer, packaged, packaged_path
-from glassllm.pipeline.tokenizer import UNK_ID, pre_tokenize
+from glassllm.tokenizer import UNK_ID, pre_tokenize
 from tests.server.oracle import TRICKY, line_spans, lsp_lines, offset_of, position_of, range_of
 from tests.server.session import (
     LOOP,

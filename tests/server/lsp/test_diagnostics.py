@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from glassllm import packaged
-from glassllm.pipeline.tokenizer import UNK_ID
+from glassllm.tokenizer import UNK_ID
 from tests.server.oracle import TEXTS, covered, lsp_lines
 from tests.server.session import LOOP, GlassClient, change_document, configure, open_document
 

@@ -8,7 +8,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from glassllm import packaged
-from glassllm.pipeline.tokenizer import UNK_ID
+from glassllm.tokenizer import UNK_ID
 from glassllm_server.render.markdown import code
 from tests.server.oracle import TEXTS, covered, every_offset, line_spans, position_of
 from tests.server.session import LOOP, hover, hover_range, markdown, open_document, stats

@@ -7,7 +7,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from glassllm import packaged
-from glassllm.pipeline.tokenizer import UNK_ID
+from glassllm.tokenizer import UNK_ID
 from tests.server.oracle import TEXTS, TRICKY, line_spans, range_of
 from tests.server.session import LOOP, open_document, stats
 

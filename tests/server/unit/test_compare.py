@@ -8,7 +8,7 @@ import weakref
 import pytest
 
 from glassllm import Tokenizer, by_difference, compare, packaged
-from glassllm.pipeline.tokenizer import UNK_ID
+from glassllm.tokenizer import UNK_ID
 from glassllm_server.compare import (
     ComparedCounts,
     ComparedTokenizer,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm import packaged
-from glassllm.pipeline.tokenizer import UNK_ID
+from glassllm.tokenizer import UNK_ID
 from glassllm_server import document as document_module
 from glassllm_server.compare import AnyCompared, ComparedTokenizer
 from glassllm_server.document import Document, LineTokenizer, Stats

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from glassllm import Tokenizer, packaged
 from glassllm.pipeline.chunks import CHUNK_PATTERN
-from glassllm.pipeline.tokenizer import SPACE, pre_tokenize
+from glassllm.tokenizer import SPACE, pre_tokenize
 
 any_text = st.text(st.characters(codec="utf-8"), max_size=200)
 prose = st.text(st.sampled_from(list("abcdeéãçõ ,.;—-!?'\"\n\r\t0123456789ABCÉ🙂\u0301_")), max_size=200)
