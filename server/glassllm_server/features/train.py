@@ -28,10 +28,12 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from glassllm.files import may_replace
+from glassllm.problems import describe
 from glassllm_server.confinement import check_inside
 from glassllm_server.features.feature import Feature, on_command
 from glassllm_server.protocol import RequestFailed
 from glassllm_server.server import GlassServer
+from glassllm_server.training import check_unicode
 
 __all__ = ["TRAIN_TOKENIZER", "TrainTokenizer"]
 
@@ -280,6 +282,11 @@ class TrainTokenizer(Feature):
         if replace and not await _may_replace(server, output_path):
             return None
         text = None if snapshot is None else snapshot.document.text
+        if text is not None:
+            try:
+                check_unicode(text)
+            except ValueError as error:
+                raise RequestFailed(server.messages("train.failed", problem=describe(error, server.locale))) from error
         return _Job(text, source_path, vocab_size, output_path, replace, server.confined_to)
 
     def trained(
