@@ -35,7 +35,6 @@ from glassllm_server.explanation import Explanation
 from glassllm_server.gaps import Gaps
 
 __all__ = [
-    "COMPARE_TOKENIZERS",
     "AnyCompared",
     "CompareSet",
     "ComparedCounts",
@@ -48,7 +47,6 @@ __all__ = [
     "default_compare_with",
 ]
 
-COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
 
 # The caches' bounds (docs/server.md, "Memory"): lines' counts by the lines'
 # characters, as the document's line cache; chunks' counts (about 90 bytes each) as many

@@ -19,12 +19,14 @@ from typing import Any
 from glassllm import ChunkExplanation, Tokenizer
 from glassllm.chunks import chunk_text
 from glassllm.models import ModelTokenizer
-from glassllm_server.positions import content_length
+from glassllm_server.document import Document
+from glassllm_server.positions import Point, content_length
 
 __all__ = [
     "CHUNK_LIMIT",
     "ExplainedChunk",
     "Explanation",
+    "explain_document",
     "explain_model_selection",
     "explain_selection",
     "explanation_data",
@@ -270,6 +272,27 @@ def _explain_chunks(tok: Tokenizer, text: str, bounds: list[tuple[int, int]], in
             replace(item, index=item.index + index, start=item.start + first, end=item.end + first) for item in part
         ]
     return tok.explain(text)[index : index + len(bounds)]
+
+
+def explain_document(document: Document, start: Point, end: Point) -> Explanation:
+    """The explanation of the chunks ``start..end`` touches in ``document``, by its tokenizer."""
+    model = document.tokenizer.model
+    if model is not None:
+
+        def token_at(point: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+            token = document.meant_token(Point(*point))
+            return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
+
+        return explain_model_selection(model, document.lines.__getitem__, document.block_of, start, end, token_at)
+    tokenizer = document.tokenizer.tokenizer
+    assert isinstance(tokenizer, Tokenizer), "glassllm's own, when it is no real model's"
+    return explain_selection(
+        tokenizer,
+        document.lines.__getitem__,
+        start,
+        end,
+        chunk_count=lambda line: document.line_tokens(line).chunk_count,
+    )
 
 
 def explanation_data(

@@ -22,6 +22,7 @@ from glassllm import PACKAGED, AnyTokenizer, load_tokenizer, packaged
 from glassllm.models.hub import PREFIX
 from glassllm.packaged import load_problem
 from glassllm_server import __version__
+from glassllm_server.commands import TOKENIZERS_CHANGED
 from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.document import Document, LineTokenizer
@@ -34,13 +35,9 @@ from glassllm_server.settings import Problem, Settings, parse_settings
 from glassllm_server.snapshot import DocumentSnapshot
 from glassllm_server.workspace import OpenDocuments
 
-__all__ = ["TOKENIZERS_CHANGED", "GlassServer"]
+__all__ = ["GlassServer"]
 
 logger = logging.getLogger(__name__)
-
-# Sent when what glassllm/stats answers changed without an edit (a tokenizer switched or a
-# compared one became ready): clients then ask for their counts again.
-TOKENIZERS_CHANGED = "glassllm/tokenizersChanged"
 
 
 class GlassServer(LanguageServer):

@@ -1,7 +1,7 @@
 """What a request works on: one document as it was when the request arrived.
 
 Handlers receive a :class:`DocumentSnapshot` as a parameter (see
-:mod:`glassllm_server.features.feature`), so their signature says what they may read; it
+:mod:`glassllm_server.feature`), so their signature says what they may read; it
 also converts between the document's points and LSP positions in the negotiated encoding.
 No pygls here.
 """

@@ -19,17 +19,15 @@ from lsprotocol import types
 
 from glassllm import html_page
 from glassllm.packaged import load_problem, own_only
-from glassllm_server.explanation import Explanation
-from glassllm_server.features.explain import explain_range
-from glassllm_server.features.feature import Feature, on_command
-from glassllm_server.features.pages import document_name, show_in_browser
+from glassllm_server.commands import Command
+from glassllm_server.explanation import Explanation, explain_document
+from glassllm_server.feature import Feature, on_command
 from glassllm_server.page_files import cache_folder, html_page_name, write_html_page
+from glassllm_server.pages import document_name, show_in_browser
 from glassllm_server.protocol import RequestFailed
 from glassllm_server.render.browser import page_note
 
-__all__ = ["OPEN_IN_BROWSER", "OpenInBrowser", "explained_text"]
-
-OPEN_IN_BROWSER = "glassllm.openInBrowser"
+__all__ = ["OpenInBrowser", "explained_text"]
 
 
 def explained_text(lines: Sequence[str], explanation: Explanation) -> str:
@@ -45,13 +43,13 @@ def explained_text(lines: Sequence[str], explanation: Explanation) -> str:
 
 
 class OpenInBrowser(Feature):
-    @on_command(OPEN_IN_BROWSER)
+    @on_command(Command.OPEN_IN_BROWSER)
     async def open_in_browser(
         self, uri: str, selection: types.Range, page: Literal["explain", "compare"]
     ) -> dict[str, Any]:
         server = self.server
         snapshot = server.snapshot(uri)
-        explanation = explain_range(snapshot, selection)
+        explanation = explain_document(snapshot.document, *snapshot.points(selection))
         messages = server.messages
         answer: dict[str, Any] = {"uri": uri, "kind": page, "page": None, "path": None, "opened": False}
         if not explanation.chunks:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.compare import COMPARE_TOKENIZERS
-from glassllm_server.features.browser import OPEN_IN_BROWSER
-from glassllm_server.features.explain import EXPLAIN_MERGES
-from glassllm_server.features.feature import Feature, on_message
+from glassllm_server.commands import Command
+from glassllm_server.feature import Feature, on_message
 
 __all__ = ["CodeActions"]
 
@@ -32,12 +30,12 @@ class CodeActions(Feature):
             "start": {"line": params.range.start.line, "character": params.range.start.character},
             "end": {"line": params.range.end.line, "character": params.range.end.character},
         }
-        offered = [(messages("explain.title"), EXPLAIN_MERGES, [uri, selection])]
+        offered = [(messages("explain.title"), Command.EXPLAIN_MERGES, [uri, selection])]
         if compare := bool(server.compared()):
-            offered.append((messages("compare.title"), COMPARE_TOKENIZERS, [uri, selection]))
-        offered.append((messages("browser.explain_title"), OPEN_IN_BROWSER, [uri, selection, "explain"]))
+            offered.append((messages("compare.title"), Command.COMPARE_TOKENIZERS, [uri, selection]))
+        offered.append((messages("browser.explain_title"), Command.OPEN_IN_BROWSER, [uri, selection, "explain"]))
         if compare:
-            offered.append((messages("browser.compare_title"), OPEN_IN_BROWSER, [uri, selection, "compare"]))
+            offered.append((messages("browser.compare_title"), Command.OPEN_IN_BROWSER, [uri, selection, "compare"]))
         # Neovim runs an action's ``command`` when chosen; clients without code action
         # literals take a bare Command.
         commands = [types.Command(title=title, command=name, arguments=arguments) for title, name, arguments in offered]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.features.feature import Feature, on_document
-from glassllm_server.features.stats import SHOW_STATS_COMMAND
+from glassllm_server.commands import Command
+from glassllm_server.feature import Feature, on_document
 from glassllm_server.render.code_lens import lens_title
 from glassllm_server.snapshot import DocumentSnapshot
 
@@ -22,6 +22,6 @@ class TokenCountLens(Feature):
         return [
             types.CodeLens(
                 range=types.Range(start=origin, end=origin),
-                command=types.Command(title=title, command=SHOW_STATS_COMMAND, arguments=[document.uri]),
+                command=types.Command(title=title, command=Command.SHOW_STATS, arguments=[document.uri]),
             )
         ]

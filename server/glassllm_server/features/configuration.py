@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from glassllm_server.confinement import inside
-from glassllm_server.features.feature import Feature, on_message
+from glassllm_server.feature import Feature, on_message
 from glassllm_server.server import GlassServer
 from glassllm_server.settings import SECTION
 

@@ -14,7 +14,7 @@ import logging
 
 from lsprotocol import types
 
-from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.feature import Feature, on_document
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, content_length
 from glassllm_server.render.diagnostics import unknown_message

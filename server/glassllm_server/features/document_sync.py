@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.features.feature import Feature, on_message
+from glassllm_server.feature import Feature, on_message
 
 __all__ = ["DocumentSync"]
 

@@ -14,7 +14,7 @@ from lsprotocol import types
 
 from glassllm_server.blocks import ModelLineTokens
 from glassllm_server.document import AnyLineTokens, Document
-from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.feature import Feature, on_document
 from glassllm_server.positions import Point, content_length
 from glassllm_server.snapshot import DocumentSnapshot
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from glassllm_server.features.feature import Feature, on_document, on_message
+from glassllm_server.feature import Feature, on_document, on_message
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.positions import Point
 from glassllm_server.protocol import RawJSON

@@ -12,7 +12,7 @@ from lsprotocol import types
 from glassllm.caches import LruCache
 from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands, window_bands
 from glassllm_server.document import LONG_LINE, Document
-from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.feature import Feature, on_document
 from glassllm_server.positions import Encoding, Point
 from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot

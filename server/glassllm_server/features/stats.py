@@ -8,17 +8,17 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from glassllm_server.commands import STATS_REQUEST, Command
+from glassllm_server.compare_counts import compare_stats
 from glassllm_server.document import Stats
-from glassllm_server.features.compare import compare_stats, compared_summary
-from glassllm_server.features.feature import Feature, on_command, on_message
-from glassllm_server.features.hover import model_lines
+from glassllm_server.feature import Feature, on_command, on_message
 from glassllm_server.positions import Point
+from glassllm_server.render.comparison import compared_summary
+from glassllm_server.render.model import model_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["SHOW_STATS_COMMAND", "STATS_REQUEST", "TokenCount"]
+__all__ = ["TokenCount"]
 
-STATS_REQUEST = "glassllm/stats"
-SHOW_STATS_COMMAND = "glassllm.showStats"
 _EXPECTED = '{"textDocument": {"uri": string}, "range"?: Range}'
 
 
@@ -67,7 +67,7 @@ class TokenCount(Feature):
         else:
             span = snapshot.points(lsp_range)
             stats = document.stats(*span)
-        compare = await compare_stats(self.server, document, span, stats.chunks)
+        compare = await compare_stats(self.server.compared(), document, span, stats.chunks)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
         model = document.tokenizer.model
         if model is not None:
@@ -80,7 +80,7 @@ class TokenCount(Feature):
             }
         return result
 
-    @on_command(SHOW_STATS_COMMAND)
+    @on_command(Command.SHOW_STATS)
     async def show_stats(self, uri: str) -> dict[str, Any]:
         server = self.server
         snapshot = server.snapshot(uri)
@@ -95,7 +95,7 @@ class TokenCount(Feature):
             unknown=messages.integer(counts.unknown),
             tokenizer=server.tokenizer_label(),
         )
-        message += compared_summary(server, result["compare"])
+        message += compared_summary(result["compare"], server.tokenizer_label, messages)
         model = snapshot.document.tokenizer.model
         if model is not None:
             message += ". " + ". ".join(model_lines(model, messages))

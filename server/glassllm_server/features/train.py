@@ -29,17 +29,16 @@ from pygls.uris import to_fs_path
 
 from glassllm.files import may_replace
 from glassllm.problems import describe
+from glassllm_server.commands import Command
 from glassllm_server.confinement import check_inside
-from glassllm_server.features.feature import Feature, on_command
+from glassllm_server.feature import Feature, on_command
 from glassllm_server.protocol import RequestFailed
 from glassllm_server.server import GlassServer
 from glassllm_server.training import check_unicode
 
-__all__ = ["TRAIN_TOKENIZER", "TrainTokenizer"]
+__all__ = ["TrainTokenizer"]
 
 logger = logging.getLogger(__name__)
-
-TRAIN_TOKENIZER = "glassllm.trainTokenizer"
 
 # How often the server checks for a cancellation while the child trains quietly.
 _POLL_SECONDS = 0.05
@@ -238,7 +237,7 @@ class TrainTokenizer(Feature):
         super().__init__(server)
         self.offers: set[asyncio.Task[None]] = set()  # the event loop keeps only weak references
 
-    @on_command(TRAIN_TOKENIZER)
+    @on_command(Command.TRAIN_TOKENIZER)
     async def train(self, source: str, vocab_size: int, output: str) -> dict[str, Any]:
         server = self.server
         started = time.perf_counter()

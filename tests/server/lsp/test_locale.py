@@ -123,9 +123,9 @@ async def test_training_on_a_lone_surrogate_says_why_in_portuguese(client_pt: Gl
         "protocol/glass_protocol.py",
         "features/train.py",
         "render/comparison.py",
-        "features/compare.py",
+        "render/model.py",
         "features/browser.py",
-        "features/pages.py",
+        "pages.py",
         "render/browser.py",
     ],
 )

@@ -49,7 +49,7 @@ def on_message(method: str, options: Any = None) -> Callable[[_Handler], _Handle
 
 def on_command(name: str) -> Callable[[_Handler], _Handler]:
     """Handle the command ``name`` with its arguments."""
-    return _marker("command", name)
+    return _marker("command", str(name))
 
 
 class Feature:
