@@ -19,7 +19,7 @@ from typing import Any
 from glassllm import ChunkExplanation, Tokenizer
 from glassllm.chunks import chunk_text
 from glassllm.models import ModelTokenizer
-from glassllm_server.document import Document
+from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.positions import Point, content_length
 
 __all__ = [
@@ -301,7 +301,7 @@ def _explain_chunks(tok: Tokenizer, text: str, bounds: list[tuple[int, int]], in
     return tok.explain(text)[index : index + len(bounds)]
 
 
-def explain_document(document: Document, start: Point, end: Point) -> Explanation:
+def explain_document(document: ReadOnlyDocument, start: Point, end: Point) -> Explanation:
     """The explanation of the chunks ``start..end`` touches in ``document``, by its tokenizer."""
     model = document.tokenizer.model
     if model is not None:

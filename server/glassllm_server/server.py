@@ -25,7 +25,8 @@ from glassllm_server import __version__
 from glassllm_server.commands import TOKENIZERS_CHANGED
 from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
-from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.document import Document, ReadOnlyDocument
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.loads import Loads
 from glassllm_server.messages import Locale, Messages, choose_locale
 from glassllm_server.positions import Encoding
@@ -137,9 +138,16 @@ class GlassServer(LanguageServer):
             raise RequestFailed(self.messages("error.unknown_document", uri=uri))
         return found
 
-    def snapshot_of(self, document: Document) -> DocumentSnapshot:
-        """``document`` as it is now, with the client's encoding."""
-        return DocumentSnapshot(document if document.frozen else document.snapshot(), self.encoding)
+    def snapshot_of(self, document: ReadOnlyDocument) -> DocumentSnapshot:
+        """``document`` as it is now (a snapshot of a live one), with the client's encoding."""
+        return DocumentSnapshot(document.snapshot() if isinstance(document, Document) else document, self.encoding)
+
+    def focus(self, uri: str, line: int) -> None:
+        """Make ``line`` the one the user last looked at in the open document ``uri``
+        (views that cannot cover a large document whole look there)."""
+        document = self.open_documents.get(uri)
+        if document is not None:
+            document.focus(line)
 
     # Settings and the tokenizer
 

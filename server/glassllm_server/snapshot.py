@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from glassllm_server.document import Document
+from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.positions import Encoding, Point
 
 __all__ = ["DocumentSnapshot"]
@@ -22,7 +22,7 @@ __all__ = ["DocumentSnapshot"]
 class DocumentSnapshot:
     """A document version no edit changes, and the client's position encoding."""
 
-    document: Document
+    document: ReadOnlyDocument
     encoding: Encoding
 
     @property

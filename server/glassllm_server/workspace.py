@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 
 from lsprotocol import types
 
-from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.document import Document, ReadOnlyDocument
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.positions import Encoding
 
 __all__ = ["DocumentEvent", "OpenDocuments"]
@@ -74,7 +75,7 @@ class OpenDocuments:
     def uris(self) -> list[str]:
         return list(self.live)
 
-    def snapshots(self) -> dict[str, Document]:
+    def snapshots(self) -> dict[str, ReadOnlyDocument]:
         """Every open document as it is now (what a request arriving now sees)."""
         return {uri: document.snapshot() for uri, document in self.live.items()}
 
@@ -115,10 +116,10 @@ class OpenDocuments:
                 start = document.index.clamp(change.range.start.line, change.range.start.character, encoding)
                 end = document.index.clamp(change.range.end.line, change.range.end.character, encoding)
                 document.apply_change(start, end, change.text)
-                document.focus_line = start.line
+                document.focus(start.line)
             else:
                 document.replace_text(change.text)
-        document.version = version
+        document.set_version(version)
         gc.freeze()
         self._young_before = 0  # gc.freeze() starts the young count afresh
         self._schedule(document)
@@ -185,7 +186,7 @@ class OpenDocuments:
                     gc.freeze()
                 gc.enable()
 
-    async def tokenized(self, document: Document, through_line: int | None = None) -> None:
+    async def tokenized(self, document: ReadOnlyDocument, through_line: int | None = None) -> None:
         """Wait until lines ``0..through_line`` (all, when None) have their tokens.
 
         The background task does the work; a ``$/cancelRequest`` cancels only the wait.

@@ -43,7 +43,7 @@ class Hover(Feature):
         # line above tokenized, shows as "still counting" until the background work is
         # there (a large document just opened). Never wait for other lines.
         point = snapshot.point(params.position)
-        document.focus_line = point.line
+        server.focus(snapshot.uri, point.line)
         holders = document.tokens_at(point)
         if not holders:
             return None

@@ -11,8 +11,9 @@ from lsprotocol import types
 
 from glassllm.caches import LruCache
 from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands, window_bands
-from glassllm_server.document import LONG_LINE, Document
+from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.feature import Feature, on_document
+from glassllm_server.line_tokens import LONG_LINE
 from glassllm_server.positions import Encoding, Point
 from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot
@@ -103,7 +104,7 @@ class SemanticTokens(Feature):
         return result_id
 
     async def bands_of(
-        self, document: Document, first: int, last: int, encoding: Encoding
+        self, document: ReadOnlyDocument, first: int, last: int, encoding: Encoding
     ) -> list[tuple[int, list[Band]]]:
         """The bands of lines ``first..last``, stopping once past :data:`BAND_LIMIT`."""
         if self.cache_owner != (document.tokenizer, encoding):
@@ -131,7 +132,7 @@ class SemanticTokens(Feature):
         return bands
 
 
-def _long_line_window(document: Document, start: Point, end: Point, encoding: Encoding) -> list[Band] | None:
+def _long_line_window(document: ReadOnlyDocument, start: Point, end: Point, encoding: Encoding) -> list[Band] | None:
     """The bands of columns ``start..end`` of one very long line, None where NFC changed
     the line (its bands then come from the whole line)."""
     tokens = document.line_tokens(start.line)

@@ -17,15 +17,15 @@ from typing import Any
 
 from pygls.protocol import LanguageServerProtocol
 
-from glassllm_server.document import Document
+from glassllm_server.document import ReadOnlyDocument
 
 __all__ = ["SnapshotsAtArrival", "documents_at_arrival"]
 
 # Unset outside requests: notifications and background work see the live documents.
-_AT_ARRIVAL: contextvars.ContextVar[dict[str, Document]] = contextvars.ContextVar("documents_at_arrival")
+_AT_ARRIVAL: contextvars.ContextVar[dict[str, ReadOnlyDocument]] = contextvars.ContextVar("documents_at_arrival")
 
 
-def documents_at_arrival() -> dict[str, Document] | None:
+def documents_at_arrival() -> dict[str, ReadOnlyDocument] | None:
     """The open documents as the request being handled found them (None outside a request)."""
     return _AT_ARRIVAL.get(None)
 
@@ -33,7 +33,7 @@ def documents_at_arrival() -> dict[str, Document] | None:
 class SnapshotsAtArrival(LanguageServerProtocol):
     """A protocol that snapshots the open documents as each request arrives."""
 
-    def take_snapshots(self) -> dict[str, Document]:
+    def take_snapshots(self) -> dict[str, ReadOnlyDocument]:
         """The open documents as they are now, by URI (the server's protocol says where they are)."""
         raise NotImplementedError
 

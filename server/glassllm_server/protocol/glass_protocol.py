@@ -31,7 +31,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, lsp_method
 
 from glassllm.caches import LruCache
-from glassllm_server.document import Document
+from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.protocol.arrival import SnapshotsAtArrival
 from glassllm_server.protocol.errors import describe_invalid
 
@@ -128,7 +128,7 @@ class GlassProtocol(SnapshotsAtArrival):
         self._writes: set[asyncio.Future[Any]] = set()
         self._initialize_arrived = False
 
-    def take_snapshots(self) -> dict[str, Document]:
+    def take_snapshots(self) -> dict[str, ReadOnlyDocument]:
         return self._server.open_documents.snapshots()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
