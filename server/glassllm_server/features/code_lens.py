@@ -16,8 +16,8 @@ class TokenCountLens(Feature):
     @on_document(types.TEXT_DOCUMENT_CODE_LENS)
     async def code_lens(self, snapshot: DocumentSnapshot, params: types.CodeLensParams) -> list[types.CodeLens]:
         document = snapshot.document
-        await self.server.open_documents.tokenized(document)
-        title = lens_title(document.stats(), self.server.messages)
+        await self.session.open_documents.tokenized(document)
+        title = lens_title(document.stats(), self.session.messages)
         origin = types.Position(line=0, character=0)
         return [
             types.CodeLens(

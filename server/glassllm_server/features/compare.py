@@ -28,17 +28,16 @@ __all__ = ["CompareTokenizers"]
 class CompareTokenizers(Feature):
     @on_command(Command.COMPARE_TOKENIZERS)
     async def compare_tokenizers(self, uri: str, selection: types.Range) -> dict[str, Any]:
-        server = self.server
-        snapshot = server.snapshot(uri)
+        snapshot = self.session.snapshot(uri)
         document = snapshot.document
         explanation = explain_document(document, *snapshot.points(selection))
         first, last = Point(*explanation.start), Point(*explanation.end)
         own = document.stats(first, last)
-        compared = server.compared()
+        compared = self.tokenizers.compared()
         totals = [ComparedCounts(document.tokenizer.name, own.tokens, own.chunks, own.unknown)]
         totals += await range_counts(compared, document, (first, last), own.chunks)
         chunks = compare_explanation(explanation, compared, document.tokenizer.tokenizer.readable)
-        messages = server.messages
+        messages = self.session.messages
         position = snapshot.position_json
         name = document_name(uri)
         markdown = render_compare_markdown(
@@ -46,7 +45,7 @@ class CompareTokenizers(Feature):
             chunks,
             totals,
             own.characters,
-            server.tokenizer_label,
+            self.tokenizers.label,
             messages,
             messages.integer,
             messages.decimal,
@@ -59,5 +58,5 @@ class CompareTokenizers(Feature):
             "truncated": explanation.truncated,
             "totalChunks": explanation.total,
             "markdown": markdown,
-            "page": show_page(server, markdown, name, kind="compare"),
+            "page": show_page(self.client, markdown, name, kind="compare"),
         }

@@ -23,13 +23,12 @@ __all__ = ["ExplainMerges"]
 class ExplainMerges(Feature):
     @on_command(Command.EXPLAIN_MERGES)
     async def explain_merges(self, uri: str, selection: types.Range) -> dict[str, Any]:
-        server = self.server
-        snapshot = server.snapshot(uri)
+        snapshot = self.session.snapshot(uri)
         explanation = explain_document(snapshot.document, *snapshot.points(selection))
-        messages = server.messages
+        messages = self.session.messages
         data = explanation_data(explanation, snapshot.position_json)
         name = document_name(uri)
-        label = server.tokenizer_label()
+        label = self.tokenizers.label()
         tokenizer = snapshot.document.tokenizer
         markdown = render_markdown(
             explanation,
@@ -40,5 +39,7 @@ class ExplainMerges(Feature):
             show=tokenizer.tokenizer.readable,
             model=tokenizer.model is not None,
         )
-        data.update({"uri": uri, "tokenizer": label, "markdown": markdown, "page": show_page(server, markdown, name)})
+        data.update(
+            {"uri": uri, "tokenizer": label, "markdown": markdown, "page": show_page(self.client, markdown, name)}
+        )
         return data

@@ -38,12 +38,13 @@ def _priority(model: ModelTokenizer, messages: Messages) -> Callable[[str, str],
 class Hover(Feature):
     @on_document(types.TEXT_DOCUMENT_HOVER)
     async def hover(self, snapshot: DocumentSnapshot, params: types.HoverParams) -> types.Hover | None:
-        server, document = self.server, snapshot.document
+        session, document = self.session, snapshot.document
+        messages = session.messages
         # Only the token's line is needed: its index in the document, which needs every
         # line above tokenized, shows as "still counting" until the background work is
         # there (a large document just opened). Never wait for other lines.
         point = snapshot.point(params.position)
-        server.focus(snapshot.uri, point.line)
+        session.focus(snapshot.uri, point.line)
         holders = document.tokens_at(point)
         if not holders:
             return None
@@ -64,20 +65,20 @@ class Hover(Feature):
         split = (
             []
             if len(holders) < 2
-            else [_split_line(document.lines[point.line][point.column], holders, tokenizer.readable, server.messages)]
+            else [_split_line(document.lines[point.line][point.column], holders, tokenizer.readable, messages)]
         )
         markdown = hover_markdown(
             token,
             [] if matched else tokenizer.derivation(token.piece),
-            server.tokenizer_label(),
-            server.messages,
-            hover_lines(token.chunk.text, server.compared(), server.tokenizer_label, server.messages, code),
+            self.tokenizers.label(),
+            messages,
+            hover_lines(token.chunk.text, self.tokenizers.compared(), self.tokenizers.label, messages, code),
             unknown=token.id == line_tokenizer.unk_id,
             show=tokenizer.readable,
-            priority=None if model is None else _priority(model, server.messages),
+            priority=None if model is None else _priority(model, messages),
             model=None
             if model is None
-            else [*(server.messages("hover.matched"),) * matched, *split, *model_lines(model, server.messages)],
+            else [*(messages("hover.matched"),) * matched, *split, *model_lines(model, messages)],
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),

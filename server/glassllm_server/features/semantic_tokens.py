@@ -41,10 +41,10 @@ class SemanticTokens(Feature):
         # only the lines it touched.
         self.cache: LruCache[str, list[Band]] = LruCache(BAND_CACHE_CHARACTERS, len)
         self.cache_owner: object = None
-        server.open_documents.changed.subscribe(self.forget_closed)
+        self.session.open_documents.changed.subscribe(self.forget_closed)
 
     def forget_closed(self, uri: str) -> None:
-        if uri not in self.server.open_documents:
+        if uri not in self.session.open_documents:
             self.last_result.pop(uri, None)
 
     @on_document(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
@@ -72,7 +72,7 @@ class SemanticTokens(Feature):
         self, snapshot: DocumentSnapshot, params: types.SemanticTokensRangeParams
     ) -> types.SemanticTokens:
         document, encoding = snapshot.document, snapshot.encoding
-        if not self.server.settings.semantic_tokens:
+        if not self.session.settings.semantic_tokens:
             return types.SemanticTokens(data=[])
         start, end = snapshot.points(params.range)
         low = document.index.point_position(start, encoding)[1]
@@ -93,7 +93,7 @@ class SemanticTokens(Feature):
         return types.SemanticTokens(data=encode_bands(bands))
 
     async def full_data(self, snapshot: DocumentSnapshot) -> list[int]:
-        if not self.server.settings.semantic_tokens:
+        if not self.session.settings.semantic_tokens:
             return []
         document = snapshot.document
         return encode_bands(await self.bands_of(document, 0, len(document.lines) - 1, snapshot.encoding))

@@ -120,6 +120,8 @@ async def test_training_on_a_lone_surrogate_says_why_in_portuguese(client_pt: Gl
         "features/code_actions.py",
         "render/hints.py",
         "server.py",
+        "session.py",
+        "tokenizers.py",
         "protocol/glass_protocol.py",
         "features/train.py",
         "render/comparison.py",
