@@ -17,7 +17,8 @@ from glassllm.formats.load import load_model
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import ModelLineTokens
 from glassllm_server.compare import ComparedCounts, ComparedModel
-from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.document import Document, ReadOnlyDocument
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.positions import Point
 from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TRICKY, lsp_lines
@@ -222,7 +223,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
     tok = tokenizer(name)
     compared = ComparedModel(tok, name)
     document = Document("u", text, 1, line_tokenizer(name))
-    held: list[tuple[Document, str]] = []
+    held: list[tuple[ReadOnlyDocument, str]] = []
     for _ in range(6):
         requests_between_edits(document, compared, held, data)
         random_edit(document, data)

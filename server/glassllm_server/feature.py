@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
 from glassllm_server.server import GlassServer
+from glassllm_server.session import Session
 
 __all__ = ["Feature", "on_command", "on_document", "on_message"]
 
@@ -49,14 +50,19 @@ def on_message(method: str, options: Any = None) -> Callable[[_Handler], _Handle
 
 def on_command(name: str) -> Callable[[_Handler], _Handler]:
     """Handle the command ``name`` with its arguments."""
-    return _marker("command", name)
+    return _marker("command", str(name))
 
 
 class Feature:
-    """One capability of the server, with the state its handlers share."""
+    """One capability of the server, with the state its handlers share. Its handlers
+    read and change the :attr:`session`, use its :attr:`tokenizers`, and talk back
+    through the :attr:`client`; the server itself only registers them."""
 
     def __init__(self, server: GlassServer) -> None:
-        self.server = server
+        self._server = server
+        self.session = server.session
+        self.tokenizers = server.tokenizers
+        self.client = server.client
 
     def register(self) -> None:
         """Register every marked method with the server."""
@@ -66,11 +72,11 @@ class Feature:
                 continue
             handler = getattr(self, name)
             if mark.kind == "command":
-                self.server.command(mark.name)(_function(handler))
+                self._server.command(mark.name)(_function(handler))
             elif mark.kind == "message":
-                self.server.feature(mark.name, mark.options)(_function(handler))
+                self._server.feature(mark.name, mark.options)(_function(handler))
             else:
-                self.server.feature(mark.name, mark.options)(_with_snapshot(self.server, handler))
+                self._server.feature(mark.name, mark.options)(_with_snapshot(self.session, handler))
 
 
 def _function(handler: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,16 +97,16 @@ def _function(handler: Callable[..., Any]) -> Callable[..., Any]:
     return handle_now
 
 
-def _with_snapshot(server: GlassServer, handler: Callable[..., Any]) -> Callable[[Any], Any]:
+def _with_snapshot(session: Session, handler: Callable[..., Any]) -> Callable[[Any], Any]:
     """``handler(snapshot, params)`` as a pygls handler of ``params``, async if it is."""
     if inspect.iscoroutinefunction(handler):
 
         async def handle(params: Any) -> Any:
-            return await handler(server.snapshot(params.text_document.uri), params)
+            return await handler(session.snapshot(params.text_document.uri), params)
 
         return handle
 
     def handle_now(params: Any) -> Any:
-        return handler(server.snapshot(params.text_document.uri), params)
+        return handler(session.snapshot(params.text_document.uri), params)
 
     return handle_now
