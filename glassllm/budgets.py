@@ -40,9 +40,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from glassllm.files import read_bounded_bytes
+from glassllm.formats.files import read_bounded_bytes
 from glassllm.packaged import PACKAGED
-from glassllm.problems import problem
+from glassllm.shown.problems import problem
 
 __all__ = [
     "CONFIG_NAMES",

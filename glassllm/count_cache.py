@@ -49,7 +49,7 @@ def tokenizer_digest(spec: str, match_specials: bool) -> bytes | None:
     if spec in PACKAGED:
         path = packaged_path(spec)
     elif spec.startswith("hf:"):
-        from glassllm.models.hub import resolve
+        from glassllm.formats.hub import resolve
 
         path = resolve(spec)
     else:

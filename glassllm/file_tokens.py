@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from glassllm.count_cache import CountCache, content_digest, tokenizer_digest
-from glassllm.files import read_bounded_bytes
+from glassllm.formats.files import read_bounded_bytes
 from glassllm.packaged import load_tokenizer
-from glassllm.problems import Problem, os_problem, problem, with_problem
-from glassllm.protocol import AnyTokenizer
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.shown.problems import Problem, os_problem, problem, with_problem
 
 __all__ = [
     "MAX_FILE_BYTES",

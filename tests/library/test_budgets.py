@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from glassllm.budgets import Budget, BudgetConfig, find_budgets, glob_regex, parse_budgets, read_budgets
-from glassllm.problems import describe
+from glassllm.shown.problems import describe
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import pytest
 from glassllm import load_tokenizer, packaged
 from glassllm.count_cache import CountCache
 from glassllm.file_tokens import LazyTokenizer, SkippedFile, count_file, count_files, find_files, read_text
-from glassllm.problems import describe
+from glassllm.shown.problems import describe
 
 LLAMA3 = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "llama3" / "tokenizer.json"
 TEXT = "Era uma vez\r\numa menina — 🧪 <|begin_of_text|>\n\n  espaços\t"
