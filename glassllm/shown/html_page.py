@@ -25,7 +25,7 @@ from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
 from glassllm.shown.visible import visible
 from glassllm.tokenizer import UNK_ID, Tokenizer
 
-__all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page"]
+__all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page", "page_head"]
 
 LANGUAGES = ("en", "pt")
 
@@ -426,7 +426,7 @@ _SCRIPT = """
 # Nothing may leave the page: no fetch, image, font or frame; only the inline style and script.
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
-_PAGE = Template("""<!DOCTYPE html>
+_HEAD = Template("""<!DOCTYPE html>
 <html lang="$lang">
 <head>
 <meta charset="utf-8">
@@ -436,7 +436,22 @@ _PAGE = Template("""<!DOCTYPE html>
 <title>$title · glassllm</title>
 <style>$css</style>
 </head>
-<body>
+""")
+
+
+def page_head(language: str, title: str, css: str, policy: str) -> str:
+    """The start of every self-contained page glassllm writes, up to ``<body>``: its
+    language, its Content-Security-Policy (nothing may leave the page) and its style."""
+    return _HEAD.substitute(
+        lang="pt-BR" if language == "pt" else "en",
+        policy=policy,
+        version=escape(__version__),
+        title=escape(title),
+        css=css,
+    )
+
+
+_PAGE = Template("""$head<body>
 <header><h1>$title</h1>$note<p class="help">$help</p></header>
 <main>$body</main>
 <div id="tip" role="tooltip" hidden></div>
@@ -454,11 +469,8 @@ def _page(words: _Words, kind: str, body: str, note: str = "") -> str:
     # "</" cannot end the script element early: JSON allows "<\\/".
     labels_json = json.dumps(labels, ensure_ascii=False).replace("</", "<\\/")
     return _PAGE.substitute(
-        policy=_POLICY,
-        lang="pt-BR" if words.language == "pt" else "en",
-        version=escape(__version__),
+        head=page_head(words.language, words(kind), _CSS, _POLICY),
         title=escape(words(kind)),
-        css=_CSS,
         note=f'<p class="note">{escape(note)}</p>' if note else "",
         help=escape(words("help")),
         body=body,

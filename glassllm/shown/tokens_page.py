@@ -18,6 +18,7 @@ from string import Template
 
 from glassllm import __version__
 from glassllm.budgets import Budget
+from glassllm.shown.html_page import page_head
 
 __all__ = ["FileRow", "tokens_page"]
 
@@ -217,13 +218,10 @@ def tokens_page(rows: list[FileRow], names: list[str], language: str, *, skipped
     )
     summary = words("summary", files=words.integer(len(rows)), tokens=words.integer(total), tokenizer=names[0])
     return _PAGE.substitute(
-        lang="pt-BR" if language == "pt" else "en",
-        policy=_POLICY,
-        version=escape(__version__),
+        head=page_head(language, words("title"), _CSS, _POLICY),
         title=words("title"),
         summary=summary,
         help=words("help"),
-        css=_CSS,
         body=body,
         made=words("made", version=__version__),
     )
@@ -262,17 +260,7 @@ th, td { padding: .25rem .6rem; border-bottom: 1px solid var(--line); text-align
 .totals td { text-align: right; font-variant-numeric: tabular-nums; }
 @media (max-width: 40rem) { body { padding: .75rem; } .bar, .share { flex-basis: 6rem; } }
 """
-_PAGE = Template("""<!DOCTYPE html>
-<html lang="$lang">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="$policy">
-<meta name="generator" content="glassllm $version">
-<title>$title · glassllm</title>
-<style>$css</style>
-</head>
-<body>
+_PAGE = Template("""$head<body>
 <header><h1>$title</h1><p class="note">$summary</p><p class="help">$help</p></header>
 <main>$body</main>
 <footer><p>$made</p></footer>
