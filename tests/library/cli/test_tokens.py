@@ -3,20 +3,17 @@ its page (``glassllm/tokens_page.py``)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
-import pty
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
 
 from glassllm import packaged
+from tests.terminal import run_on_terminal
 
 PT, EN = packaged("pt"), packaged("en")
 LONG = "Era uma vez uma menina que morava numa casa amarela perto do rio.\n" * 20
@@ -218,36 +215,10 @@ def test_html_writes_the_offline_map_of_the_tokens(project):
 
 
 def test_on_a_terminal_a_progress_bar_shows_the_bytes_tokenized(project):
-    leader, follower = pty.openpty()
-    # A terminal of 24 rows and 100 columns (a new pseudo-terminal has none).
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     environment = {**os.environ, "XDG_CACHE_HOME": str(project.parent / "cache")}
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "glassllm.cli", "tokens", ".", "--no-cache"],
-            cwd=project,
-            env=environment,
-            stdout=subprocess.PIPE,
-            stderr=follower,
-        )
-        os.close(follower)
-        follower = -1
-        shown = b""
-        while True:
-            try:
-                data = os.read(leader, 4096)
-            except OSError:  # the terminal closed with the child
-                break
-            if not data:
-                break
-            shown += data
-        assert child.wait(timeout=120) == 0
-        assert child.stdout is not None and b"total: 2 files" in child.stdout.read()
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
-    assert "tokenizing: 100%" in shown.decode("utf-8", "replace")
+    run = run_on_terminal([sys.executable, "-m", "glassllm.cli", "tokens", ".", "--no-cache"], project, environment)
+    assert run.returncode == 0 and b"total: 2 files" in run.stdout
+    assert "tokenizing: 100%" in run.screen
     quiet = tokens(project, ".", "--no-cache", "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == ""
 

@@ -3,15 +3,11 @@ exactly what their texts count; bad input names the file and the line or row."""
 
 from __future__ import annotations
 
-import fcntl
 import gzip
 import json
 import os
-import pty
-import struct
 import subprocess
 import sys
-import termios
 from collections import Counter
 
 import pyarrow as pa
@@ -23,6 +19,7 @@ from glassllm import Tokenizer
 from glassllm.training import chunk_counting, corpus
 from glassllm.training.chunk_counting import count_chunks, count_files
 from glassllm.training.corpus import corpus_files, corpus_parts
+from tests.terminal import run_on_terminal
 
 
 def glassllm(*args: str, **options) -> subprocess.CompletedProcess[str]:
@@ -131,42 +128,10 @@ def test_glassllm_train_on_every_format_is_byte_identical_to_training_on_the_tex
 def test_on_a_terminal_counting_and_learning_show_progress_bars(tmp_path, corpus_text):
     corpus_path = tmp_path / "corpus.txt"
     corpus_path.write_text(corpus_text("en", 500_000), encoding="utf-8")
-    leader, follower = pty.openpty()
-    # A terminal of 24 rows and 100 columns (a new pseudo-terminal has none).
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    try:
-        child = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "glassllm.cli",
-                "train",
-                str(corpus_path),
-                "--vocab-size",
-                "400",
-                "-o",
-                str(tmp_path / "t.json"),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=follower,
-        )
-        os.close(follower)
-        follower = -1
-        shown = b""
-        while True:
-            try:
-                data = os.read(leader, 4096)
-            except OSError:  # the terminal closed with the child
-                break
-            if not data:
-                break
-            shown += data
-        assert child.wait(timeout=120) == 0
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
-    screen = shown.decode("utf-8", "replace")
+    command = [sys.executable, "-m", "glassllm.cli", "train", str(corpus_path), "--vocab-size", "400"]
+    run = run_on_terminal([*command, "-o", str(tmp_path / "t.json")])
+    assert run.returncode == 0
+    screen = run.screen
     assert "counting: 100%" in screen and "B/s" in screen
     assert "learning: 100%" in screen and "merges/s" in screen
     assert "counted " not in screen  # the bars replace the plain lines
