@@ -317,6 +317,72 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{corpus}: no text to learn from; {output} is left as it was",
         "{corpus}: não há texto para aprender; {output} ficou como estava",
     ),
+    # Conversations and chat templates (glassllm.chat).
+    "chat.not_json": ("{where}: not valid JSON ({reason})", "{where}: não é JSON válido ({reason})"),
+    "chat.not_utf8": (
+        "{where}: not UTF-8 text (byte {byte} of the line)",
+        "{where}: não é texto UTF-8 (byte {byte} da linha)",
+    ),
+    "chat.no_messages": (
+        "{where}: a conversation object needs a 'messages' field",
+        "{where}: um objeto de conversa precisa do campo 'messages'",
+    ),
+    "chat.not_messages": (
+        "{where}: expected a conversation (a non-empty list of messages, or an object with 'messages'), found {found}",
+        "{where}: esperava uma conversa (uma lista não vazia de mensagens, ou um objeto com 'messages'), "
+        "encontrou {found}",
+    ),
+    "chat.field": (
+        "{where}: {field} must be {expected}, found {found}",
+        "{where}: {field} deve ser {expected}, encontrou {found}",
+    ),
+    "chat.no_template": (
+        "{path}: no chat template beside it (no chat_template.jinja, no chat_template in {config}); "
+        "name one with --template",
+        "{path}: não há modelo de chat ao lado dele (nem chat_template.jinja, nem chat_template em {config}); "
+        "indique um com --template",
+    ),
+    "chat.bad_template_field": (
+        "{path}: chat_template must be a string or a list of named templates with a 'default' one",
+        "{path}: chat_template deve ser uma string ou uma lista de modelos com nome, um deles 'default'",
+    ),
+    "chat.own_tokenizer": (
+        "{path}: a glassllm tokenizer has no special tokens or chat template; chat takes a real model's tokenizer",
+        "{path}: um tokenizador do glassllm não tem tokens especiais nem modelo de chat; o chat aceita o "
+        "tokenizador de um modelo real",
+    ),
+    "chat.template_syntax": (
+        "{path}: the chat template is not valid Jinja: {detail}",
+        "{path}: o modelo de chat não é Jinja válido: {detail}",
+    ),
+    "chat.template_refused": (
+        "{path}: the chat template refuses this conversation: {detail}",
+        "{path}: o modelo de chat recusa esta conversa: {detail}",
+    ),
+    "chat.template_forbidden": (
+        "{path}: the chat template reaches for something the sandbox forbids: {detail}",
+        "{path}: o modelo de chat tenta acessar algo que a sandbox proíbe: {detail}",
+    ),
+    "chat.template_error": (
+        "{path}: the chat template fails on this conversation: {detail}",
+        "{path}: o modelo de chat falha nesta conversa: {detail}",
+    ),
+    "chat.template_recursion": (
+        "{path}: the chat template recurses too deeply",
+        "{path}: o modelo de chat tem recursão profunda demais",
+    ),
+    "chat.template_memory": (
+        "{path}: the chat template takes more memory than a rendering may have",
+        "{path}: o modelo de chat usa mais memória do que uma renderização pode ter",
+    ),
+    "chat.template_too_large": (
+        "{path}: the chat template renders too much ({detail})",
+        "{path}: o modelo de chat renderiza texto demais ({detail})",
+    ),
+    "chat.template_timeout": (
+        "{path}: the chat template ran longer than {detail} and was stopped",
+        "{path}: o modelo de chat rodou por mais de {detail} e foi interrompido",
+    ),
 }
 
 # What a file is, in each language, for file.unreadable and file.unwritable.
@@ -325,6 +391,8 @@ _WHAT_PT = {
     "corpus file": "arquivo do corpus",
     "Hugging Face tokenizer file": "arquivo de tokenizador da Hugging Face",
     "counts file": "arquivo de contagens",
+    "conversation file": "arquivo de conversa",
+    "chat template file": "arquivo de modelo de chat",
 }
 # The operating system's words for the failures a user meets, in Portuguese (as the GNU
 # C library's pt_BR translation words them); others keep the system's English words.

@@ -1,0 +1,223 @@
+"""A conversation through a model's chat template, token by token, each token's source known.
+
+As transformers' ``apply_chat_template(…, tokenize=True)`` does: the template renders
+the conversation (:mod:`~glassllm.chat.sandbox`), then the rendering is tokenized with
+the model's special tokens read as special tokens and nothing added around it
+(``add_special_tokens=False``). Each token is then the template's, or holds an exact
+stretch of a message's content text (:mod:`~glassllm.chat.provenance`); a token that
+holds both (where a content meets the template's text and BPE merges across) is the
+message's, its offsets those of the content's share of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from glassllm.chat.conversation import Conversation
+from glassllm.chat.provenance import Placed, locate, marked
+from glassllm.chat.sandbox import Renderer, RenderFailure
+from glassllm.chat.template import ChatTemplate, find_template
+from glassllm.models import load_model
+from glassllm.models.base import ModelTokenizer
+from glassllm.models.hub import PREFIX, resolve
+from glassllm.problems import problem
+
+__all__ = ["ChatEncoding", "ChatFormat", "ChatToken", "TokenSource", "encode_chat", "encode_chats", "load_chat_format"]
+
+# Conversations sent to the template's worker in one request.
+_BATCH = 64
+# transformers passes a message's reasoning under each of these names (the first is the
+# one templates read), filled in from whichever the message has.
+_REASONING = ("reasoning_content", "thinking", "reasoning")
+
+
+class TokenSource(NamedTuple):
+    """Where a token's text is in message ``message`` (counted from 0): code points
+    ``[start, end)`` of its content text."""
+
+    message: int
+    start: int
+    end: int
+
+
+class ChatToken(NamedTuple):
+    """One token of a conversation: ``source`` ``None`` when the template wrote it;
+    ``start``/``end`` are its characters in the rendered prompt."""
+
+    id: int
+    piece: str
+    source: TokenSource | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ChatEncoding:
+    """A conversation as the model receives it: ``ids``, the ``rendered`` prompt, each
+    token with its source (``tokens``, empty when only counted) and what to warn about."""
+
+    ids: list[int]
+    rendered: str
+    tokens: list[ChatToken]
+    warnings: list[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    @property
+    def template_count(self) -> int:
+        """The tokens the template added (0 when only counted: no sources were traced)."""
+        return sum(token.source is None for token in self.tokens)
+
+
+@dataclass
+class ChatFormat:
+    """A model's tokenizer, special tokens matched, with its chat template and the worker
+    that renders it."""
+
+    tokenizer: ModelTokenizer
+    template: ChatTemplate
+    renderer: Renderer
+
+    def close(self) -> None:
+        """End the template's worker process (it ends with the program otherwise)."""
+        self.renderer.close()
+
+
+def load_chat_format(spec: str | Path, *, template: str | Path | None = None) -> ChatFormat:
+    """A tokenizer file (or ``hf:ORG/NAME``) and its chat template: the file ``template``
+    names, else the one beside the tokenizer (see :func:`~glassllm.chat.template.find_template`)."""
+    path = resolve(spec) if isinstance(spec, str) and spec.startswith(PREFIX) else Path(spec)
+    tokenizer = load_model(path, match_specials=True)
+    if not isinstance(tokenizer, ModelTokenizer):
+        raise problem(ValueError, "chat.own_tokenizer", path=spec)
+    return ChatFormat(tokenizer, find_template(path, template), Renderer())
+
+
+def _normalized(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as transformers gives it to a template: keys whose value is ``null``
+    dropped, reasoning under each of its names."""
+    message = {key: value for key, value in message.items() if value is not None}
+    reasoning = next((message[key] for key in _REASONING if key in message), None)
+    if reasoning is not None:
+        message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+    return message
+
+
+def _variables(
+    chat: ChatFormat, messages: list[dict[str, Any]], conversation: Conversation, prompt: bool
+) -> dict[str, Any]:
+    return {
+        **chat.template.variables,
+        "messages": messages,
+        "tools": conversation.tools,
+        "documents": conversation.documents,
+        "add_generation_prompt": prompt,
+    }
+
+
+def encode_chat(chat: ChatFormat, conversation: Conversation, *, generation_prompt: bool = False) -> ChatEncoding:
+    """``conversation`` as the model receives it, each token's source traced."""
+    return next(encode_chats(chat, [conversation], generation_prompt=generation_prompt))
+
+
+def encode_chats(
+    chat: ChatFormat, conversations: Iterable[Conversation], *, generation_prompt: bool = False, sources: bool = True
+) -> Iterator[ChatEncoding]:
+    """Each conversation as :func:`encode_chat` gives it, rendered a batch at a time
+    while the previous batch is tokenized; ``sources=False`` only counts (no tokens,
+    no warnings that need them: several times faster)."""
+    pending: list[Conversation] = []
+    waiting: list[Conversation] | None = None
+    for conversation in conversations:
+        pending.append(conversation)
+        if len(pending) == _BATCH:
+            if waiting is not None:
+                yield from _finish(chat, waiting, sources)
+            _send(chat, pending, generation_prompt, sources)
+            waiting, pending = pending, []
+    if waiting is not None:
+        yield from _finish(chat, waiting, sources)
+    if pending:
+        _send(chat, pending, generation_prompt, sources)
+        yield from _finish(chat, pending, sources)
+
+
+def _send(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bool) -> None:
+    requests = []
+    for conversation in batch:
+        source = chat.template.source(bool(conversation.tools))
+        messages = [_normalized(message) for message in conversation.messages]
+        requests.append((source, _variables(chat, messages, conversation, prompt)))
+        if sources:
+            requests.append((source, _variables(chat, marked(Conversation(messages))[0], conversation, prompt)))
+    chat.renderer.send(requests)
+
+
+def _finish(chat: ChatFormat, batch: list[Conversation], sources: bool) -> Iterator[ChatEncoding]:
+    answers = chat.renderer.receive()
+    for failure in answers:
+        if isinstance(failure, RenderFailure):
+            raise _failure(chat.template.path, failure)
+    step = 2 if sources else 1
+    for number, conversation in enumerate(batch):
+        rendered = answers[number * step]
+        assert isinstance(rendered, str)
+        if not sources:
+            yield ChatEncoding(chat.tokenizer.encode(rendered), rendered, [], [])
+            continue
+        marked_rendering = answers[number * step + 1]
+        assert isinstance(marked_rendering, str)
+        normalized = Conversation([_normalized(message) for message in conversation.messages])
+        pair = marked(normalized)[1]
+        placed, changed = locate(normalized, rendered, marked_rendering, pair)
+        yield _traced(chat.tokenizer, rendered, placed, changed)
+
+
+def _failure(path: str, failure: RenderFailure) -> ValueError:
+    return problem(ValueError, f"chat.template_{failure.kind}", path=path, detail=failure.detail)
+
+
+def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], changed: set[int]) -> ChatEncoding:
+    spans = tokenizer.encode_spans(rendered)
+    placed = [stretch for stretch in placed if stretch.end > stretch.start]  # an empty content has no token
+    tokens = []
+    at = 0
+    for span in spans:
+        while at < len(placed) and placed[at].end <= span.start:
+            at += 1
+        source = None
+        if at < len(placed) and placed[at].start < span.end and span.start < placed[at].end:
+            stretch = placed[at]
+            start, end = max(span.start, stretch.start), min(span.end, stretch.end)
+            shift = stretch.offset - stretch.start
+            source = TokenSource(stretch.message, start + shift, end + shift)
+        tokens.append(ChatToken(span.id, span.piece, source, span.start, span.end))
+    ids = [token.id for token in tokens]
+    return ChatEncoding(ids, rendered, tokens, _warnings(tokenizer, tokens, changed))
+
+
+def _warnings(tokenizer: ModelTokenizer, tokens: list[ChatToken], changed: set[int]) -> list[str]:
+    found = [
+        f"message {index}: the template changes its content as it writes it; its tokens count as the template's"
+        for index in sorted(changed)
+    ]
+    for token in tokens:
+        if token.source is not None and tokenizer.is_matched(token.id):
+            message, start, _ = token.source
+            found.append(
+                f"message {message}: its content holds {token.piece} at offset {start}, which the template's "
+                "tokenization reads as the special token: typed text that acts as markup (prompt injection)"
+            )
+    before = tokenizer.around[0]
+    if before and tuple(token.id for token in tokens[: len(before)]) == before:
+        names = " ".join(tokenizer.tokens(before))
+        found.append(
+            f"the template writes {names} itself and the tokenizer's post-processor adds it too: tokenize "
+            "the rendered prompt without special tokens added (add_special_tokens=False), or it is there twice"
+        )
+    return found

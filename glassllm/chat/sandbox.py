@@ -1,0 +1,266 @@
+"""Rendering a Hugging Face chat template: someone else's code, run where it can do no harm.
+
+The template is compiled as transformers compiles it (Jinja2's
+``ImmutableSandboxedEnvironment`` with ``trim_blocks``, ``lstrip_blocks``, the
+``loopcontrols`` extension and transformers' ``{% generation %}`` tag; its ``tojson``
+filter and its ``raise_exception``, ``strftime_now``, ``dict`` and ``namespace``
+globals), so it renders the same text.
+
+The sandbox keeps a template from reaching Python's internals, but not from looping for
+ever, recursing or rendering gigabytes. Rendering therefore happens in a separate
+process, :class:`Renderer`'s worker, which the caller waits for with a deadline and kills
+when it passes: a thread cannot be stopped from outside, and a pure-Jinja loop
+(``{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}``) calls
+nothing a hook could check. In the worker, output is counted as the template yields it
+and refused past :data:`MAX_RENDER_CHARS`, ``*`` on strings and lists is refused past the
+same bound before it is computed, and the address space is capped (where the system
+allows it), so a template that builds a huge string without writing it fails there with
+a ``MemoryError`` instead of taking the machine's memory.
+
+Many conversations go to the worker in one request (a dataset's lines, a batch at a
+time), so the process costs one round trip per batch, not per conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import lru_cache
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+__all__ = ["MAX_RENDER_CHARS", "RENDER_SECONDS", "RenderFailure", "Renderer"]
+
+# The most characters one conversation's rendering may have: a 128k-token context is
+# about half a million characters, so this leaves room for any real conversation.
+MAX_RENDER_CHARS = 16 << 20
+# How long the worker may take over one request (a batch of conversations, each rendered
+# in well under a millisecond by real templates).
+RENDER_SECONDS = 10.0
+# The worker's address space (where the system caps it): the interpreter, Jinja2 and a
+# few renderings of MAX_RENDER_CHARS fit many times over.
+_WORKER_MEMORY = 2 << 30
+
+
+class RenderFailure(Exception):
+    """A template that could not render a conversation: ``kind`` says why (``syntax``,
+    ``refused``, ``forbidden``, ``error``, ``recursion``, ``memory``, ``too_large``,
+    ``timeout``), ``detail`` is the template's or Jinja2's own words."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
+
+    def __reduce__(self) -> tuple[type[RenderFailure], tuple[str, str]]:
+        # It crosses from the worker in a pipe: pickled with both of its fields.
+        return RenderFailure, (self.kind, self.detail)
+
+
+def _environment() -> Any:
+    """Jinja2's sandbox with what transformers adds to it (see the module's docstring)."""
+    import jinja2
+    import jinja2.ext
+    import jinja2.nodes
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class Generation(jinja2.ext.Extension):
+        """transformers' ``{% generation %}`` block: it marks the assistant's text for
+        a mask glassllm does not make, and renders its body unchanged."""
+
+        tags = {"generation"}  # noqa: RUF012 (Jinja2 reads it as a class attribute)
+
+        def parse(self, parser: Any) -> Any:
+            line = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return jinja2.nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(line)
+
+        def _body(self, caller: Callable[[], str]) -> str:
+            return caller()
+
+    class Bounded(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset({"*"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            for sequence, times in ((left, right), (right, left)):
+                repeated = isinstance(sequence, str | list | tuple) and isinstance(times, int)
+                if repeated and len(sequence) * times > MAX_RENDER_CHARS:
+                    raise RenderFailure("too_large", f"{len(sequence)} × {times}")
+            return super().call_binop(context, operator, left, right)
+
+    environment = Bounded(trim_blocks=True, lstrip_blocks=True, extensions=[Generation, jinja2.ext.loopcontrols])
+    environment.filters["tojson"] = _tojson
+    environment.globals.update(
+        raise_exception=_raise_exception, strftime_now=_strftime_now, dict=_TemplateDict(), namespace=_namespace()
+    )
+    return environment
+
+
+def _tojson(
+    value: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+) -> str:
+    # transformers' own: Jinja2's escapes HTML characters, which a prompt must not have.
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _raise_exception(message: str) -> None:
+    import jinja2
+
+    raise jinja2.exceptions.TemplateError(message)
+
+
+def _strftime_now(format: str) -> str:
+    return datetime.now().strftime(format)
+
+
+class _TemplateDict:
+    """transformers' ``dict``: builds dicts, and offers nothing else to reach through."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
+
+
+def _namespace() -> type:
+    """transformers' ``namespace``: Jinja2's, refusing names that start with ``_``."""
+    import jinja2.exceptions
+    import jinja2.utils
+
+    def check(name: object) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise jinja2.exceptions.SecurityError(f"a namespace attribute may not start with '_': {name!r}")
+
+    class TemplateNamespace(jinja2.utils.Namespace):
+        def __init__(*args: Any, **kwargs: Any) -> None:
+            # Jinja2's own signature trick: no named ``self``, so ``namespace(self=…)`` works.
+            self, values = args[0], dict(*args[1:], **kwargs)
+            for name in values:
+                check(name)
+            jinja2.utils.Namespace.__init__(self, values)
+
+        def __setitem__(self, name: str, value: Any) -> None:
+            check(name)
+            jinja2.utils.Namespace.__setitem__(self, name, value)
+
+    return TemplateNamespace
+
+
+@lru_cache(maxsize=8)
+def _compiled(source: str) -> Any:
+    return _environment().from_string(source)
+
+
+def _render_one(source: str, variables: dict[str, Any]) -> str:
+    """One conversation rendered, its output counted as the template yields it."""
+    import jinja2
+
+    try:
+        template = _compiled(source)
+    except jinja2.exceptions.TemplateSyntaxError as error:
+        raise RenderFailure("syntax", f"{error.message} (line {error.lineno})") from None
+    parts: list[str] = []
+    size = 0
+    try:
+        for part in template.generate(**variables):
+            size += len(part)
+            if size > MAX_RENDER_CHARS:
+                raise RenderFailure("too_large", f"more than {MAX_RENDER_CHARS:,} characters")
+            parts.append(part)
+    except jinja2.exceptions.SecurityError as error:
+        raise RenderFailure("forbidden", str(error)) from None
+    except jinja2.exceptions.TemplateError as error:
+        raise RenderFailure(
+            "refused" if type(error) is jinja2.exceptions.TemplateError else "error", str(error)
+        ) from None
+    except RecursionError:
+        raise RenderFailure("recursion", "") from None
+    except MemoryError:
+        raise RenderFailure("memory", "") from None
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, ArithmeticError) as error:
+        raise RenderFailure("error", f"{type(error).__name__}: {error}") from None
+    return "".join(parts)
+
+
+def _render_batch(batch: Sequence[tuple[str, dict[str, Any]]]) -> list[str | RenderFailure]:
+    found: list[str | RenderFailure] = []
+    for source, variables in batch:
+        try:
+            found.append(_render_one(source, variables))
+        except RenderFailure as failure:
+            found.append(failure)
+    return found
+
+
+def _serve(connection: Connection) -> None:
+    """The worker's loop: a batch of ``(template source, variables)`` in, a list of
+    renderings or failures out."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (_WORKER_MEMORY, _WORKER_MEMORY))
+    except (ImportError, ValueError, OSError):
+        pass  # no cap on this system: the deadline still bounds the worker
+    sys.setrecursionlimit(2000)
+    while True:
+        try:
+            batch = connection.recv()
+        except EOFError:
+            return
+        connection.send(_render_batch(batch))
+
+
+class Renderer:
+    """A worker process that renders templates, waited for with a deadline (see the
+    module's docstring); started on first use, started again after a kill."""
+
+    def __init__(self, seconds: float = RENDER_SECONDS) -> None:
+        self.seconds = seconds
+        self._process: BaseProcess | None = None
+        self._connection: Connection | None = None
+
+    def _start(self) -> Connection:
+        if self._connection is None:
+            # spawn: a fresh interpreter, never a copy of a caller's threads and locks.
+            context = multiprocessing.get_context("spawn")
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(theirs,), daemon=True, name="glassllm chat template")
+            process.start()
+            theirs.close()
+            self._process, self._connection = process, ours
+        return self._connection
+
+    def send(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Ask for ``batch`` rendered: each a template's source and its variables."""
+        self._start().send(list(batch))
+
+    def receive(self) -> list[str | RenderFailure]:
+        """The answer to the last :meth:`send`, or one ``timeout`` failure (the worker
+        killed) when it does not come within the deadline."""
+        connection = self._start()
+        if connection.poll(self.seconds):
+            try:
+                return connection.recv()
+            except EOFError:
+                self.close()
+                return [RenderFailure("memory", "the worker ended")]
+        self.close()
+        return [RenderFailure("timeout", f"{self.seconds:g} s")]
+
+    def render(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> list[str | RenderFailure]:
+        """:meth:`send`, then :meth:`receive`."""
+        self.send(batch)
+        return self.receive()
+
+    def close(self) -> None:
+        """End the worker (killed: it may be in a template's endless loop)."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.join()
+        if self._connection is not None:
+            self._connection.close()
+        self._process = self._connection = None
