@@ -1,5 +1,5 @@
-"""The ``glassllm`` command: encode, decode, explain, count, train, export, inspect and compare
-from a terminal.
+"""The ``glassllm`` command: encode, decode, explain, count, train, export, inspect, compare
+and chat from a terminal.
 
 Every subcommand takes ``--tokenizer`` (``pt`` by default): a packaged tokenizer, a
 tokenizer file — glassllm's JSON, a Hugging Face ``tokenizer.json``, a Tekken JSON, a
@@ -29,7 +29,7 @@ from typing import TextIO
 import argcomplete
 from argcomplete.shell_integration import shellcode
 
-from glassllm import __version__, cli_compare, cli_train, html_page
+from glassllm import __version__, cli_chat, cli_compare, cli_train, html_page
 from glassllm.cli_train import refuse_to_replace
 from glassllm.packaged import load_own_tokenizer, load_tokenizer
 from glassllm.places import TextPlaces
@@ -292,6 +292,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_export(commands.add_parser)
     _add_inspect(command)
     _html_options(cli_compare.add_parser(command, _read_text))
+    cli_chat.add_parser(commands.add_parser)
     completion = commands.add_parser(
         "completion",
         help="print the tab-completion script for a shell",

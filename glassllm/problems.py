@@ -330,11 +330,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "chat.not_messages": (
         "{where}: expected a conversation (a non-empty list of messages, or an object with 'messages'), found {found}",
         "{where}: esperava uma conversa (uma lista não vazia de mensagens, ou um objeto com 'messages'), "
-        "encontrou {found}",
+        "encontrou {found_pt}",
     ),
     "chat.field": (
         "{where}: {field} must be {expected}, found {found}",
-        "{where}: {field} deve ser {expected}, encontrou {found}",
+        "{where}: {field} deve ser {expected_pt}, encontrou {found_pt}",
     ),
     "chat.no_template": (
         "{path}: no chat template beside it (no chat_template.jinja, no chat_template in {config}); "

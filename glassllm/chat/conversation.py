@@ -26,6 +26,9 @@ from glassllm.problems import os_problem, problem
 __all__ = ["Conversation", "conversation_from", "is_dataset", "read_conversation", "read_dataset"]
 
 
+_CONTENT = "a string or a list of parts"
+
+
 @dataclass(frozen=True)
 class Conversation:
     """Checked messages, with the tools and documents the template may show."""
@@ -61,12 +64,13 @@ def conversation_from(value: object, where: str) -> Conversation:
         tools, documents = value.get("tools"), value.get("documents")
         for name, found in (("tools", tools), ("documents", documents)):
             if found is not None and not isinstance(found, list):
-                raise problem(ValueError, "chat.field", where=where, field=name, expected="a list", found=_kind(found))
+                raise _field(where, name, "a list", found)
         value = value["messages"]
     else:
         tools = documents = None
     if not isinstance(value, list) or not value:
-        raise problem(ValueError, "chat.not_messages", where=where, found=_kind(value))
+        found, found_pt = _kind(value)
+        raise problem(ValueError, "chat.not_messages", where=where, found=found, found_pt=found_pt)
     for index, message in enumerate(value):
         _check_message(message, f"messages[{index}]", where)
     return Conversation(value, tools, documents)
@@ -74,41 +78,60 @@ def conversation_from(value: object, where: str) -> Conversation:
 
 def _check_message(message: object, field: str, where: str) -> None:
     if not isinstance(message, dict):
-        raise problem(ValueError, "chat.field", where=where, field=field, expected="an object", found=_kind(message))
+        raise _field(where, field, "an object", message)
     role = message.get("role")
     if not isinstance(role, str):
-        raise problem(
-            ValueError, "chat.field", where=where, field=f"{field}.role", expected="a string", found=_kind(role)
-        )
+        raise _field(where, f"{field}.role", "a string", role)
     content = message.get("content")
     if content is None or isinstance(content, str):
         return
     if not isinstance(content, list):
-        raise problem(
-            ValueError, "chat.field", where=where, field=f"{field}.content", expected=_CONTENT, found=_kind(content)
-        )
+        raise _field(where, f"{field}.content", _CONTENT, content)
     for number, part in enumerate(content):
         if not isinstance(part, dict):
-            part_field = f"{field}.content[{number}]"
-            raise problem(
-                ValueError, "chat.field", where=where, field=part_field, expected="an object", found=_kind(part)
-            )
+            raise _field(where, f"{field}.content[{number}]", "an object", part)
         if part.get("type") == "text" and not isinstance(part.get("text"), str):
-            part_field = f"{field}.content[{number}].text"
-            found = _kind(part.get("text"))
-            raise problem(ValueError, "chat.field", where=where, field=part_field, expected="a string", found=found)
+            raise _field(where, f"{field}.content[{number}].text", "a string", part.get("text"))
 
 
-_CONTENT = "a string or a list of parts"
+_KINDS = {
+    bool: ("a boolean", "um booleano"),
+    int: ("a number", "um número"),
+    float: ("a number", "um número"),
+    str: ("a string", "uma string"),
+    list: ("a list", "uma lista"),
+    dict: ("an object", "um objeto"),
+}
+# What a field must be, in each language.
+_EXPECTED = {
+    "a list": "uma lista",
+    "an object": "um objeto",
+    "a string": "uma string",
+    _CONTENT: "uma string ou uma lista de partes",
+}
 
 
-def _kind(value: object) -> str:
-    """What a JSON value is, as an error names it."""
+def _kind(value: object) -> tuple[str, str]:
+    """What a JSON value is, as an error names it, in English and Portuguese."""
     if value is None:
-        return "null"
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
-    found = names.get(type(value), type(value).__name__)
-    return "an empty list" if value == [] else found
+        return "null", "null"
+    if value == []:
+        return "an empty list", "uma lista vazia"
+    return _KINDS.get(type(value), (type(value).__name__, type(value).__name__))
+
+
+def _field(where: str, field: str, expected: str, value: object) -> ValueError:
+    found, found_pt = _kind(value)
+    return problem(
+        ValueError,
+        "chat.field",
+        where=where,
+        field=field,
+        expected=expected,
+        expected_pt=_EXPECTED[expected],
+        found=found,
+        found_pt=found_pt,
+    )
 
 
 def _parse(text: str, where: str) -> object:

@@ -154,7 +154,8 @@ def _send(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bo
         messages = [_normalized(message) for message in conversation.messages]
         requests.append((source, _variables(chat, messages, conversation, prompt)))
         if sources:
-            requests.append((source, _variables(chat, marked(Conversation(messages))[0], conversation, prompt)))
+            marked_messages = marked(Conversation(messages), source)[0]
+            requests.append((source, _variables(chat, marked_messages, conversation, prompt)))
     chat.renderer.send(requests)
 
 
@@ -173,7 +174,7 @@ def _finish(chat: ChatFormat, batch: list[Conversation], sources: bool) -> Itera
         marked_rendering = answers[number * step + 1]
         assert isinstance(marked_rendering, str)
         normalized = Conversation([_normalized(message) for message in conversation.messages])
-        pair = marked(normalized)[1]
+        pair = marked(normalized, chat.template.source(bool(conversation.tools)))[1]
         placed, changed = locate(normalized, rendered, marked_rendering, pair)
         yield _traced(chat.tokenizer, rendered, placed, changed)
 

@@ -27,9 +27,10 @@ from glassllm.chat.conversation import Conversation
 
 __all__ = ["Placed", "locate", "marked"]
 
-# Private-use characters of plane 15 open and close a marker: no template tests for them,
-# and conversations that hold one choose the next pair.
-_MARKS = tuple((chr(0xF0000 + 2 * n), chr(0xF0001 + 2 * n)) for n in range(8))
+# Rare brackets open and close a marker; the first pair that neither the conversation nor
+# the template holds is used. Printable ones: a template that writes a content with
+# Python's repr (a list of parts, say) escapes unprintable characters, private-use too.
+_MARKS = (("⦃", "⦄"), ("⦅", "⦆"), ("⧼", "⧽"), ("⟬", "⟭"), ("⦗", "⦘"), ("⸦", "⸧"))
 
 
 @dataclass(frozen=True)
@@ -43,18 +44,19 @@ class Placed:
     offset: int
 
 
-def _pair(conversation: Conversation) -> tuple[str, str]:
+def _pair(conversation: Conversation, template: str) -> tuple[str, str]:
     texts = [part for index in range(len(conversation.messages)) for part in conversation.parts(index)]
+    texts.append(template)
     for pair in _MARKS:
         if not any(pair[0] in text for text in texts):
             return pair
     return _MARKS[0]  # every pair in use: the equality check below still refuses a false placement
 
 
-def marked(conversation: Conversation) -> tuple[list[dict[str, Any]], tuple[str, str]]:
+def marked(conversation: Conversation, template: str) -> tuple[list[dict[str, Any]], tuple[str, str]]:
     """The messages with each content text replaced by its marker (``message.part``),
-    and the marker pair used."""
-    opening, closing = _pair(conversation)
+    and the marker pair used (one ``template``, its source, does not hold)."""
+    opening, closing = _pair(conversation, template)
     messages = []
     for index, message in enumerate(conversation.messages):
         content = message.get("content")

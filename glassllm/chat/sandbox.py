@@ -84,6 +84,13 @@ def _environment() -> Any:
     class Bounded(ImmutableSandboxedEnvironment):
         intercepted_binops = frozenset({"*"})
 
+        def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+            # Jinja2 (and so transformers) gives an undefined value that renders as
+            # nothing; a template that reaches for Python's internals is refused here.
+            raise jinja2.exceptions.SecurityError(
+                f"access to attribute {attribute!r} of {type(obj).__name__!r} is unsafe"
+            )
+
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             for sequence, times in ((left, right), (right, left)):
                 repeated = isinstance(sequence, str | list | tuple) and isinstance(times, int)
