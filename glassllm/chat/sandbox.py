@@ -225,8 +225,8 @@ class Renderer:
     """A worker process that renders templates, waited for with a deadline (see the
     module's docstring); started on first use, started again after a kill."""
 
-    def __init__(self, seconds: float = RENDER_SECONDS) -> None:
-        self.seconds = seconds
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = RENDER_SECONDS if seconds is None else seconds
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
 
