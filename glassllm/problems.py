@@ -379,6 +379,21 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: the chat template renders too much ({detail})",
         "{path}: o modelo de chat renderiza texto demais ({detail})",
     ),
+    "chat.mistral_version": (
+        "{path}: Mistral's instruct format {version}: glassllm follows {known}; name a chat template with --template",
+        "{path}: formato instruct {version} da Mistral: o glassllm segue {known}; indique um modelo de chat com "
+        "--template",
+    ),
+    "chat.mistral_tools": (
+        "{where}: {field}: tools, tool calls and tool messages in Mistral's formats are not shown yet "
+        "(system, user and assistant messages are)",
+        "{where}: {field}: ferramentas, chamadas de ferramentas e mensagens de ferramentas nos formatos da Mistral "
+        "ainda não são mostradas (mensagens system, user e assistant são)",
+    ),
+    "chat.mistral_empty": (
+        "{where}: {field}: Mistral's formats need an assistant message to have text",
+        "{where}: {field}: os formatos da Mistral exigem que uma mensagem do assistente tenha texto",
+    ),
     "chat.template_timeout": (
         "{path}: the chat template ran longer than {detail} and was stopped",
         "{path}: o modelo de chat rodou por mais de {detail} e foi interrompido",

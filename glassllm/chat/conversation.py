@@ -36,6 +36,7 @@ class Conversation:
     messages: list[dict[str, Any]]
     tools: list[Any] | None = None
     documents: list[Any] | None = None
+    where: str = ""  # the file (and line) it came from, as errors name it
 
     def parts(self, index: int) -> list[str]:
         """Message ``index``'s content text, part by part (one part for a string)."""
@@ -73,7 +74,7 @@ def conversation_from(value: object, where: str) -> Conversation:
         raise problem(ValueError, "chat.not_messages", where=where, found=found, found_pt=found_pt)
     for index, message in enumerate(value):
         _check_message(message, f"messages[{index}]", where)
-    return Conversation(value, tools, documents)
+    return Conversation(value, tools, documents, where)
 
 
 def _check_message(message: object, field: str, where: str) -> None:

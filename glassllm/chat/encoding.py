@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from glassllm.chat.conversation import Conversation
+from glassllm.chat.mistral import MistralFormat, mistral_format, mistral_parts
 from glassllm.chat.provenance import Placed, locate, marked
 from glassllm.chat.sandbox import Renderer, RenderFailure
 from glassllm.chat.template import ChatTemplate, find_template
-from glassllm.models import load_model
+from glassllm.models import load_model, model_kind, read_model_file
 from glassllm.models.base import ModelTokenizer
 from glassllm.models.hub import PREFIX, resolve
 from glassllm.problems import problem
@@ -76,11 +77,13 @@ class ChatEncoding:
 
 @dataclass
 class ChatFormat:
-    """A model's tokenizer, special tokens matched, with its chat template and the worker
-    that renders it."""
+    """A model's tokenizer with its chat format: a Hugging Face chat template (the
+    tokenizer matching special tokens, as transformers tokenizes a rendering; the worker
+    that renders it) or one of Mistral's formats (the tokenizer reading special-token
+    text as ordinary text, as mistral-common encodes a message)."""
 
     tokenizer: ModelTokenizer
-    template: ChatTemplate
+    template: ChatTemplate | MistralFormat
     renderer: Renderer
 
     def close(self) -> None:
@@ -92,10 +95,13 @@ def load_chat_format(spec: str | Path, *, template: str | Path | None = None) ->
     """A tokenizer file (or ``hf:ORG/NAME``) and its chat template: the file ``template``
     names, else the one beside the tokenizer (see :func:`~glassllm.chat.template.find_template`)."""
     path = resolve(spec) if isinstance(spec, str) and spec.startswith(PREFIX) else Path(spec)
-    tokenizer = load_model(path, match_specials=True)
+    kind = model_kind(read_model_file(path))
+    mistral = template is None and kind in ("sentencepiece", "tekken")
+    tokenizer = load_model(path, match_specials=not mistral)
     if not isinstance(tokenizer, ModelTokenizer):
         raise problem(ValueError, "chat.own_tokenizer", path=spec)
-    return ChatFormat(tokenizer, find_template(path, template), Renderer())
+    found = mistral_format(path, str(kind)) if mistral else find_template(path, template)
+    return ChatFormat(tokenizer, found, Renderer())
 
 
 def _normalized(message: dict[str, Any]) -> dict[str, Any]:
@@ -109,10 +115,10 @@ def _normalized(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _variables(
-    chat: ChatFormat, messages: list[dict[str, Any]], conversation: Conversation, prompt: bool
+    template: ChatTemplate, messages: list[dict[str, Any]], conversation: Conversation, prompt: bool
 ) -> dict[str, Any]:
     return {
-        **chat.template.variables,
+        **template.variables,
         "messages": messages,
         "tools": conversation.tools,
         "documents": conversation.documents,
@@ -131,6 +137,10 @@ def encode_chats(
     """Each conversation as :func:`encode_chat` gives it, rendered a batch at a time
     while the previous batch is tokenized; ``sources=False`` only counts (no tokens,
     no warnings that need them: several times faster)."""
+    if isinstance(chat.template, MistralFormat):
+        for conversation in conversations:
+            yield _mistral(chat.tokenizer, chat.template, conversation, sources)
+        return
     pending: list[Conversation] = []
     waiting: list[Conversation] | None = None
     for conversation in conversations:
@@ -148,18 +158,20 @@ def encode_chats(
 
 
 def _send(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bool) -> None:
+    assert isinstance(chat.template, ChatTemplate)
     requests = []
     for conversation in batch:
         source = chat.template.source(bool(conversation.tools))
         messages = [_normalized(message) for message in conversation.messages]
-        requests.append((source, _variables(chat, messages, conversation, prompt)))
+        requests.append((source, _variables(chat.template, messages, conversation, prompt)))
         if sources:
             marked_messages = marked(Conversation(messages), source)[0]
-            requests.append((source, _variables(chat, marked_messages, conversation, prompt)))
+            requests.append((source, _variables(chat.template, marked_messages, conversation, prompt)))
     chat.renderer.send(requests)
 
 
 def _finish(chat: ChatFormat, batch: list[Conversation], sources: bool) -> Iterator[ChatEncoding]:
+    assert isinstance(chat.template, ChatTemplate)
     answers = chat.renderer.receive()
     for failure in answers:
         if isinstance(failure, RenderFailure):
@@ -184,11 +196,18 @@ def _failure(path: str, failure: RenderFailure) -> ValueError:
 
 
 def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], changed: set[int]) -> ChatEncoding:
-    spans = tokenizer.encode_spans(rendered)
+    tokens = _trace(tokenizer, rendered, placed, 0)
+    ids = [token.id for token in tokens]
+    return ChatEncoding(ids, rendered, tokens, _warnings(tokenizer, tokens, changed, template=True))
+
+
+def _trace(tokenizer: ModelTokenizer, text: str, placed: list[Placed], base: int) -> list[ChatToken]:
+    """The tokens of ``text`` with their sources; ``base``: where ``text`` starts in the
+    rendered prompt."""
     placed = [stretch for stretch in placed if stretch.end > stretch.start]  # an empty content has no token
     tokens = []
     at = 0
-    for span in spans:
+    for span in tokenizer.encode_spans(text):
         while at < len(placed) and placed[at].end <= span.start:
             at += 1
         source = None
@@ -197,12 +216,34 @@ def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], chan
             start, end = max(span.start, stretch.start), min(span.end, stretch.end)
             shift = stretch.offset - stretch.start
             source = TokenSource(stretch.message, start + shift, end + shift)
-        tokens.append(ChatToken(span.id, span.piece, source, span.start, span.end))
-    ids = [token.id for token in tokens]
-    return ChatEncoding(ids, rendered, tokens, _warnings(tokenizer, tokens, changed))
+        tokens.append(ChatToken(span.id, span.piece, source, base + span.start, base + span.end))
+    return tokens
 
 
-def _warnings(tokenizer: ModelTokenizer, tokens: list[ChatToken], changed: set[int]) -> list[str]:
+def _mistral(tokenizer: ModelTokenizer, chat: MistralFormat, conversation: Conversation, sources: bool) -> ChatEncoding:
+    rendered = ""
+    tokens: list[ChatToken] = []
+    ids: list[int] = []
+    for part in mistral_parts(chat, tokenizer, conversation, conversation.where or chat.path):
+        if isinstance(part, int):
+            piece = tokenizer.vocab[part]
+            tokens.append(ChatToken(part, piece, None, len(rendered), len(rendered) + len(piece)))
+            ids.append(part)
+            rendered += piece
+        elif sources:
+            tokens.extend(_trace(tokenizer, part.text, part.placed, len(rendered)))
+            rendered += part.text
+        else:
+            ids.extend(tokenizer.encode(part.text))
+            rendered += part.text
+    if not sources:
+        return ChatEncoding(ids, rendered, [], [])
+    return ChatEncoding([token.id for token in tokens], rendered, tokens, _warnings(tokenizer, tokens, set()))
+
+
+def _warnings(
+    tokenizer: ModelTokenizer, tokens: list[ChatToken], changed: set[int], template: bool = False
+) -> list[str]:
     found = [
         f"message {index}: the template changes its content as it writes it; its tokens count as the template's"
         for index in sorted(changed)
@@ -215,7 +256,7 @@ def _warnings(tokenizer: ModelTokenizer, tokens: list[ChatToken], changed: set[i
                 "tokenization reads as the special token: typed text that acts as markup (prompt injection)"
             )
     before = tokenizer.around[0]
-    if before and tuple(token.id for token in tokens[: len(before)]) == before:
+    if template and before and tuple(token.id for token in tokens[: len(before)]) == before:
         names = " ".join(tokenizer.tokens(before))
         found.append(
             f"the template writes {names} itself and the tokenizer's post-processor adds it too: tokenize "
