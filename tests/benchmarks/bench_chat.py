@@ -95,7 +95,7 @@ def transformers_run(dataset: Path) -> tuple[int, float, float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="glassllm chat counting a JSONL dataset against transformers")
     parser.add_argument("--conversations", type=int, default=10_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
