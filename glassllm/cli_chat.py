@@ -1,13 +1,21 @@
 """``glassllm chat``: a conversation as the model receives it, the template's tokens apart.
 
-    $ glassllm chat conversation.json -t llama3/tokenizer.json
-    ⟦<|begin_of_text|><|start_header_id|>user<|end_header_id|>⏎⏎⟧Hi⟦<|eot_id|>⟧
-    3 messages · 42 tokens: 30 from the template, 12 from the messages
+    $ glassllm chat hello.json -t llama3/tokenizer.json
+    ⟦<|begin_of_text|><|start_header_id|>user<|end_header_id|>⏎
+    ⏎
+    ⟧Hello!⟦<|eot_id|><|start_header_id|>assistant<|end_header_id|>⏎
+    ⏎
+    ⟧
 
-``FILE`` is one conversation in JSON, or a JSONL dataset (``.jsonl``: one conversation a
-line, the fine-tuning format), counted with a summary: examples, total, the largest, the
-median and 95th percentile (nearest rank), and the lines over ``--max-tokens``. On a
-terminal the template's text is shown in colour, elsewhere between ``⟦ ⟧``.
+    1 message · 12 tokens: 10 from the template, 2 from the messages (message 0: 2)
+
+``-t`` is a Hugging Face ``tokenizer.json`` whose chat template is beside it (or named
+with ``--template``), or a Mistral ``.model`` or Tekken JSON, encoded in Mistral's own
+format (:mod:`glassllm.chat.mistral`). ``FILE`` is one conversation in JSON, or a JSONL
+dataset (``.jsonl``: one conversation a line, the fine-tuning format), counted with a
+summary: examples, total, the largest, the median and 95th percentile (nearest rank),
+and the lines over ``--max-tokens``. On a terminal the template's text is shown in
+colour, elsewhere between ``⟦ ⟧``.
 """
 
 from __future__ import annotations
@@ -98,9 +106,10 @@ def _conversation(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> No
         if token.source is not None:
             by_message[token.source.message] += 1
     messages = ", ".join(f"message {index}: {count:,}" for index, count in enumerate(by_message))
+    number = len(conversation.messages)
     out.write(
-        f"{len(conversation.messages)} messages · {encoding.count:,} tokens: {encoding.template_count:,} from the "
-        f"template, {encoding.count - encoding.template_count:,} from the messages ({messages})\n"
+        f"{number} message{'s' if number > 1 else ''} · {encoding.count:,} tokens: {encoding.template_count:,} "
+        f"from the template, {encoding.count - encoding.template_count:,} from the messages ({messages})\n"
     )
     for warning in encoding.warnings:
         out.write(f"warning: {warning}\n")
@@ -164,11 +173,15 @@ def add_parser(add: Callable[..., argparse.ArgumentParser]) -> argparse.Argument
         "--tokenizer",
         "-t",
         required=True,
-        help="a Hugging Face tokenizer.json (its chat template beside it) or hf:ORG/NAME from the local cache",
+        help="a Hugging Face tokenizer.json (its chat template beside it), hf:ORG/NAME from the local cache, "
+        "or a Mistral SentencePiece .model or Tekken JSON (Mistral's own chat format)",
     )
     chat.add_argument("--template", help="the chat template (a Jinja file) instead of the one beside the tokenizer")
     chat.add_argument(
-        "--generation-prompt", action="store_true", help="end with the assistant's header, as a prompt to the model"
+        "--generation-prompt",
+        action="store_true",
+        help="end with the assistant's header, as a prompt to the model (Mistral's formats: a conversation that "
+        "ends with a user's message ends with it already)",
     )
     chat.add_argument(
         "--json",

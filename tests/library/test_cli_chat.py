@@ -48,7 +48,7 @@ def test_the_prompt_shows_the_template_apart(tmp_path, capsys):
     status, out, _ = _run(capsys, str(path))
     assert status == 0
     assert out.startswith("⟦<|begin_of_text|><|start_header_id|>user<|end_header_id|>⏎\n⏎\n⟧Hello!⟦<|eot_id|>")
-    assert "1 messages · 12 tokens: 10 from the template, 2 from the messages (message 0: 2)" in out
+    assert "1 message · 12 tokens: 10 from the template, 2 from the messages (message 0: 2)" in out
 
 
 def test_a_dataset_gets_one_object_a_line_and_a_summary(tmp_path, capsys):
