@@ -352,32 +352,32 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "tokenizador de um modelo real",
     ),
     "chat.template_syntax": (
-        "{path}: the chat template is not valid Jinja: {detail}",
-        "{path}: o modelo de chat não é Jinja válido: {detail}",
+        "{path}: the chat template is not valid Jinja{at}: {detail}",
+        "{path}: o modelo de chat não é Jinja válido{at}: {detail}",
     ),
     "chat.template_refused": (
-        "{path}: the chat template refuses this conversation: {detail}",
-        "{path}: o modelo de chat recusa esta conversa: {detail}",
+        "{path}: the chat template refuses this conversation{at}: {detail}",
+        "{path}: o modelo de chat recusa esta conversa{at}: {detail}",
     ),
     "chat.template_forbidden": (
-        "{path}: the chat template reaches for something the sandbox forbids: {detail}",
-        "{path}: o modelo de chat tenta acessar algo que a sandbox proíbe: {detail}",
+        "{path}: the chat template reaches for something the sandbox forbids{at}: {detail}",
+        "{path}: o modelo de chat tenta acessar algo que a sandbox proíbe{at}: {detail}",
     ),
     "chat.template_error": (
-        "{path}: the chat template fails on this conversation: {detail}",
-        "{path}: o modelo de chat falha nesta conversa: {detail}",
+        "{path}: the chat template fails on this conversation{at}: {detail}",
+        "{path}: o modelo de chat falha nesta conversa{at}: {detail}",
     ),
     "chat.template_recursion": (
-        "{path}: the chat template recurses too deeply",
-        "{path}: o modelo de chat tem recursão profunda demais",
+        "{path}: the chat template recurses too deeply{at}",
+        "{path}: o modelo de chat tem recursão profunda demais{at}",
     ),
     "chat.template_memory": (
-        "{path}: the chat template takes more memory than a rendering may have",
-        "{path}: o modelo de chat usa mais memória do que uma renderização pode ter",
+        "{path}: the chat template takes more memory than a rendering may have{at}",
+        "{path}: o modelo de chat usa mais memória do que uma renderização pode ter{at}",
     ),
     "chat.template_too_large": (
-        "{path}: the chat template renders too much ({detail})",
-        "{path}: o modelo de chat renderiza texto demais ({detail})",
+        "{path}: the chat template renders too much ({detail}){at}",
+        "{path}: o modelo de chat renderiza texto demais ({detail}){at}",
     ),
     "chat.mistral_version": (
         "{path}: Mistral's instruct format {version}: glassllm follows {known}; name a chat template with --template",
@@ -395,8 +395,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{where}: {field}: os formatos da Mistral exigem que uma mensagem do assistente tenha texto",
     ),
     "chat.template_timeout": (
-        "{path}: the chat template ran longer than {detail} and was stopped",
-        "{path}: o modelo de chat rodou por mais de {detail} e foi interrompido",
+        "{path}: the chat template ran longer than {detail} and was stopped{at}",
+        "{path}: o modelo de chat rodou por mais de {detail} e foi interrompido{at}",
     ),
 }
 

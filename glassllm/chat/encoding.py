@@ -134,27 +134,29 @@ def encode_chat(chat: ChatFormat, conversation: Conversation, *, generation_prom
 def encode_chats(
     chat: ChatFormat, conversations: Iterable[Conversation], *, generation_prompt: bool = False, sources: bool = True
 ) -> Iterator[ChatEncoding]:
-    """Each conversation as :func:`encode_chat` gives it, rendered a batch at a time
-    while the previous batch is tokenized; ``sources=False`` only counts (no tokens,
-    no warnings that need them: several times faster)."""
+    """Each conversation as :func:`encode_chat` gives it, rendered a batch at a time (one
+    round trip to the template's worker per batch); ``sources=False`` only counts (no
+    tokens, no warnings that need them: several times faster)."""
     if isinstance(chat.template, MistralFormat):
         for conversation in conversations:
             yield _mistral(chat.tokenizer, chat.template, conversation, sources)
         return
-    pending: list[Conversation] = []
-    waiting: list[Conversation] | None = None
+    batch: list[Conversation] = []
     for conversation in conversations:
-        pending.append(conversation)
-        if len(pending) == _BATCH:
-            if waiting is not None:
-                yield from _finish(chat, waiting, sources)
-            _send(chat, pending, generation_prompt, sources)
-            waiting, pending = pending, []
-    if waiting is not None:
-        yield from _finish(chat, waiting, sources)
-    if pending:
-        _send(chat, pending, generation_prompt, sources)
-        yield from _finish(chat, pending, sources)
+        batch.append(conversation)
+        if len(batch) == _BATCH:
+            yield from _rendered(chat, batch, generation_prompt, sources)
+            batch = []
+    if batch:
+        yield from _rendered(chat, batch, generation_prompt, sources)
+
+
+def _rendered(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bool) -> Iterator[ChatEncoding]:
+    """One request to the template's worker, its answer read before anything is yielded
+    (so a caller that stops early leaves nothing unread), then each encoding."""
+    _send(chat, batch, prompt, sources)
+    answers = chat.renderer.receive()
+    return _finish(chat, batch, answers, sources)
 
 
 def _send(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bool) -> None:
@@ -170,13 +172,14 @@ def _send(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bo
     chat.renderer.send(requests)
 
 
-def _finish(chat: ChatFormat, batch: list[Conversation], sources: bool) -> Iterator[ChatEncoding]:
+def _finish(
+    chat: ChatFormat, batch: list[Conversation], answers: list[str | RenderFailure], sources: bool
+) -> Iterator[ChatEncoding]:
     assert isinstance(chat.template, ChatTemplate)
-    answers = chat.renderer.receive()
-    for failure in answers:
-        if isinstance(failure, RenderFailure):
-            raise _failure(chat.template.path, failure)
     step = 2 if sources else 1
+    for number, failure in enumerate(answers):
+        if isinstance(failure, RenderFailure):
+            raise _failure(chat.template.path, failure, _where(batch, number // step, len(answers) == 1))
     for number, conversation in enumerate(batch):
         rendered = answers[number * step]
         assert isinstance(rendered, str)
@@ -191,8 +194,18 @@ def _finish(chat: ChatFormat, batch: list[Conversation], sources: bool) -> Itera
         yield _traced(chat.tokenizer, rendered, placed, changed)
 
 
-def _failure(path: str, failure: RenderFailure) -> ValueError:
-    return problem(ValueError, f"chat.template_{failure.kind}", path=path, detail=failure.detail)
+def _where(batch: list[Conversation], number: int, whole: bool) -> str:
+    """Which conversation a failure is about, as its message says it: `` (FILE:LINE)``;
+    a stopped worker's is the whole batch's (``FILE:1 to FILE:64``)."""
+    if whole and len(batch) > 1 and batch[0].where:
+        return f" ({batch[0].where} to {batch[-1].where})"
+    return f" ({batch[number].where})" if batch[number].where else ""
+
+
+def _failure(path: str, failure: RenderFailure, at: str) -> ValueError:
+    if failure.kind == "syntax":  # the template's own fault, whatever the conversation
+        at = ""
+    return problem(ValueError, f"chat.template_{failure.kind}", path=path, detail=failure.detail, at=at)
 
 
 def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], changed: set[int]) -> ChatEncoding:

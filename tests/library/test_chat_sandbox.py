@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from glassllm.chat import conversation_from, encode_chat, load_chat_format, sandbox
+from glassllm.chat import conversation_from, encode_chat, encode_chats, load_chat_format, sandbox
 from glassllm.chat.sandbox import Renderer, RenderFailure
 from glassllm.cli import main
 from tests.models.fixtures import model_file
@@ -75,7 +75,39 @@ def test_a_library_caller_gets_a_value_error_naming_the_file(tmp_path):
     template.write_text("{{ raise_exception('no') }}", encoding="utf-8")
     chat = load_chat_format(model_file("llama3"), template=template)
     try:
-        with pytest.raises(ValueError, match=f"^{template}: the chat template refuses this conversation: no$"):
-            encode_chat(chat, conversation_from([{"role": "user", "content": "hi"}], "test"))
+        refused = f"^{template}: the chat template refuses this conversation \\(data.jsonl:7\\): no$"
+        with pytest.raises(ValueError, match=refused):
+            encode_chat(chat, conversation_from([{"role": "user", "content": "hi"}], "data.jsonl:7"))
+    finally:
+        chat.close()
+
+
+def test_a_dataset_names_the_line_the_template_refuses(tmp_path, capsys):
+    template = tmp_path / "no-tools.jinja"
+    template.write_text(
+        "{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('no tools') }}{% endif %}"
+        "{{ m.content }}{% endfor %}",
+        encoding="utf-8",
+    )
+    dataset = tmp_path / "data.jsonl"
+    lines = [[{"role": "user", "content": "hi"}]] * 70 + [[{"role": "tool", "content": "{}"}]]
+    dataset.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    status = main(["chat", str(dataset), "-t", str(model_file("llama3")), "--template", str(template)])
+    error = capsys.readouterr().err
+    assert status == 1
+    assert error == f"glassllm chat: {template}: the chat template refuses this conversation ({dataset}:71): no tools\n"
+
+
+def test_a_caller_that_stops_early_leaves_no_answer_behind(tmp_path):
+    template = tmp_path / "echo.jinja"
+    template.write_text("{{ messages[0].content }}", encoding="utf-8")
+    chat = load_chat_format(model_file("llama3"), template=template)
+    try:
+        many = [conversation_from([{"role": "user", "content": f"number {n}"}], "test") for n in range(200)]
+        found = encode_chats(chat, many)
+        assert next(found).rendered == "number 0"
+        found.close()  # two batches were sent; the second's answer is never read
+        again = encode_chat(chat, conversation_from([{"role": "user", "content": "afresh"}], "test"))
+        assert again.rendered == "afresh"
     finally:
         chat.close()
