@@ -394,6 +394,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{where}: {field}: Mistral's formats need an assistant message to have text",
         "{where}: {field}: os formatos da Mistral exigem que uma mensagem do assistente tenha texto",
     ),
+    "chat.template_ended": (
+        "{path}: the process rendering the chat template ended without an answer{at}",
+        "{path}: o processo que renderiza o modelo de chat terminou sem resposta{at}",
+    ),
     "chat.template_timeout": (
         "{path}: the chat template ran longer than {detail} and was stopped{at}",
         "{path}: o modelo de chat rodou por mais de {detail} e foi interrompido{at}",

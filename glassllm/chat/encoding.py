@@ -11,7 +11,7 @@ message's, its offsets those of the content's share of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -133,7 +133,7 @@ def encode_chat(chat: ChatFormat, conversation: Conversation, *, generation_prom
 
 def encode_chats(
     chat: ChatFormat, conversations: Iterable[Conversation], *, generation_prompt: bool = False, sources: bool = True
-) -> Iterator[ChatEncoding]:
+) -> Generator[ChatEncoding, None, None]:
     """Each conversation as :func:`encode_chat` gives it, rendered a batch at a time (one
     round trip to the template's worker per batch); ``sources=False`` only counts (no
     tokens, no warnings that need them: several times faster)."""

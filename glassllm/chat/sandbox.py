@@ -17,23 +17,27 @@ same bound before it is computed, and the address space is capped (where the sys
 allows it), so a template that builds a huge string without writing it fails there with
 a ``MemoryError`` instead of taking the machine's memory.
 
-Many conversations go to the worker in one request (a dataset's lines, a batch at a
-time), so the process costs one round trip per batch, not per conversation.
+The worker is a new interpreter started with ``subprocess`` (not ``multiprocessing``,
+whose ``spawn`` runs the caller's main script again in the child), speaking JSON lines on
+its standard input and output. Many conversations go to it in one request (a dataset's
+lines, a batch at a time), so it costs one round trip per batch, not per conversation.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
+import os
+import queue
+import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import lru_cache
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_RENDER_CHARS", "RENDER_SECONDS", "RenderFailure", "Renderer"]
+__all__ = ["MAX_RENDER_CHARS", "RENDER_SECONDS", "RenderFailure", "Renderer", "serve"]
 
 # The most characters one conversation's rendering may have: a 128k-token context is
 # about half a million characters, so this leaves room for any real conversation.
@@ -49,15 +53,11 @@ _WORKER_MEMORY = 2 << 30
 class RenderFailure(Exception):
     """A template that could not render a conversation: ``kind`` says why (``syntax``,
     ``refused``, ``forbidden``, ``error``, ``recursion``, ``memory``, ``too_large``,
-    ``timeout``), ``detail`` is the template's or Jinja2's own words."""
+    ``timeout``, ``ended``), ``detail`` is the template's or Jinja2's own words."""
 
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind, self.detail = kind, detail
-
-    def __reduce__(self) -> tuple[type[RenderFailure], tuple[str, str]]:
-        # It crosses from the worker in a pipe: pickled with both of its fields.
-        return RenderFailure, (self.kind, self.detail)
 
 
 def _environment() -> Any:
@@ -203,9 +203,10 @@ def _render_batch(batch: Sequence[tuple[str, dict[str, Any]]]) -> list[str | Ren
     return found
 
 
-def _serve(connection: Connection) -> None:
-    """The worker's loop: a batch of ``(template source, variables)`` in, a list of
-    renderings or failures out."""
+def serve() -> None:
+    """The worker's loop, on standard input and output: a JSON line of ``[template
+    source, variables]`` pairs in, a JSON line of ``{"text"}`` or ``{"failure": [kind,
+    detail]}`` answers out."""
     try:
         import resource
 
@@ -213,12 +214,25 @@ def _serve(connection: Connection) -> None:
     except (ImportError, ValueError, OSError):
         pass  # no cap on this system: the deadline still bounds the worker
     sys.setrecursionlimit(2000)
-    while True:
-        try:
-            batch = connection.recv()
-        except EOFError:
-            return
-        connection.send(_render_batch(batch))
+    for line in sys.stdin:
+        answers = [
+            {"failure": [found.kind, found.detail]} if isinstance(found, RenderFailure) else {"text": found}
+            for found in _render_batch([(source, variables) for source, variables in json.loads(line)])
+        ]
+        sys.stdout.write(json.dumps(answers) + "\n")
+        sys.stdout.flush()
+
+
+# The worker: a new interpreter that imports the glassllm this one runs (its folder put
+# first on the path), and not the script that started it, as multiprocessing would; -P
+# keeps the current folder off the path, so no file there can stand in for a module.
+_WORKER = ("-P", "-c", "from glassllm.chat.sandbox import serve; serve()")
+_PACKAGES = str(Path(__file__).resolve().parents[2])
+
+
+def _placeholder(value: object) -> str:
+    # transformers shows a template anything that is not plain data as its type's name.
+    return f"<{type(value).__name__}>"
 
 
 class Renderer:
@@ -227,36 +241,50 @@ class Renderer:
 
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = RENDER_SECONDS if seconds is None else seconds
-        self._process: BaseProcess | None = None
-        self._connection: Connection | None = None
+        self._process: subprocess.Popen[str] | None = None
+        self._answers: queue.Queue[str | None] = queue.Queue()
 
-    def _start(self) -> Connection:
-        if self._connection is None:
-            # spawn: a fresh interpreter, never a copy of a caller's threads and locks.
-            context = multiprocessing.get_context("spawn")
-            ours, theirs = context.Pipe()
-            process = context.Process(target=_serve, args=(theirs,), daemon=True, name="glassllm chat template")
-            process.start()
-            theirs.close()
-            self._process, self._connection = process, ours
-        return self._connection
+    def _start(self) -> subprocess.Popen[str]:
+        if self._process is None:
+            path = os.pathsep.join(filter(None, (_PACKAGES, os.environ.get("PYTHONPATH"))))
+            self._process = subprocess.Popen(
+                [sys.executable, *_WORKER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                encoding="utf-8",
+                env={**os.environ, "PYTHONPATH": path},
+            )
+            self._answers = queue.Queue()
+            # A thread reads the answers, so that waiting for one can have a deadline
+            # on every system (select() does not wait on Windows pipes).
+            threading.Thread(target=_read, args=(self._process, self._answers), daemon=True).start()
+        return self._process
 
     def send(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Ask for ``batch`` rendered: each a template's source and its variables."""
-        self._start().send(list(batch))
+        process = self._start()
+        assert process.stdin is not None
+        try:
+            process.stdin.write(json.dumps(list(batch), default=_placeholder) + "\n")
+            process.stdin.flush()
+        except OSError:
+            self.close()  # the worker is gone: receive says so
 
     def receive(self) -> list[str | RenderFailure]:
-        """The answer to the last :meth:`send`, or one ``timeout`` failure (the worker
-        killed) when it does not come within the deadline."""
-        connection = self._start()
-        if connection.poll(self.seconds):
-            try:
-                return connection.recv()
-            except EOFError:
-                self.close()
-                return [RenderFailure("memory", "the worker ended")]
-        self.close()
-        return [RenderFailure("timeout", f"{self.seconds:g} s")]
+        """The answer to the last :meth:`send`, or one failure: ``timeout`` (the worker
+        killed) when it does not come within the deadline, ``ended`` when the worker
+        ended without answering."""
+        try:
+            line = self._answers.get(timeout=self.seconds)
+        except queue.Empty:
+            self.close()
+            return [RenderFailure("timeout", f"{self.seconds:g} s")]
+        if line is None:
+            self.close()
+            return [RenderFailure("ended", "")]
+        return [RenderFailure(*found["failure"]) if "failure" in found else found["text"] for found in json.loads(line)]
 
     def render(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> list[str | RenderFailure]:
         """:meth:`send`, then :meth:`receive`."""
@@ -267,7 +295,20 @@ class Renderer:
         """End the worker (killed: it may be in a template's endless loop)."""
         if self._process is not None:
             self._process.kill()
-            self._process.join()
-        if self._connection is not None:
-            self._connection.close()
-        self._process = self._connection = None
+            self._process.wait()
+            for stream in (self._process.stdin, self._process.stdout):
+                if stream is not None:
+                    stream.close()
+        self._process = None
+        self._answers = queue.Queue()
+
+
+def _read(process: subprocess.Popen[str], answers: queue.Queue[str | None]) -> None:
+    """Each line the worker writes, into ``answers``; ``None`` when it ends."""
+    assert process.stdout is not None
+    try:
+        for line in process.stdout:
+            answers.put(line)
+    except (OSError, ValueError):
+        pass  # closed by close(): the worker was killed
+    answers.put(None)

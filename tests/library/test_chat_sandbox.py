@@ -7,6 +7,8 @@ renders again after one was stopped.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -66,6 +68,8 @@ def test_the_worker_renders_again_after_a_stopped_template():
         (stopped,) = renderer.render([(endless, {})])
         assert isinstance(stopped, RenderFailure) and stopped.kind == "timeout"
         assert renderer.render([("{{ a }}-{{ b | tojson }}", {"a": "ok", "b": ["é"]})]) == ['ok-["é"]']
+        # What is not plain data reaches a template as its type's name, as in transformers.
+        assert renderer.render([("{{ a }}", {"a": object()})]) == ["<object>"]
     finally:
         renderer.close()
 
@@ -111,3 +115,15 @@ def test_a_caller_that_stops_early_leaves_no_answer_behind(tmp_path):
         assert again.rendered == "afresh"
     finally:
         chat.close()
+
+
+def test_a_script_without_a_main_guard_can_encode(tmp_path):
+    # multiprocessing's spawn would run such a script again in its child; the worker
+    # is a plain new interpreter, so the script, read from standard input too, runs once.
+    code = (
+        "from glassllm.chat import conversation_from, encode_chat, load_chat_format\n"
+        f"chat = load_chat_format({str(model_file('llama3'))!r})\n"
+        "print(encode_chat(chat, conversation_from([{'role': 'user', 'content': 'hi'}], 'x')).count)\n"
+    )
+    found = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert (found.returncode, found.stdout) == (0, "11\n"), found.stderr
