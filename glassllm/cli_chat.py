@@ -50,11 +50,11 @@ def encoding_json(encoding: ChatEncoding) -> dict[str, object]:
     """One conversation as ``glassllm chat --json`` prints it."""
     tokens = [
         {
-            "id": token.id,
-            "piece": token.piece,
-            "source": "template" if token.source is None else token.source._asdict(),
+            "id": token_id,
+            "piece": piece,
+            "source": "template" if source is None else {"message": source[0], "start": source[1], "end": source[2]},
         }
-        for token in encoding.tokens
+        for token_id, piece, source, _, _ in encoding.tokens
     ]
     return {
         "ids": encoding.ids,

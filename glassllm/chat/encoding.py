@@ -11,10 +11,12 @@ message's, its offsets those of the content's share of it.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from glassllm.chat.conversation import Conversation
 from glassllm.chat.mistral import MistralFormat, mistral_format, mistral_parts
@@ -53,6 +55,11 @@ class ChatToken(NamedTuple):
     source: TokenSource | None
     start: int
     end: int
+
+
+_CHAT_TOKEN = cast(
+    "Callable[[tuple[int, str, TokenSource | None, int, int]], ChatToken]", partial(tuple.__new__, ChatToken)
+)
 
 
 @dataclass(frozen=True)
@@ -216,21 +223,24 @@ def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], chan
 
 def _trace(tokenizer: ModelTokenizer, text: str, placed: list[Placed], base: int) -> list[ChatToken]:
     """The tokens of ``text`` with their sources; ``base``: where ``text`` starts in the
-    rendered prompt."""
-    placed = [stretch for stretch in placed if stretch.end > stretch.start]  # an empty content has no token
-    tokens = []
-    at = 0
-    for span in tokenizer.encode_spans(text):
-        while at < len(placed) and placed[at].end <= span.start:
-            at += 1
-        source = None
-        if at < len(placed) and placed[at].start < span.end and span.start < placed[at].end:
-            stretch = placed[at]
-            start, end = max(span.start, stretch.start), min(span.end, stretch.end)
-            shift = stretch.offset - stretch.start
-            source = TokenSource(stretch.message, start + shift, end + shift)
-        tokens.append(ChatToken(span.id, span.piece, source, base + span.start, base + span.end))
-    return tokens
+    rendered prompt. A token that holds no character (SentencePiece's dummy prefix) is
+    the template's."""
+    ids, pieces, starts, ends, _ = tokenizer.encode_columns(text)
+    sources: list[TokenSource | None] = [None] * len(ids)
+    for stretch in placed:
+        # The tokens that overlap the stretch: offsets only grow, token after token.
+        first = bisect_right(ends, stretch.start)
+        shift = stretch.offset - stretch.start
+        for number in range(first, bisect_left(starts, stretch.end, first)):
+            start, end = starts[number], ends[number]
+            if sources[number] is None and start < end:
+                sources[number] = TokenSource(
+                    stretch.message, max(start, stretch.start) + shift, min(end, stretch.end) + shift
+                )
+    if base:
+        starts, ends = [start + base for start in starts], [end + base for end in ends]
+    # Built by tuple.__new__ in C, not a call per token: the records are most of the cost.
+    return list(map(_CHAT_TOKEN, zip(ids, pieces, sources, starts, ends, strict=True)))
 
 
 def _mistral(tokenizer: ModelTokenizer, chat: MistralFormat, conversation: Conversation, sources: bool) -> ChatEncoding:
