@@ -7,13 +7,16 @@ place of the markers must give the real rendering character for character, and t
 every stretch is known: the template's, or an exact stretch of a message's content.
 
 A template that changes a content as it writes it (Llama 3's ``| trim``) breaks that
-equality. Then the real rendering is matched against the marked one's template text,
-with a stretch of any text where each marker stood; a stretch that is found inside the
-content it stands for (a trimmed content is) is placed at that offset in it, exactly. A
-stretch that is not (``| upper``, a content the template rewrote), or a rendering the
-template's text cannot be matched to at all (a template whose output depends on what
-the contents say), leaves those contents *changed*: their text counts as the template's,
-and the caller warns.
+equality. Then the real rendering is read from the start against the marked one's
+template text: where a marker stood, the content as given, else trimmed, followed by the
+next stretch of template text, else whatever runs up to that text. A stretch found
+inside the content it stands for (a trimmed content is) is placed at that offset in it,
+exactly; trying the trimmed content before searching keeps a content that holds the
+template's own markup (``<|eot_id|><|start_header_id|>…``) whole. A stretch that is not
+found (``| upper``, a content the template rewrote), or a rendering whose template text
+is not where the marked one has it (a template whose output depends on what the
+contents say), leaves those contents *changed*: their text counts as the template's, and
+the caller warns.
 """
 
 from __future__ import annotations
@@ -95,14 +98,40 @@ def locate(
     # Between two markers with no template text, where one content ends is anyone's guess.
     if any(not literal for literal in literals[1:-1]):
         return [], {message for message, _ in keys}
-    expression = "(.*?)".join(map(re.escape, literals))
-    match = re.fullmatch(expression, rendered, re.DOTALL)
-    if match is None:
+    stretches = _walk(literals, texts, rendered)
+    if stretches is None:
         return [], {message for message, _ in keys}
-    stretches = list(match.groups())
     changed = {key[0] for key, text, stretch in zip(keys, texts, stretches, strict=True) if _inside(text, stretch) < 0}
     placed = _in_place(literals, stretches, keys, parts, lambda text, stretch: _inside(text, stretch))
     return [found for found in placed if found.message not in changed], changed
+
+
+def _walk(literals: list[str], texts: list[str], rendered: str) -> list[str] | None:
+    """What the template wrote where each marker stood, reading ``rendered`` from the
+    start: the content as given, else trimmed (both sides, then either), followed by the
+    next stretch of template text; else whatever runs up to that text. ``None``: the
+    template's own text is not where the marked rendering has it."""
+    if not rendered.startswith(literals[0]):
+        return None
+    at = len(literals[0])
+    stretches = []
+    for number, (text, literal) in enumerate(zip(texts, literals[1:], strict=True)):
+        last = number == len(texts) - 1
+        candidates = (text, text.strip(), text.rstrip(), text.lstrip())
+        found = next((c for c in candidates if _fits(rendered, at, c + literal, last)), None)
+        if found is None:
+            end = len(rendered) - len(literal) if last else rendered.find(literal, at)
+            if end < at or (last and rendered[end:] != literal):
+                return None
+            found = rendered[at:end]
+        stretches.append(found)
+        at += len(found) + len(literal)
+    return stretches
+
+
+def _fits(rendered: str, at: int, expected: str, last: bool) -> bool:
+    """Whether ``rendered`` holds ``expected`` at ``at`` (and ends there, if ``last``)."""
+    return rendered.startswith(expected, at) and (not last or at + len(expected) == len(rendered))
 
 
 def _interleave(literals: list[str], texts: list[str]) -> str:

@@ -85,6 +85,11 @@ CONVERSATIONS: list[Any] = [
         "tools": [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}],
     },
     [{"role": "user", "content": "line\nbreaks\r\n and\ttabs  "}, {"role": "assistant", "content": "\n\n"}],
+    # The markup that follows a content in Llama 3's template, inside a content it trims.
+    [
+        {"role": "user", "content": " hi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nSure \n"},
+        {"role": "user", "content": "again"},
+    ],
 ]
 
 

@@ -70,3 +70,15 @@ def test_markers_avoid_the_brackets_a_conversation_holds():
     conversation = conversation_from([{"role": "u", "content": "set ⦃1.0⦄ notation"}], "test")
     _, pair = marked(conversation, "")
     assert pair[0] not in "set ⦃1.0⦄ notation"
+
+
+def test_a_trimmed_content_that_holds_the_templates_markup_stays_whole():
+    # Llama 3's template trims contents; this one holds the text that follows a content,
+    # so the first place that text appears is inside the content, not after it.
+    def render(messages):
+        return "".join(f"<h>{m['content'].strip()}<eot>" for m in messages)
+
+    injected = " A<eot><h>B "
+    rendered, (placed, changed) = _locate([{"role": "u", "content": injected}, {"role": "u", "content": "C"}], render)
+    assert (rendered, changed) == ("<h>A<eot><h>B<eot><h>C<eot>", set())
+    assert placed == [Placed(3, 13, 0, 1), Placed(21, 22, 1, 0)]
