@@ -25,8 +25,9 @@ from glassllm.chat import (
 )
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
 from glassllm.packaged import PACKAGED, load_own_tokenizer, load_tokenizer, packaged, packaged_path
-from glassllm.protocol import AnyTokenizer
-from glassllm.tokenizer import ChunkExplanation, MergeStep, Span, Tokenizer, TokenSpan
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, Span, TokenSpan
+from glassllm.tokenizer import Tokenizer
 
 __all__ = [
     "PACKAGED",

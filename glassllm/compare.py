@@ -7,7 +7,7 @@ and IDs. Nothing here re-implements a stage: each tokenizer's
 :meth:`~glassllm.Tokenizer.encode_spans` does the whole pipeline, and its spans are grouped
 by their chunk index.
 
-A real model's tokenizer (:mod:`glassllm.models`) cuts text with its own pre-tokenizer,
+A real model's tokenizer (:mod:`glassllm.formats`) cuts text with its own pre-tokenizer,
 so beside glassllm's or another model's the rows are the stretches of text where every
 tokenizer's chunks meet: still whole chunks of each, lined up on the text as given.
 
@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from glassllm.chunks import mark_spaces
-from glassllm.protocol import AnyTokenizer
-from glassllm.tokenizer import ChunkExplanation, MergeStep, TokenSpan
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.chunks import mark_spaces
+from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan
 
 __all__ = ["ComparedChunk", "Comparison", "TokenizerTotals", "by_difference", "compare"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from glassllm.models import load_model
-from glassllm.problems import Locale, describe, problem
-from glassllm.protocol import AnyTokenizer
+from glassllm.formats.load import load_model
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.shown.problems import Locale, describe, problem
 from glassllm.tokenizer import Tokenizer
 
 __all__ = ["PACKAGED", "load_own_tokenizer", "load_problem", "load_tokenizer", "own_only", "packaged", "packaged_path"]
@@ -65,5 +65,5 @@ def own_only(tokenizer: AnyTokenizer, name: str | Path) -> Tokenizer:
 
 def load_problem(error: Exception, locale: Locale = "en") -> str:
     """What went wrong in :func:`load_tokenizer`, for a person, in ``locale`` ("pt" or
-    "en"): see :func:`glassllm.problems.describe`."""
+    "en"): see :func:`glassllm.shown.problems.describe`."""
     return describe(error, locale)

@@ -13,33 +13,28 @@ byte fallback.
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from itertools import accumulate, chain, islice, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple, Protocol, TypeVar
+from typing import NamedTuple, TypeVar
 
-from glassllm.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
 from glassllm.caches import LruCache
-from glassllm.chunks import SPACE, chunk_text, pre_tokenize
-from glassllm.counting import count_chunks
-from glassllm.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
-from glassllm.hf import save_hf
-from glassllm.problems import problem
-from glassllm.specials import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, UNK_TEXT
+from glassllm.formats.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
+from glassllm.formats.hf_export import save_hf
+from glassllm.pipeline.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
+from glassllm.pipeline.chunks import SPACE, chunk_text, pre_tokenize
+from glassllm.pipeline.specials import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, UNK_TEXT
+from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan, as_ids, require_text
+from glassllm.shown.problems import problem
+from glassllm.training.chunk_counting import count_chunks
 
 __all__ = [
     "SPACE",
     "SPECIALS",
     "UNK_ID",
     "UNK_TEXT",
-    "ChunkExplanation",
-    "MergeStep",
-    "Span",
-    "TokenSpan",
     "Tokenizer",
     "pre_tokenize",
 ]
@@ -61,66 +56,6 @@ class _Encoded(NamedTuple):
     ids: tuple[int, ...]
     pieces: tuple[str, ...]
     firsts: tuple[int, ...]  # 1 for the chunk's first token, then 0s
-
-
-class TokenSpan(NamedTuple):
-    """One token of :meth:`Tokenizer.encode_spans`.
-
-    ``start`` and ``end`` are code-point offsets into the text as given (before NFC);
-    ``chunk`` is the index of the chunk the token belongs to. ``piece`` is the piece as
-    BPE produced it, so for an ``<unk>`` token it is the unknown character itself.
-    """
-
-    id: int
-    piece: str
-    start: int
-    end: int
-    chunk: int
-
-
-class Span(Protocol):
-    """A token placed in a text, as code that shows tokens reads it: its ID and piece,
-    its code-point offsets ``[start, end)`` and the index of its chunk.
-
-    :class:`TokenSpan` is one; so is any record with these fields, such as the language
-    server's spans of one line (offsets within the line)."""
-
-    @property
-    def id(self) -> int: ...
-    @property
-    def piece(self) -> str: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
-    @property
-    def chunk(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class MergeStep:
-    """One step of BPE on a chunk: every occurrence of ``pair`` became ``result``."""
-
-    rank: int
-    pair: Pair
-    result: str
-    count: int | None  # how often training saw the pair when it chose it, if recorded
-    pieces: list[str]  # the chunk's pieces after this step
-    score: float | None = None  # a SentencePiece model's score of ``result`` (it orders the merges)
-
-
-@dataclass(frozen=True)
-class ChunkExplanation:
-    """How one chunk became tokens: its characters, each merge step, the final pieces."""
-
-    index: int
-    chunk: str
-    start: int  # code-point offsets of the chunk in the text as given
-    end: int
-    characters: list[str]
-    steps: list[MergeStep]
-    pieces: list[str]
-    ids: list[int]
 
 
 class Tokenizer:
@@ -179,7 +114,7 @@ class Tokenizer:
         alphabet, or when ``text`` holds a lone surrogate (it is not Unicode text, and no
         tokenizer file could store it). ``progress(done, total)`` is called after each merge.
         """
-        _require_text(text)
+        require_text(text)
         surrogate = _SURROGATE.search(text)
         if surrogate is not None:
             offset = surrogate.start()
@@ -190,8 +125,8 @@ class Tokenizer:
     def train_from_counts(
         cls, counts: Mapping[str, int], vocab_size: int, *, progress: Progress | None = None
     ) -> Tokenizer:
-        """Learn a tokenizer from chunk counts, as :func:`glassllm.counting.count_chunks`
-        (or :func:`~glassllm.counting.count_files`) returns them, possibly summed over parts
+        """Learn a tokenizer from chunk counts, as :func:`glassllm.training.chunk_counting.count_chunks`
+        (or :func:`~glassllm.training.chunk_counting.count_files`) returns them, possibly summed over parts
         of a corpus counted elsewhere. ``train(text, n)`` is ``train_from_counts(
         count_chunks(text), n)``; chunks must not be empty and counts must be positive.
         """
@@ -222,7 +157,7 @@ class Tokenizer:
 
     def encode(self, text: str) -> list[int]:
         """Token IDs of ``text``: no BOS, EOS or padding, no length limit."""
-        _require_text(text)
+        require_text(text)
         chunks = chunk_text(text).chunks
         return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
 
@@ -232,7 +167,7 @@ class Tokenizer:
         Spans are in order, never overlap and together cover ``text``. Where NFC merged
         several code points into one, the token holding it covers all of them.
         """
-        _require_text(text)
+        require_text(text)
         chunked = chunk_text(text)
         entries = self._cached(chunked.chunks, self._cache)
         # Chunks tile the normalized text, so token boundaries are running sums of piece
@@ -265,7 +200,7 @@ class Tokenizer:
 
     def explain(self, text: str) -> list[ChunkExplanation]:
         """Every chunk of ``text`` with each merge step: rank, pair, result, training count."""
-        _require_text(text)
+        require_text(text)
         explanations = []
         for index, (chunk, start, end) in enumerate(chunk_text(text).spans()):
             pieces, applied = apply_merges(chunk, self.ranks)
@@ -282,7 +217,7 @@ class Tokenizer:
 
     def chunk_spans(self, text: str) -> list[tuple[str, int, int]]:
         """Each chunk of ``text`` (after NFC, spaces as ``▁``) with its ``[start, end)`` in ``text``."""
-        _require_text(text)
+        require_text(text)
         return list(chunk_text(text).spans())
 
     def readable(self, piece: str) -> str:
@@ -291,7 +226,7 @@ class Tokenizer:
 
     def derivation(self, piece: str) -> list[tuple[str, str, str]]:
         """How ``piece`` is built: ``(result, left, right)`` merges, the last one first."""
-        _require_text(piece)
+        require_text(piece)
         applied = apply_merges(piece, self.ranks)[1]
         return [(left + right, left, right) for left, right in reversed(applied)]
 
@@ -323,13 +258,13 @@ class Tokenizer:
 
     def tokens(self, ids: Iterable[int]) -> list[str]:
         """The vocabulary entry of each ID (list indexing: negative IDs count from the end)."""
-        ids = _as_ids(ids)
+        ids = as_ids(ids)
         vocab = self.vocab
         return [vocab[token_id] for token_id in ids]
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of ``ids``: ``<unk>`` shows as ⁇, other specials vanish, ▁ becomes a space."""
-        ids = _as_ids(ids)
+        ids = as_ids(ids)
         surfaces = self._surfaces
         return "".join([surfaces[token_id] for token_id in ids])
 
@@ -342,7 +277,7 @@ class Tokenizer:
     def save_hf(self, path: str | Path) -> None:
         """Write the tokenizer as a Hugging Face ``tokenizers`` file (``tokenizer.json``),
         atomically; ``tokenizers.Tokenizer.from_file`` then encodes and decodes as this
-        tokenizer does (:mod:`glassllm.hf` says where it cannot)."""
+        tokenizer does (:mod:`glassllm.formats.hf_export` says where it cannot)."""
         save_hf(path, self.vocab, self.merges)
 
     @classmethod
@@ -355,17 +290,3 @@ class Tokenizer:
 # Surrogates are UTF-16's halves of a code point: a Python str can hold one alone (from a
 # JSON escape, or bytes decoded with surrogateescape), but no UTF-8 text can.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _require_text(text: object) -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"expected text as str, got {type(text).__name__}")
-
-
-def _as_ids(ids: object) -> list[int]:
-    if isinstance(ids, (str, bytes, bytearray)):
-        raise TypeError(f"expected a sequence of token IDs (int), got {type(ids).__name__}")
-    try:
-        return [operator.index(token_id) for token_id in ids]  # type: ignore[attr-defined]
-    except TypeError:
-        raise TypeError(f"expected a sequence of token IDs (int), got {ids!r:.80}") from None

@@ -3,11 +3,8 @@
 People send a model a conversation, and its chat template wraps it in tokens they never
 typed. :func:`encode_chat` renders a conversation as transformers' ``apply_chat_template``
 renders it and tokenizes it as it does (the same IDs), and says of every token whether
-the template wrote it or which message's content it holds, at which offsets.
-
->>> chat = load_chat_format("tokenizer.json")  # doctest: +SKIP
->>> encoding = encode_chat(chat, conversation_from([{"role": "user", "content": "Hi"}], "example"))  # doctest: +SKIP
->>> encoding.count, encoding.template_count  # doctest: +SKIP
+the template wrote it or which message's content it holds, at which offsets:
+``encode_chat(load_chat_format("tokenizer.json"), conversation_from(messages, "here"))``.
 """
 
 from glassllm.chat.conversation import Conversation, conversation_from, read_conversation, read_dataset

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from glassllm.files import read_bounded
-from glassllm.problems import os_problem, problem
+from glassllm.formats.files import read_bounded
+from glassllm.shown.problems import os_problem, problem
 
 __all__ = ["Conversation", "conversation_from", "is_dataset", "read_conversation", "read_dataset"]
 

@@ -23,10 +23,10 @@ from glassllm.chat.mistral import MistralFormat, mistral_format, mistral_parts
 from glassllm.chat.provenance import Placed, locate, marked
 from glassllm.chat.sandbox import Renderer, RenderFailure
 from glassllm.chat.template import ChatTemplate, find_template
-from glassllm.models import load_model, model_kind, read_model_file
-from glassllm.models.base import ModelTokenizer
-from glassllm.models.hub import PREFIX, resolve
-from glassllm.problems import problem
+from glassllm.formats.hub import PREFIX, resolve
+from glassllm.formats.load import load_model, model_kind, read_model_file
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.shown.problems import problem
 
 __all__ = ["ChatEncoding", "ChatFormat", "ChatToken", "TokenSource", "encode_chat", "encode_chats", "load_chat_format"]
 

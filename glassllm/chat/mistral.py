@@ -34,9 +34,9 @@ from pathlib import Path
 
 from glassllm.chat.conversation import Conversation
 from glassllm.chat.provenance import Placed
-from glassllm.files import read_bounded_bytes
-from glassllm.models.base import ModelTokenizer
-from glassllm.problems import problem
+from glassllm.formats.files import read_bounded_bytes
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.shown.problems import problem
 
 __all__ = ["MistralFormat", "Text", "mistral_format", "mistral_parts"]
 

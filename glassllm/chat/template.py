@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from glassllm.files import read_bounded
-from glassllm.problems import problem
+from glassllm.formats.files import read_bounded
+from glassllm.shown.problems import problem
 
 __all__ = ["ChatTemplate", "find_template"]
 

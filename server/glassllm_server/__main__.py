@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
     if confined_to is not None:
-        server.confined_to = confined_to
+        server.session.confined_to = confined_to
         server.start_tcp(arguments.host, arguments.port)
     else:
         server.start_io()

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 
 from glassllm import Span
-from glassllm_server.document import AnyLineTokens
+from glassllm_server.line_tokens import AnyLineTokens
 from glassllm_server.positions import Encoding, columns_to_units, content_length
 
 __all__ = ["BAND_LIMIT", "TOKEN_TYPES", "Band", "delta_edits", "encode_bands", "line_bands", "window_bands"]

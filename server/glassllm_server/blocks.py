@@ -4,13 +4,13 @@ A real model's pre-tokenizer can cross a line break (Llama 3's ``\\s*[\\r\\n]+``
 chunk of ``".\\n\\n"``; GPT-2's ``\\s+(?!\\S)`` takes the next line's indentation), and
 SentencePiece adds its dummy prefix at the start of the whole text only. So lines are not
 tokenized one by one: the document is cut where the model itself says cutting changes
-nothing (:meth:`~glassllm.models.ModelTokenizer.can_cut`: the tokens of the two sides,
+nothing (:meth:`~glassllm.formats.model_tokenizer.ModelTokenizer.can_cut`: the tokens of the two sides,
 the second tokenized as a continuation, are those of the whole), and each run of lines
 between two cuts — a block, mostly one line or a paragraph's few — is tokenized whole.
 An edit re-tokenizes the blocks it touches (see ``document._Version.replaced``).
 A block longer than :data:`LONG_BLOCK` characters (a line of a megabyte) is tokenized in
 segments, cut inside its lines where the model says that changes nothing either
-(:meth:`~glassllm.models.ModelTokenizer.can_cut_within`): an edit then re-tokenizes the
+(:meth:`~glassllm.formats.model_tokenizer.ModelTokenizer.can_cut_within`): an edit then re-tokenizes the
 segment it touched, and the others are found again in a cache.
 
 Each line then keeps its part of its block's tokens (:class:`ModelLineTokens`), with the
@@ -31,10 +31,9 @@ from itertools import accumulate, chain, compress, pairwise
 from operator import ne
 from typing import NamedTuple
 
-from glassllm.models import ModelTokenizer
-from glassllm.models.base import CUT_WITHIN_CONTEXT, TokenColumns
-from glassllm.normalize import common_prefix, common_suffix
-from glassllm.tokenizer import TokenSpan
+from glassllm.formats.model_tokenizer import CUT_WITHIN_CONTEXT, ModelTokenizer, TokenColumns
+from glassllm.pipeline.normalize import common_prefix, common_suffix
+from glassllm.pipeline.tokens import TokenSpan
 
 __all__ = [
     "Block",
@@ -241,25 +240,54 @@ def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bo
     line_starts = list(accumulate(map(len, lines), initial=0))
     block = Block(tokenizer, text, at_start, line_starts)
     columns = tokenizer.encode_columns(text, at_start=at_start)
-    ids, pieces, starts, ends, chunks = columns
     if len(lines) == 1:
         # Most blocks: nothing to share out.
+        chunks = columns.chunks
         firsts = map(ne, chunks, chain((-1,), chunks))
-        return (ModelLineTokens(block, columns, len(text), 0, compress(starts, firsts), (False, 0), 0, 0),)
-    parts = [TokenColumns([], [], [], [], []) for _ in lines]
-    chunk_starts: list[list[int]] = [[] for _ in lines]
-    chunk_base = [0] * len(lines)
-    # Per line: whether a token from above reaches it, and the index in the chunk
-    # carried in of the line's first token of that chunk.
-    carried: list[tuple[bool, int] | None] = [None] * len(lines)
-    started = [0] * len(lines)  # tokens that start on each line
+        return (ModelLineTokens(block, columns, len(text), 0, compress(columns.starts, firsts), (False, 0), 0, 0),)
+    shares = _share_out(columns, line_starts)
+    token_base = list(accumulate(shares.started, initial=0))
+    return tuple(
+        ModelLineTokens(
+            block,
+            shares.parts[number],
+            len(line),
+            shares.chunk_base[number],
+            shares.chunk_starts[number],
+            shares.carried[number] or (False, 0),
+            number,
+            token_base[number],
+        )
+        for number, line in enumerate(lines)
+    )
+
+
+class _Shares:
+    """A block's tokens shared out to its lines, each line's in its own columns."""
+
+    def __init__(self, count: int) -> None:
+        self.parts = [TokenColumns([], [], [], [], []) for _ in range(count)]
+        self.chunk_starts: list[list[int]] = [[] for _ in range(count)]
+        self.chunk_base = [0] * count  # the block's number of each line's first chunk
+        # Per line: whether a token from above reaches it, and the index in the chunk
+        # carried in of the line's first token of that chunk.
+        self.carried: list[tuple[bool, int] | None] = [None] * count
+        self.started = [0] * count  # tokens that start on each line
+
+
+def _share_out(columns: TokenColumns, line_starts: list[int]) -> _Shares:
+    """Each token goes to the line it starts on, a column span of each line it reaches
+    after (as a token of no chunk of that line: -1); each chunk to the line it starts on."""
+    count = len(line_starts) - 1
+    shares = _Shares(count)
+    parts, chunk_starts, chunk_base, carried = shares.parts, shares.chunk_starts, shares.chunk_base, shares.carried
     home_line = -1  # where the current chunk starts
     piece_index = 0
     last_chunk = -1
-    for token_id, piece, start, end, chunk in zip(ids, pieces, starts, ends, chunks, strict=True):
-        line = min(bisect_right(line_starts, start) - 1, len(lines) - 1)
+    for token_id, piece, start, end, chunk in zip(*columns, strict=True):
+        line = min(bisect_right(line_starts, start) - 1, count - 1)
         offset = line_starts[line]
-        started[line] += 1
+        shares.started[line] += 1
         if chunk != last_chunk:
             last_chunk, piece_index, home_line = chunk, 0, line
             if not chunk_starts[line]:
@@ -267,25 +295,16 @@ def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bo
             chunk_starts[line].append(start - offset)
         if home_line != line and carried[line] is None:
             carried[line] = (False, piece_index)
-        if home_line != line and carried[line] is None:
-            carried[line] = (False, piece_index)
-        _append(
-            parts[line],
-            token_id,
-            piece,
-            start - offset,
-            min(end, line_starts[line + 1]) - offset,
-            chunk - chunk_base[line] if home_line == line else -1,
-        )
+        local_chunk = chunk - chunk_base[line] if home_line == line else -1
+        _append(parts[line], token_id, piece, start - offset, min(end, line_starts[line + 1]) - offset, local_chunk)
         following = line + 1
-        while following < len(lines) and end > line_starts[following]:
+        while following < count and end > line_starts[following]:
             # The part of a token that crosses a line break, on each line it reaches.
             part_end = min(end, line_starts[following + 1]) - line_starts[following]
             _append(parts[following], token_id, piece, 0, part_end, -1)
             carried[following] = (True, piece_index)
             following += 1
         piece_index += 1
-    token_base = list(accumulate(started, initial=0))
     last = -1  # the last chunk started so far
     for number, found in enumerate(chunk_starts):
         if found:
@@ -293,19 +312,7 @@ def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bo
         else:
             # No chunk starts here: the one carried in is the last one started above.
             chunk_base[number] = last + 1
-    return tuple(
-        ModelLineTokens(
-            block,
-            parts[number],
-            len(line),
-            chunk_base[number],
-            chunk_starts[number],
-            carried[number] or (False, 0),
-            number,
-            token_base[number],
-        )
-        for number, line in enumerate(lines)
-    )
+    return shares
 
 
 def _append(columns: TokenColumns, token_id: int, piece: str, start: int, end: int, chunk: int) -> None:

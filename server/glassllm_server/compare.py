@@ -25,17 +25,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from glassllm import PACKAGED, AnyTokenizer, ChunkExplanation, ComparedChunk, Tokenizer, by_difference
-from glassllm.bpe import apply_merges
 from glassllm.caches import LruCache
-from glassllm.chunks import SPACE, pre_tokenize
-from glassllm.models import ModelTokenizer
-from glassllm.tokenizer import SPECIALS, UNK_ID, TokenSpan
-from glassllm_server.document import LONG_LINE, Document, segment_bounds
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.pipeline.bpe import apply_merges
+from glassllm.pipeline.chunks import SPACE, pre_tokenize
+from glassllm.pipeline.tokens import TokenSpan
+from glassllm.tokenizer import SPECIALS, UNK_ID
+from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.explanation import Explanation
 from glassllm_server.gaps import Gaps
+from glassllm_server.line_tokens import LONG_LINE, segment_bounds
 
 __all__ = [
-    "COMPARE_TOKENIZERS",
     "AnyCompared",
     "CompareSet",
     "ComparedCounts",
@@ -48,7 +49,6 @@ __all__ = [
     "default_compare_with",
 ]
 
-COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
 
 # The caches' bounds (docs/server.md, "Memory"): lines' counts by the lines'
 # characters, as the document's line cache; chunks' counts (about 90 bytes each) as many
@@ -99,7 +99,7 @@ class ComparedTokenizer:
         self._chunk_counts: LruCache[str, int] = LruCache(CHUNK_COUNT_LIMIT)
         self._known = frozenset(tokenizer.vocab[len(SPECIALS) :])
 
-    def document(self, document: Document) -> DocumentCounts:
+    def document(self, document: ReadOnlyDocument) -> DocumentCounts:
         """This tokenizer's counts for ``document`` as it is (a snapshot keeps its own),
         carried through the document's edits from now on."""
         return document.line_state(self, DocumentCounts)
@@ -215,7 +215,7 @@ class ComparedModel:
         self._blocks: LruCache[tuple[str, bool], tuple[int, ...]] = LruCache(LINE_CACHE_CHARACTERS, _block_weight)
         self._chunks: LruCache[str, tuple[tuple[str, ...], tuple[int, ...]]] = LruCache(HOVER_CHUNK_LIMIT)
 
-    def document(self, document: Document) -> DocumentCounts:
+    def document(self, document: ReadOnlyDocument) -> DocumentCounts:
         """This tokenizer's counts for ``document`` as it is, carried through its edits."""
         return document.line_state(self, DocumentCounts)
 

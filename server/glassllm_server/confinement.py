@@ -18,14 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from glassllm.problems import Problem, describe
+from glassllm.shown.problems import Problem, describe
 from glassllm_server.messages import Locale, Messages
-from glassllm_server.protocol import RequestFailed
-
-if TYPE_CHECKING:
-    from glassllm_server.server import GlassServer
+from glassllm_server.protocol.errors import RequestFailed
 
 __all__ = ["OutsideWorkspace", "check_inside", "inside", "quiet_problem"]
 
@@ -40,14 +36,13 @@ def inside(path: Path, folders: Sequence[Path]) -> bool:
     return any(resolved.is_relative_to(folder) for folder in folders)
 
 
-def check_inside(server: GlassServer, path: Path) -> None:
-    """Raise :class:`RequestFailed` when the server listens on TCP and ``path`` (after
-    resolving links) is outside its workspace folders."""
-    folders = server.confined_to
+def check_inside(path: Path, folders: Sequence[Path] | None, messages: Messages) -> None:
+    """Raise :class:`RequestFailed` (in ``messages``' language) when the server is
+    confined to ``folders`` (over TCP) and ``path``, its links resolved, is outside them."""
     if folders is None or inside(path, folders):
         return
     shown = ", ".join(str(folder) for folder in folders)
-    raise RequestFailed(server.messages("path.outside", path=path, folders=shown))
+    raise RequestFailed(messages("path.outside", path=path, folders=shown))
 
 
 class OutsideWorkspace(ValueError):

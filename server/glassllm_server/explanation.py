@@ -17,14 +17,16 @@ from itertools import accumulate
 from typing import Any
 
 from glassllm import ChunkExplanation, Tokenizer
-from glassllm.chunks import chunk_text
-from glassllm.models import ModelTokenizer
-from glassllm_server.positions import content_length
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.pipeline.chunks import chunk_text
+from glassllm_server.document import ReadOnlyDocument
+from glassllm_server.positions import Point, content_length
 
 __all__ = [
     "CHUNK_LIMIT",
     "ExplainedChunk",
     "Explanation",
+    "explain_document",
     "explain_model_selection",
     "explain_selection",
     "explanation_data",
@@ -135,57 +137,84 @@ def explain_model_selection(
     total = 0
     line = start[0]
     while line <= end[0]:
-        first, stop = block_of(line)
-        lines = [line_text(number) for number in range(first, stop)]
-        starts = list(accumulate(map(len, lines), initial=0))
-        text = "".join(lines)
-        low = starts[start[0] - first] + start[1] if start[0] >= first else 0
-        high = starts[end[0] - first] + end[1] if end[0] < stop else len(text)
-
-        def point(offset: int, first: int = first, starts: list[int] = starts) -> tuple[int, int]:
-            number = min(bisect_right(starts, offset) - 1, len(starts) - 2)
-            return first + number, offset - starts[number]
-
-        at_start = first == 0
+        block = _Block.read(line_text, *block_of(line))
+        selected = block.offset(start, 0), block.offset(end, len(block.text))
         touched = [
             (chunk_start, chunk_end)
-            for _, chunk_start, chunk_end in tok.chunk_spans(text, at_start=at_start)
-            if chunk_start < high and low < chunk_end
+            for _, chunk_start, chunk_end in tok.chunk_spans(block.text, at_start=block.first == 0)
+            if chunk_start < selected[1] and selected[0] < chunk_end
         ]
         total += len(touched)
         if touched and len(chunks) < limit:
-            explained = {item.start: item for item in tok.explain(text, at_start=at_start)}
-            for chunk_start, chunk_end in touched[: limit - len(chunks)]:
-                item = explained[chunk_start]
-                cut = low > chunk_start or high < chunk_end
-                part_start, part_end = max(low, chunk_start), min(high, chunk_end)
-                part = text[part_start:part_end]
-                alone = (
-                    [(span.piece, span.id) for span in tok.encode_spans(part, at_start=at_start and part_start == 0)]
-                    if cut
-                    else []
-                )
-                (chunk_line, column), (end_line, end_column) = point(chunk_start), point(chunk_end)
-                if end_line > chunk_line and end_column == 0 and end_line == chunk_line + 1:
-                    # Ends with its own line's ending: a column of its line, as glassllm's own.
-                    end_line, end_column = chunk_line, len(lines[chunk_line - first])
-                crossing = end_line > chunk_line and (end_column > 0 or end_line > chunk_line + 1)
-                chunks.append(
-                    ExplainedChunk(
-                        line=chunk_line,
-                        start=column,
-                        end=end_column,
-                        text=text[chunk_start:chunk_end],
-                        explanation=item,
-                        cut=cut,
-                        selected=part,
-                        alone=alone,
-                        end_line=end_line if crossing else None,
-                        last=point(chunk_end - 1) if crossing else None,
-                    )
-                )
-        line = stop
+            chunks += _block_chunks(tok, block, touched[: limit - len(chunks)], selected)
+        line = block.stop
     return Explanation(chunks, total, start, end, _last_character(line_text, start, end))
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A block of lines of a real model's document, read as one text."""
+
+    first: int  # its first line
+    lines: list[str]
+    text: str
+    starts: list[int]  # each line's offset in ``text``, then the text's length
+
+    @classmethod
+    def read(cls, line_text: Callable[[int], str], first: int, stop: int) -> _Block:
+        lines = [line_text(number) for number in range(first, stop)]
+        return cls(first, lines, "".join(lines), list(accumulate(map(len, lines), initial=0)))
+
+    @property
+    def stop(self) -> int:
+        return self.first + len(self.lines)
+
+    def offset(self, place: tuple[int, int], outside: int) -> int:
+        """The offset in the text of a (line, column) of the block; ``outside`` for a
+        place before (a selection's start) or after it (its end)."""
+        line, column = place
+        return self.starts[line - self.first] + column if self.first <= line < self.stop else outside
+
+    def point(self, offset: int) -> tuple[int, int]:
+        """The (line, column) of an offset in the text."""
+        number = min(bisect_right(self.starts, offset) - 1, len(self.starts) - 2)
+        return self.first + number, offset - self.starts[number]
+
+
+def _block_chunks(
+    tok: ModelTokenizer, block: _Block, touched: list[tuple[int, int]], selected: tuple[int, int]
+) -> list[ExplainedChunk]:
+    """The chunks ``touched`` (offsets in the block's text) explained and placed in the
+    document; ``selected`` is the part of the text selected."""
+    text, at_start = block.text, block.first == 0
+    explained = {item.start: item for item in tok.explain(text, at_start=at_start)}
+    chunks = []
+    for chunk_start, chunk_end in touched:
+        low, high = max(selected[0], chunk_start), min(selected[1], chunk_end)
+        cut = (low, high) != (chunk_start, chunk_end)
+        part = text[low:high]
+        spans = tok.encode_spans(part, at_start=at_start and low == 0) if cut else []
+        alone = [(span.piece, span.id) for span in spans]
+        (chunk_line, column), (end_line, end_column) = block.point(chunk_start), block.point(chunk_end)
+        if end_line > chunk_line and end_column == 0 and end_line == chunk_line + 1:
+            # Ends with its own line's ending: a column of its line, as glassllm's own.
+            end_line, end_column = chunk_line, len(block.lines[chunk_line - block.first])
+        crossing = end_line > chunk_line and (end_column > 0 or end_line > chunk_line + 1)
+        chunks.append(
+            ExplainedChunk(
+                line=chunk_line,
+                start=column,
+                end=end_column,
+                text=text[chunk_start:chunk_end],
+                explanation=explained[chunk_start],
+                cut=cut,
+                selected=part,
+                alone=alone,
+                end_line=end_line if crossing else None,
+                last=block.point(chunk_end - 1) if crossing else None,
+            )
+        )
+    return chunks
 
 
 def _placed_chunks(
@@ -270,6 +299,27 @@ def _explain_chunks(tok: Tokenizer, text: str, bounds: list[tuple[int, int]], in
             replace(item, index=item.index + index, start=item.start + first, end=item.end + first) for item in part
         ]
     return tok.explain(text)[index : index + len(bounds)]
+
+
+def explain_document(document: ReadOnlyDocument, start: Point, end: Point) -> Explanation:
+    """The explanation of the chunks ``start..end`` touches in ``document``, by its tokenizer."""
+    model = document.tokenizer.model
+    if model is not None:
+
+        def token_at(point: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+            token = document.meant_token(Point(*point))
+            return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
+
+        return explain_model_selection(model, document.lines.__getitem__, document.block_of, start, end, token_at)
+    tokenizer = document.tokenizer.tokenizer
+    assert isinstance(tokenizer, Tokenizer), "glassllm's own, when it is no real model's"
+    return explain_selection(
+        tokenizer,
+        document.lines.__getitem__,
+        start,
+        end,
+        chunk_count=lambda line: document.line_tokens(line).chunk_count,
+    )
 
 
 def explanation_data(

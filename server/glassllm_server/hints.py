@@ -19,7 +19,9 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, repeat
 from operator import add, itemgetter, sub
 
-from glassllm_server.document import AnyLineTokens, Document, LineSpan
+from glassllm_server.blocks import LineSpan
+from glassllm_server.document import ReadOnlyDocument
+from glassllm_server.line_tokens import AnyLineTokens
 from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
 from glassllm_server.render.hints import LABELS
 from glassllm_server.settings import Settings
@@ -79,9 +81,9 @@ def line_hints(
     return found
 
 
-def hint_window(document: Document, start: Point, end: Point, max_lines: int) -> tuple[Point, Point]:
+def hint_window(document: ReadOnlyDocument, start: Point, end: Point, max_lines: int) -> tuple[Point, Point]:
     """``[start, end]`` cut to ``max_lines`` lines around the document's
-    :attr:`~Document.focus_line` (where the user last edited or hovered).
+    :attr:`~ReadOnlyDocument.focus_line` (where the user last edited or hovered).
 
     Some clients (Neovim) ask for the whole document's hints, which for a large one
     means millions of them.
@@ -99,7 +101,7 @@ def hint_window(document: Document, start: Point, end: Point, max_lines: int) ->
     return start, end
 
 
-def line_ranges(document: Document, start: Point, end: Point) -> Iterator[tuple[int, int, int]]:
+def line_ranges(document: ReadOnlyDocument, start: Point, end: Point) -> Iterator[tuple[int, int, int]]:
     """``(line, low, high)`` for each line of ``[start, end]``: hints at columns
     ``low <= column <= high`` of that line lie within the range."""
     if end < start:
@@ -185,7 +187,7 @@ def _serialize(
 
 
 def hints_json(
-    document: Document, start: Point, end: Point, settings: Settings, encoding: Encoding, cache: HintCache
+    document: ReadOnlyDocument, start: Point, end: Point, settings: Settings, encoding: Encoding, cache: HintCache
 ) -> list[str]:
     """The hints whose position lies within ``[start, end]``, in document order, as LSP
     ``InlayHint`` JSON objects comma-joined per line: what the server answers.

@@ -1,7 +1,7 @@
 """What a request works on: one document as it was when the request arrived.
 
 Handlers receive a :class:`DocumentSnapshot` as a parameter (see
-:mod:`glassllm_server.features.feature`), so their signature says what they may read; it
+:mod:`glassllm_server.feature`), so their signature says what they may read; it
 also converts between the document's points and LSP positions in the negotiated encoding.
 No pygls here.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from glassllm_server.document import Document
+from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.positions import Encoding, Point
 
 __all__ = ["DocumentSnapshot"]
@@ -22,7 +22,7 @@ __all__ = ["DocumentSnapshot"]
 class DocumentSnapshot:
     """A document version no edit changes, and the client's position encoding."""
 
-    document: Document
+    document: ReadOnlyDocument
     encoding: Encoding
 
     @property

@@ -14,6 +14,7 @@ said yes (``--replace``). Its errors speak the user's language (``--locale``). N
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 from collections import Counter
@@ -22,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from glassllm import Tokenizer
-from glassllm.counting import count_chunks, count_files
-from glassllm.files import may_replace
-from glassllm.problems import describe
+from glassllm.formats.files import may_replace
+from glassllm.shown.problems import describe, problem
+from glassllm.training.chunk_counting import count_chunks, count_files
 from glassllm_server.messages import Locale, Messages
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "SourceProblem",
     "TrainingCancelled",
     "TrainingSource",
+    "check_unicode",
     "gather_files",
     "main",
     "train_tokenizer",
@@ -42,6 +44,19 @@ __all__ = [
 # In a folder, the files read as text: prose and markup people write, plus files with no
 # suffix (README, LICENSE). Anything else (code, data, binaries) is left out.
 TEXT_SUFFIXES = frozenset({"", ".txt", ".text", ".md", ".markdown", ".rst", ".adoc", ".org", ".tex"})
+
+
+# A lone surrogate: JSON can carry one ("\\ud800"), UTF-8 text cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_unicode(text: str) -> None:
+    """Raise the library's ``train.surrogate`` problem (a ``ValueError``, the words
+    ``Tokenizer.train`` gives) when ``text`` holds a lone surrogate: it is not Unicode
+    text, and could not reach the training process as UTF-8."""
+    found = _SURROGATE.search(text)
+    if found is not None:
+        raise problem(ValueError, "train.surrogate", code=ord(found.group()), offset=found.start())
 
 
 class TrainingCancelled(Exception):

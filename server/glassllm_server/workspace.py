@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import gc
 from collections.abc import Callable, Sequence
 
 from lsprotocol import types
 
-from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.document import Document, ReadOnlyDocument
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.positions import Encoding
 
-__all__ = ["DocumentEvent", "OpenDocuments"]
+__all__ = ["DocumentEvent", "OpenDocuments", "documents_at_arrival"]
 
 # Background tokenizing gives the event loop back after this long, so requests that
 # arrive meanwhile wait at most about that much.
@@ -32,6 +34,15 @@ _TURNS = 4
 # collector's way: a collection walks 50,000 objects in some 7 ms here. An edit's few
 # lines are frozen with the next edit (see :meth:`OpenDocuments.apply_changes`).
 FREEZE_OBJECTS = 50_000
+
+# The open documents as the request being handled found them (see OpenDocuments.arrive);
+# unset outside requests: notifications and background work see the live documents.
+_AT_ARRIVAL: contextvars.ContextVar[dict[str, ReadOnlyDocument]] = contextvars.ContextVar("documents_at_arrival")
+
+
+def documents_at_arrival() -> dict[str, ReadOnlyDocument] | None:
+    """The open documents as the request being handled found them (None outside a request)."""
+    return _AT_ARRIVAL.get(None)
 
 
 class DocumentEvent:
@@ -74,9 +85,15 @@ class OpenDocuments:
     def uris(self) -> list[str]:
         return list(self.live)
 
-    def snapshots(self) -> dict[str, Document]:
+    def snapshots(self) -> dict[str, ReadOnlyDocument]:
         """Every open document as it is now (what a request arriving now sees)."""
         return {uri: document.snapshot() for uri, document in self.live.items()}
+
+    def arrive(self) -> None:
+        """A request arrives: it will read the open documents as they are now
+        (:func:`documents_at_arrival`, in the context it runs in), whatever edits come
+        before it runs. Called in that context (see :mod:`glassllm_server.protocol.arrival`)."""
+        _AT_ARRIVAL.set(self.snapshots())
 
     # The client's notifications
 
@@ -115,10 +132,10 @@ class OpenDocuments:
                 start = document.index.clamp(change.range.start.line, change.range.start.character, encoding)
                 end = document.index.clamp(change.range.end.line, change.range.end.character, encoding)
                 document.apply_change(start, end, change.text)
-                document.focus_line = start.line
+                document.focus(start.line)
             else:
                 document.replace_text(change.text)
-        document.version = version
+        document.set_version(version)
         gc.freeze()
         self._young_before = 0  # gc.freeze() starts the young count afresh
         self._schedule(document)
@@ -185,7 +202,7 @@ class OpenDocuments:
                     gc.freeze()
                 gc.enable()
 
-    async def tokenized(self, document: Document, through_line: int | None = None) -> None:
+    async def tokenized(self, document: ReadOnlyDocument, through_line: int | None = None) -> None:
         """Wait until lines ``0..through_line`` (all, when None) have their tokens.
 
         The background task does the work; a ``$/cancelRequest`` cancels only the wait.

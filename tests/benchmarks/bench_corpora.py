@@ -34,7 +34,7 @@ from pathlib import Path
 from bench_library import CORPORA, _pss, _tree, large_corpus, train_hf
 
 from glassllm import Tokenizer
-from glassllm.counting import count_files
+from glassllm.training.chunk_counting import count_files
 
 VOCAB = 4096
 SHARDS = 8
@@ -49,7 +49,7 @@ def run(variant: str, paths: list[str]) -> None:
     else:
         field = "text" if variant == "parquet" else None
         if variant == "dask":
-            from glassllm.cluster import dask_client
+            from glassllm.training.cluster import dask_client
 
             with dask_client(workers=2) as client:
                 figures["cluster_start"] = time.perf_counter() - started
@@ -110,7 +110,7 @@ def to_parquet(path: Path, folder: Path) -> Path:
 
 def learning_growth() -> None:
     """Learning 4,096 entries in this process, on counts of growing corpora."""
-    from glassllm.counting import count_chunks
+    from glassllm.training.chunk_counting import count_chunks
 
     text = ""
     for name in ("en/heldout.txt", "en/train.txt", "pt/train.txt"):

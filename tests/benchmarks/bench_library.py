@@ -77,7 +77,7 @@ def train_large(trainer: str, path: Path, vocab_size: int) -> None:
     """Run in a child process: train with ``trainer`` and print the result as JSON."""
     started = time.perf_counter()
     if trainer == "glassllm":
-        from glassllm.counting import count_files
+        from glassllm.training.chunk_counting import count_files
 
         tok = Tokenizer.train_from_counts(count_files([path], jobs=None), vocab_size)
         size = tok.vocab_size

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from glassllm.models import ModelTokenizer, load_model
-from tests.models.fixtures import model_file
+from glassllm.formats.load import load_model
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from tests.library.formats.fixtures import model_file
 
 
 @pytest.fixture(scope="session")

@@ -25,9 +25,10 @@ from emacs_setup import init_file, install_package, require_emacs, run_session, 
 
 from glassllm import Tokenizer, packaged
 from glassllm.packaged import packaged_path
-from glassllm.places import TextPlaces, span
-from glassllm.tokenizer import UNK_ID, TokenSpan
-from glassllm.visible import visible
+from glassllm.pipeline.tokens import TokenSpan
+from glassllm.shown.places import TextPlaces, span
+from glassllm.shown.visible import visible
+from glassllm.tokenizer import UNK_ID
 from glassllm_server.settings import parse_settings
 from tests.slow_pipe import slow_pipe
 

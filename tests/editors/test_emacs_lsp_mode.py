@@ -22,8 +22,9 @@ from emacs_setup import init_file, install_package, require_emacs, run_session
 
 from glassllm import Tokenizer, packaged
 from glassllm.packaged import packaged_path
-from glassllm.places import TextPlaces
-from glassllm.tokenizer import UNK_ID, TokenSpan
+from glassllm.pipeline.tokens import TokenSpan
+from glassllm.shown.places import TextPlaces
+from glassllm.tokenizer import UNK_ID
 from tests.slow_pipe import slow_pipe
 
 SESSION = Path(__file__).with_name("emacs_lsp_mode_session.el")

@@ -32,7 +32,7 @@ import pytest
 import glassllm
 from glassllm import packaged
 from glassllm.packaged import packaged_path
-from glassllm.visible import visible
+from glassllm.shown.visible import visible
 from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]

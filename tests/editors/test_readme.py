@@ -6,6 +6,7 @@ of it when it names one."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from itertools import zip_longest
@@ -107,3 +108,14 @@ def test_every_relative_link_leads_to_a_file_and_heading_in_the_same_language(pa
 def test_the_pictures_exist():
     for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", READMES["README.md"]):
         assert (REPO / target).is_file(), target
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_import_the_page_shows_resolves(page: Path):
+    """The library's public paths are what the pages show people importing: a module that
+    moves must take its documented names with it."""
+    text = page.read_text(encoding="utf-8")
+    for module, names in re.findall(r"from (glassllm[\w.]*) import ([\w, ]+)", text):
+        imported = importlib.import_module(module)
+        for name in filter(None, (part.strip() for part in names.split(","))):
+            assert hasattr(imported, name), f"{page.name}: `from {module} import {name}` fails"

@@ -25,9 +25,10 @@ from editor_env import portuguese_environment
 
 from glassllm import Tokenizer, packaged
 from glassllm.packaged import packaged_path
-from glassllm.places import TextPlaces
-from glassllm.tokenizer import UNK_ID, TokenSpan
-from glassllm.visible import visible
+from glassllm.pipeline.tokens import TokenSpan
+from glassllm.shown.places import TextPlaces
+from glassllm.shown.visible import visible
+from glassllm.tokenizer import UNK_ID
 from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]

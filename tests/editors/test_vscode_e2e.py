@@ -605,8 +605,8 @@ def _hub_cache(folder: Path, repo: str, tokenizer: Path, name: str) -> Path:
 @pytest.fixture(scope="class")
 def models():
     """The library's reading of the two models, the tests' expected answers."""
-    from glassllm.models import load_model
-    from tests.models.fixtures import model_file
+    from glassllm.formats.load import load_model
+    from tests.library.formats.fixtures import model_file
 
     mistral, llama = model_file("mistral-v1"), model_file("llama3")
     return {"mistral": (mistral, load_model(mistral)), "llama3": (llama, load_model(llama))}

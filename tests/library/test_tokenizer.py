@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer, TokenSpan, packaged
-from glassllm.normalize import normalize_with_offsets
+from glassllm.pipeline.normalize import normalize_with_offsets
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer, packaged
-from glassllm.chunks import CHUNK_PATTERN
+from glassllm.pipeline.chunks import CHUNK_PATTERN
 from glassllm.tokenizer import SPACE, pre_tokenize
 
 any_text = st.text(st.characters(codec="utf-8"), max_size=200)

@@ -10,7 +10,7 @@ import { Language, MESSAGES } from './messages';
 
 export const PACKAGED = ['pt', 'en'] as const;
 export const HF_PREFIX = 'hf:';
-// The server's rule (glassllm/models/hub.py): ORG/NAME or NAME, then @REVISION if any.
+// The server's rule (glassllm/formats/hub.py): ORG/NAME or NAME, then @REVISION if any.
 const HF_ID = /^(?:([\w.-]+)\/)?([\w.-]+)(?:@([\w./-]+))?$/;
 // The files that make a snapshot a tokenizer, in the order the server looks for them.
 const TOKENIZER_FILES = ['tokenizer.json', 'tekken.json', 'tokenizer.model'];

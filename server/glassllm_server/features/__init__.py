@@ -6,14 +6,16 @@ resolve), ``code_lens``, ``code_actions``, ``semantic_tokens`` (full, delta, ran
 ``diagnostics`` (pull and push), ``highlight``, and the glassllm requests and commands:
 ``stats`` (``glassllm/stats``, ``glassllm.showStats``), ``explain``
 (``glassllm.explainMerges``), ``compare`` (``glassllm.compareTokenizers``), ``browser``
-(``glassllm.openInBrowser``), ``train`` (``glassllm.trainTokenizer``); ``pages`` shows the
-explain and compare pages.
-:mod:`.feature` says what a feature is; to add one, write its class and add it to
-:data:`FEATURES`.
+(``glassllm.openInBrowser``), ``train`` (``glassllm.trainTokenizer``).
+:mod:`glassllm_server.feature` says what a feature is; to add one, write its class and
+add it to :data:`FEATURES`. A feature never imports another: what several of them build
+lives in the core (``compare_counts``, ``explanation``, ``pages``) or in ``render/``, and
+the command names in :mod:`glassllm_server.commands`.
 """
 
 from __future__ import annotations
 
+from glassllm_server.feature import Feature
 from glassllm_server.features.browser import OpenInBrowser
 from glassllm_server.features.code_actions import CodeActions
 from glassllm_server.features.code_lens import TokenCountLens
@@ -22,7 +24,6 @@ from glassllm_server.features.configuration import Configuration
 from glassllm_server.features.diagnostics import Diagnostics
 from glassllm_server.features.document_sync import DocumentSync
 from glassllm_server.features.explain import ExplainMerges
-from glassllm_server.features.feature import Feature
 from glassllm_server.features.highlight import Highlight
 from glassllm_server.features.hover import Hover
 from glassllm_server.features.inlay_hints import InlayHints

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.compare import COMPARE_TOKENIZERS
-from glassllm_server.features.browser import OPEN_IN_BROWSER
-from glassllm_server.features.explain import EXPLAIN_MERGES
-from glassllm_server.features.feature import Feature, on_message
+from glassllm_server.commands import Command
+from glassllm_server.feature import Feature, on_message
 
 __all__ = ["CodeActions"]
 
@@ -21,27 +19,26 @@ class CodeActions(Feature):
     async def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
         # Asynchronous like the configuration handlers, so that a title follows a locale
         # change sent just before it; a document not open gets no actions (no error).
-        server = self.server
         uri = params.text_document.uri
-        if server.find_snapshot(uri) is None:
+        if self.session.find_snapshot(uri) is None:
             return []
         if params.context.only and types.CodeActionKind.Empty not in params.context.only:
             return []
-        messages = server.messages
+        messages = self.session.messages
         selection = {
             "start": {"line": params.range.start.line, "character": params.range.start.character},
             "end": {"line": params.range.end.line, "character": params.range.end.character},
         }
-        offered = [(messages("explain.title"), EXPLAIN_MERGES, [uri, selection])]
-        if compare := bool(server.compared()):
-            offered.append((messages("compare.title"), COMPARE_TOKENIZERS, [uri, selection]))
-        offered.append((messages("browser.explain_title"), OPEN_IN_BROWSER, [uri, selection, "explain"]))
+        offered = [(messages("explain.title"), Command.EXPLAIN_MERGES, [uri, selection])]
+        if compare := bool(self.tokenizers.compared()):
+            offered.append((messages("compare.title"), Command.COMPARE_TOKENIZERS, [uri, selection]))
+        offered.append((messages("browser.explain_title"), Command.OPEN_IN_BROWSER, [uri, selection, "explain"]))
         if compare:
-            offered.append((messages("browser.compare_title"), OPEN_IN_BROWSER, [uri, selection, "compare"]))
+            offered.append((messages("browser.compare_title"), Command.OPEN_IN_BROWSER, [uri, selection, "compare"]))
         # Neovim runs an action's ``command`` when chosen; clients without code action
         # literals take a bare Command.
         commands = [types.Command(title=title, command=name, arguments=arguments) for title, name, arguments in offered]
-        text_document = server.client_capabilities.text_document
+        text_document = self.client.capabilities.text_document
         literals = (
             text_document is not None
             and text_document.code_action is not None

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from glassllm_server.confinement import inside
-from glassllm_server.features.feature import Feature, on_message
+from glassllm_server.feature import Feature, on_message
 from glassllm_server.server import GlassServer
 from glassllm_server.settings import SECTION
 
@@ -38,25 +38,27 @@ class Configuration(Feature):
 
     @on_message(types.INITIALIZE)
     def initialize(self, params: types.InitializeParams) -> None:
-        server = self.server
-        server.client_locale = params.locale
+        session = self.session
+        session.client_locale = params.locale
+        # pygls has negotiated it by now (before this handler runs).
+        session.encoding = self.client.encoding
         root = None
         if params.workspace_folders:
             root = params.workspace_folders[0].uri
         elif params.root_uri:
             root = params.root_uri
         if root is not None and (path := to_fs_path(root)) is not None:
-            server.root_path = Path(path)
+            session.root_path = Path(path)
         elif params.root_path:
-            server.root_path = Path(params.root_path)
-        folders = server.confined_to
-        if folders is not None and (server.root_path is None or not inside(server.root_path, folders)):
+            session.root_path = Path(params.root_path)
+        folders = session.confined_to
+        if folders is not None and (session.root_path is None or not inside(session.root_path, folders)):
             # Over TCP the workspace is the server's own: relative paths start in it.
-            server.root_path = folders[0]
-        server.initialization_options = params.initialization_options
+            session.root_path = folders[0]
+        session.initialization_options = params.initialization_options
         # Apply the options now, so that requests before the first pull already use them
         # (a tokenizer file being loaded meanwhile: initialize never waits for one).
-        server.configure(server.initialization_options)
+        self.configure(session.initialization_options)
 
     @on_message(types.INITIALIZED)
     async def initialized(self, params: types.InitializedParams) -> None:
@@ -89,21 +91,31 @@ class Configuration(Feature):
             logger.debug("settings %d dropped: %d, sent later, are in use", ticket, self.applied)
             return
         self.applied = ticket
-        server = self.server
-        before = server.settings
-        server.configure(server.initialization_options, section)
-        if server.settings != before:
-            server.refresh_views()
+        before = self.session.settings
+        self.configure(self.session.initialization_options, section)
+        if self.session.settings != before:
+            self.tokenizers.refresh_views()
+
+    def configure(self, *raw: Any) -> None:
+        """Settings from the defaults and each raw source in turn (later ones win).
+
+        Invalid values are reported once each. The tokenizer and the compared ones the
+        settings name are switched to now when packaged, else loaded off the event loop
+        (see :mod:`glassllm_server.loads`) and used once they are ready.
+        """
+        for problem in self.session.configure(*raw):
+            self.client.report_once(problem)
+        self.tokenizers.follow_settings()
 
     async def pull(self) -> Any:
         """The client's ``glassllm`` section, where it supports ``workspace/configuration``."""
-        server = self.server
-        workspace = server.client_capabilities.workspace
+        workspace = self.client.capabilities.workspace
         if workspace is None or not workspace.configuration:
             return self.pushed
-        scope = server.root_path.as_uri() if server.root_path is not None else None
+        root = self.session.root_path
+        scope = root.as_uri() if root is not None else None
         try:
-            answer = await server.workspace_configuration_async(
+            answer = await self.client.configuration(
                 types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION, scope_uri=scope)])
             )
         except Exception:

@@ -14,7 +14,7 @@ import logging
 
 from lsprotocol import types
 
-from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.feature import Feature, on_document
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, content_length
 from glassllm_server.render.diagnostics import unknown_message
@@ -46,7 +46,7 @@ class Diagnostics(Feature):
         self.answers: dict[str, tuple[tuple[object, ...], str, list[types.Diagnostic]]] = {}
         self.result_ids = itertools.count(1)
         self.waiting: dict[str, asyncio.Task[None]] = {}  # debounced pushes
-        server.open_documents.changed.subscribe(self.document_changed)
+        self.session.open_documents.changed.subscribe(self.document_changed)
 
     @on_document(types.TEXT_DOCUMENT_DIAGNOSTIC, _DIAGNOSTIC_OPTIONS)
     async def pull(
@@ -59,33 +59,32 @@ class Diagnostics(Feature):
 
     async def diagnostics(self, snapshot: DocumentSnapshot) -> tuple[str, list[types.Diagnostic]]:
         """The result ID and the diagnostics of ``snapshot``, computed once per state."""
-        server, document = self.server, snapshot.document
-        await server.open_documents.tokenized(document)
-        state = (document.revision, server.locale, server.settings.diagnostics, snapshot.encoding)
+        session, document = self.session, snapshot.document
+        await session.open_documents.tokenized(document)
+        state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding)
         answer = self.answers.get(document.uri)
         if answer is not None and answer[0] == state:
             return answer[1], answer[2]
-        items = _compute(snapshot, server.messages, server.tokenizer_name()) if server.settings.diagnostics else []
+        items = _compute(snapshot, session.messages, self.tokenizers.name()) if session.settings.diagnostics else []
         result_id = str(next(self.result_ids))
         self.answers[document.uri] = (state, result_id, items)
         return result_id, items
 
     def pushes(self) -> bool:
         """Whether the client is initialized and lacks pull diagnostics."""
-        capabilities = getattr(self.server.protocol, "client_capabilities", None)
-        if capabilities is None:
+        if not self.client.initialized:
             return False
-        text_document = capabilities.text_document
+        text_document = self.client.capabilities.text_document
         return text_document is None or text_document.diagnostic is None
 
     def document_changed(self, uri: str) -> None:
         task = self.waiting.pop(uri, None)
         if task is not None:
             task.cancel()
-        if uri not in self.server.open_documents:
+        if uri not in self.session.open_documents:
             self.answers.pop(uri, None)
             if self.pushes():
-                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+                self.client.publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return
         # Without a running event loop the server is driven directly, without a client.
         with contextlib.suppress(RuntimeError):
@@ -94,14 +93,14 @@ class Diagnostics(Feature):
 
     async def publish(self, uri: str) -> None:
         await asyncio.sleep(_DEBOUNCE_SECONDS)
-        live = self.server.open_documents.get(uri)
+        live = self.session.open_documents.get(uri)
         if live is None:
             return
         # The version published is the one the diagnostics describe, even if the
         # document changes while they are computed.
-        snapshot = self.server.snapshot_of(live)
+        snapshot = self.session.snapshot_of(live)
         _, items = await self.diagnostics(snapshot)
-        self.server.text_document_publish_diagnostics(
+        self.client.publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=snapshot.document.version)
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from glassllm_server.features.feature import Feature, on_message
+from glassllm_server.feature import Feature, on_message
 
 __all__ = ["DocumentSync"]
 
@@ -14,15 +14,15 @@ class DocumentSync(Feature):
     @on_message(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        self.server.open_documents.open(item.uri, item.text, item.version, self.server.tokenizer)
+        self.session.open_documents.open(item.uri, item.text, item.version, self.tokenizers.in_use)
 
     @on_message(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         document = params.text_document
-        self.server.open_documents.apply_changes(
-            document.uri, document.version, params.content_changes, self.server.encoding
+        self.session.open_documents.apply_changes(
+            document.uri, document.version, params.content_changes, self.session.encoding
         )
 
     @on_message(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self.server.open_documents.close(params.text_document.uri)
+        self.session.open_documents.close(params.text_document.uri)

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator
 from lsprotocol import types
 
 from glassllm_server.blocks import ModelLineTokens
-from glassllm_server.document import AnyLineTokens, Document
-from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.document import ReadOnlyDocument
+from glassllm_server.feature import Feature, on_document
+from glassllm_server.line_tokens import AnyLineTokens
 from glassllm_server.positions import Point, content_length
 from glassllm_server.snapshot import DocumentSnapshot
 
@@ -47,7 +48,7 @@ class Highlight(Feature):
         ]
 
 
-def _nearby_occurrences(document: Document, point: Point, token_id: int) -> list[tuple[int, int, int]]:
+def _nearby_occurrences(document: ReadOnlyDocument, point: Point, token_id: int) -> list[tuple[int, int, int]]:
     """``(line, start, end)`` of tokens ``token_id`` near ``point``, nearest lines first,
     so that :data:`HIGHLIGHT_LIMIT` drops the far ones."""
     first = max(point.line - NEARBY_LINES, 0)

@@ -6,41 +6,19 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
-from glassllm.models import ModelTokenizer
-from glassllm.visible import visible
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.shown.visible import visible
 from glassllm_server.document import DocumentToken
-from glassllm_server.features.compare import compare_hover_lines
-from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.feature import Feature, on_document
 from glassllm_server.messages import Messages
 from glassllm_server.positions import content_length
+from glassllm_server.render.comparison import hover_lines
 from glassllm_server.render.hover import hover_markdown
 from glassllm_server.render.markdown import code
+from glassllm_server.render.model import model_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["Hover", "model_lines"]
-
-
-def model_lines(model: ModelTokenizer, messages: Messages) -> list[str]:
-    """What a real model's hover and stats say of it: its format and what orders its
-    merges (no training counts), its special-token mode, what it adds around a text."""
-    lines = [
-        messages("hover.model", kind=model.kind, priority=messages(f"hover.priority.{model.priority_name}")),
-        messages("hover.specials.matched" if model.match_specials else "hover.specials.ordinary"),
-    ]
-    before, after = model.around
-    if before or after:
-        lines.append(
-            messages(
-                "hover.around",
-                before=_pieces(model, before) or messages("hover.nothing"),
-                after=_pieces(model, after) or messages("hover.nothing"),
-            )
-        )
-    return lines
-
-
-def _pieces(model: ModelTokenizer, ids: tuple[int, ...]) -> str:
-    return " ".join(code(f"{piece} ({token_id})") for piece, token_id in zip(model.tokens(ids), ids, strict=True))
+__all__ = ["Hover"]
 
 
 def _priority(model: ModelTokenizer, messages: Messages) -> Callable[[str, str], str]:
@@ -60,12 +38,13 @@ def _priority(model: ModelTokenizer, messages: Messages) -> Callable[[str, str],
 class Hover(Feature):
     @on_document(types.TEXT_DOCUMENT_HOVER)
     async def hover(self, snapshot: DocumentSnapshot, params: types.HoverParams) -> types.Hover | None:
-        server, document = self.server, snapshot.document
+        session, document = self.session, snapshot.document
+        messages = session.messages
         # Only the token's line is needed: its index in the document, which needs every
         # line above tokenized, shows as "still counting" until the background work is
         # there (a large document just opened). Never wait for other lines.
         point = snapshot.point(params.position)
-        document.focus_line = point.line
+        session.focus(snapshot.uri, point.line)
         holders = document.tokens_at(point)
         if not holders:
             return None
@@ -86,20 +65,20 @@ class Hover(Feature):
         split = (
             []
             if len(holders) < 2
-            else [_split_line(document.lines[point.line][point.column], holders, tokenizer.readable, server.messages)]
+            else [_split_line(document.lines[point.line][point.column], holders, tokenizer.readable, messages)]
         )
         markdown = hover_markdown(
             token,
             [] if matched else tokenizer.derivation(token.piece),
-            server.tokenizer_label(),
-            server.messages,
-            compare_hover_lines(server, token),
+            self.tokenizers.label(),
+            messages,
+            hover_lines(token.chunk.text, self.tokenizers.compared(), self.tokenizers.label, messages, code),
             unknown=token.id == line_tokenizer.unk_id,
             show=tokenizer.readable,
-            priority=None if model is None else _priority(model, server.messages),
+            priority=None if model is None else _priority(model, messages),
             model=None
             if model is None
-            else [*(server.messages("hover.matched"),) * matched, *split, *model_lines(model, server.messages)],
+            else [*(messages("hover.matched"),) * matched, *split, *model_lines(model, messages)],
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),

@@ -7,10 +7,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from glassllm_server.features.feature import Feature, on_document, on_message
+from glassllm_server.feature import Feature, on_document, on_message
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.positions import Point
-from glassllm_server.protocol import RawJSON
+from glassllm_server.protocol.glass_protocol import RawJSON
 from glassllm_server.render.hints import hint_tooltip
 from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot
@@ -30,7 +30,7 @@ class InlayHints(Feature):
 
     @on_document(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=True))
     async def inlay_hint(self, snapshot: DocumentSnapshot, params: types.InlayHintParams) -> RawJSON:
-        document, settings = snapshot.document, self.server.settings
+        document, settings = snapshot.document, self.session.settings
         start, end = hint_window(
             document, snapshot.point(params.range.start), snapshot.point(params.range.end), HINT_LINES
         )
@@ -53,7 +53,7 @@ class InlayHints(Feature):
         if not (isinstance(data, (list, tuple)) and len(data) == 4):
             return hint
         uri, version, line, column = data
-        snapshot = self.server.find_snapshot(uri) if isinstance(uri, str) else None
+        snapshot = self.session.find_snapshot(uri) if isinstance(uri, str) else None
         document = None if snapshot is None else snapshot.document
         if (
             document is None
@@ -68,6 +68,6 @@ class InlayHints(Feature):
         if found is None:
             return hint
         span = found[1]
-        tooltip = hint_tooltip(document.tokenizer.tokenizer.readable(span.piece), span.id, self.server.messages)
+        tooltip = hint_tooltip(document.tokenizer.tokenizer.readable(span.piece), span.id, self.session.messages)
         hint.tooltip = types.MarkupContent(kind=types.MarkupKind.Markdown, value=tooltip)
         return hint

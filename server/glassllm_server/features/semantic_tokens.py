@@ -11,8 +11,9 @@ from lsprotocol import types
 
 from glassllm.caches import LruCache
 from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands, window_bands
-from glassllm_server.document import LONG_LINE, Document
-from glassllm_server.features.feature import Feature, on_document
+from glassllm_server.document import ReadOnlyDocument
+from glassllm_server.feature import Feature, on_document
+from glassllm_server.line_tokens import LONG_LINE
 from glassllm_server.positions import Encoding, Point
 from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot
@@ -40,10 +41,10 @@ class SemanticTokens(Feature):
         # only the lines it touched.
         self.cache: LruCache[str, list[Band]] = LruCache(BAND_CACHE_CHARACTERS, len)
         self.cache_owner: object = None
-        server.open_documents.changed.subscribe(self.forget_closed)
+        self.session.open_documents.changed.subscribe(self.forget_closed)
 
     def forget_closed(self, uri: str) -> None:
-        if uri not in self.server.open_documents:
+        if uri not in self.session.open_documents:
             self.last_result.pop(uri, None)
 
     @on_document(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
@@ -71,7 +72,7 @@ class SemanticTokens(Feature):
         self, snapshot: DocumentSnapshot, params: types.SemanticTokensRangeParams
     ) -> types.SemanticTokens:
         document, encoding = snapshot.document, snapshot.encoding
-        if not self.server.settings.semantic_tokens:
+        if not self.session.settings.semantic_tokens:
             return types.SemanticTokens(data=[])
         start, end = snapshot.points(params.range)
         low = document.index.point_position(start, encoding)[1]
@@ -92,7 +93,7 @@ class SemanticTokens(Feature):
         return types.SemanticTokens(data=encode_bands(bands))
 
     async def full_data(self, snapshot: DocumentSnapshot) -> list[int]:
-        if not self.server.settings.semantic_tokens:
+        if not self.session.settings.semantic_tokens:
             return []
         document = snapshot.document
         return encode_bands(await self.bands_of(document, 0, len(document.lines) - 1, snapshot.encoding))
@@ -103,7 +104,7 @@ class SemanticTokens(Feature):
         return result_id
 
     async def bands_of(
-        self, document: Document, first: int, last: int, encoding: Encoding
+        self, document: ReadOnlyDocument, first: int, last: int, encoding: Encoding
     ) -> list[tuple[int, list[Band]]]:
         """The bands of lines ``first..last``, stopping once past :data:`BAND_LIMIT`."""
         if self.cache_owner != (document.tokenizer, encoding):
@@ -131,7 +132,7 @@ class SemanticTokens(Feature):
         return bands
 
 
-def _long_line_window(document: Document, start: Point, end: Point, encoding: Encoding) -> list[Band] | None:
+def _long_line_window(document: ReadOnlyDocument, start: Point, end: Point, encoding: Encoding) -> list[Band] | None:
     """The bands of columns ``start..end`` of one very long line, None where NFC changed
     the line (its bands then come from the whole line)."""
     tokens = document.line_tokens(start.line)

@@ -8,17 +8,17 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from glassllm_server.commands import STATS_REQUEST, Command
+from glassllm_server.compare_counts import compare_stats
 from glassllm_server.document import Stats
-from glassllm_server.features.compare import compare_stats, compared_summary
-from glassllm_server.features.feature import Feature, on_command, on_message
-from glassllm_server.features.hover import model_lines
+from glassllm_server.feature import Feature, on_command, on_message
 from glassllm_server.positions import Point
+from glassllm_server.render.comparison import compared_summary
+from glassllm_server.render.model import model_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["SHOW_STATS_COMMAND", "STATS_REQUEST", "TokenCount"]
+__all__ = ["TokenCount"]
 
-STATS_REQUEST = "glassllm/stats"
-SHOW_STATS_COMMAND = "glassllm.showStats"
 _EXPECTED = '{"textDocument": {"uri": string}, "range"?: Range}'
 
 
@@ -49,11 +49,11 @@ class TokenCount(Feature):
             if start is None or end is None:
                 raise self._invalid()
             lsp_range = types.Range(start=start, end=end)
-        return await self.stats(self.server.snapshot(uri), lsp_range)
+        return await self.stats(self.session.snapshot(uri), lsp_range)
 
     def _invalid(self) -> JsonRpcInvalidParams:
         return JsonRpcInvalidParams(
-            self.server.messages("error.invalid_params", method=STATS_REQUEST, detail=_EXPECTED)
+            self.session.messages("error.invalid_params", method=STATS_REQUEST, detail=_EXPECTED)
         )
 
     async def stats(self, snapshot: DocumentSnapshot, lsp_range: types.Range | None) -> dict[str, Any]:
@@ -62,12 +62,12 @@ class TokenCount(Feature):
         document = snapshot.document
         span: tuple[Point, Point] | None = None
         if lsp_range is None:
-            await self.server.open_documents.tokenized(document)
+            await self.session.open_documents.tokenized(document)
             stats = document.stats()
         else:
             span = snapshot.points(lsp_range)
             stats = document.stats(*span)
-        compare = await compare_stats(self.server, document, span, stats.chunks)
+        compare = await compare_stats(self.tokenizers.compared(), document, span, stats.chunks)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
         model = document.tokenizer.model
         if model is not None:
@@ -80,12 +80,11 @@ class TokenCount(Feature):
             }
         return result
 
-    @on_command(SHOW_STATS_COMMAND)
+    @on_command(Command.SHOW_STATS)
     async def show_stats(self, uri: str) -> dict[str, Any]:
-        server = self.server
-        snapshot = server.snapshot(uri)
+        snapshot = self.session.snapshot(uri)
         result = await self.stats(snapshot, None)
-        messages = server.messages
+        messages = self.session.messages
         counts = Stats(*(result[name] for name in Stats._fields))
         message = messages(
             "stats.message",
@@ -93,11 +92,11 @@ class TokenCount(Feature):
             chunks=messages.integer(counts.chunks),
             characters=messages.integer(counts.characters),
             unknown=messages.integer(counts.unknown),
-            tokenizer=server.tokenizer_label(),
+            tokenizer=self.tokenizers.label(),
         )
-        message += compared_summary(server, result["compare"])
+        message += compared_summary(result["compare"], self.tokenizers.label, messages)
         model = snapshot.document.tokenizer.model
         if model is not None:
             message += ". " + ". ".join(model_lines(model, messages))
-        server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+        self.client.show(message)
         return result

@@ -27,44 +27,47 @@ from typing import Any, NamedTuple
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from glassllm.files import may_replace
-from glassllm_server.confinement import check_inside
-from glassllm_server.features.feature import Feature, on_command
-from glassllm_server.protocol import RequestFailed
+from glassllm.formats.files import may_replace
+from glassllm.shown.problems import describe
+from glassllm_server.client import Client
+from glassllm_server.commands import Command
+from glassllm_server.feature import Feature, on_command
+from glassllm_server.messages import Messages
+from glassllm_server.protocol.errors import RequestFailed
 from glassllm_server.server import GlassServer
+from glassllm_server.session import Session
+from glassllm_server.training import check_unicode
 
-__all__ = ["TRAIN_TOKENIZER", "TrainTokenizer"]
+__all__ = ["TrainTokenizer"]
 
 logger = logging.getLogger(__name__)
-
-TRAIN_TOKENIZER = "glassllm.trainTokenizer"
 
 # How often the server checks for a cancellation while the child trains quietly.
 _POLL_SECONDS = 0.05
 
 
-def _path(server: GlassServer, value: str) -> Path:
+def _path(session: Session, value: str) -> Path:
     """A file URI or a path; relative paths resolve against the workspace folder."""
     if "://" in value or value.startswith("file:"):
         local = to_fs_path(value)
         if local is None:
-            raise RequestFailed(
-                server.messages("train.failed", problem=server.messages("train.not_file_uri", uri=value))
-            )
+            messages = session.messages
+            raise RequestFailed(messages("train.failed", problem=messages("train.not_file_uri", uri=value)))
         return Path(local)
     path = Path(value).expanduser()
-    if not path.is_absolute() and server.root_path is not None:
-        path = server.root_path / path
+    if not path.is_absolute() and session.root_path is not None:
+        path = session.root_path / path
     return path
 
 
 class _Progress:
     """``window/workDoneProgress`` for one training run, when the client supports it."""
 
-    def __init__(self, server: GlassServer) -> None:
-        self.server = server
+    def __init__(self, client: Client, messages: Messages) -> None:
+        self.progress = client.progress
+        self.messages = messages
         self.token = f"glassllm-train-{uuid.uuid4()}"
-        window = server.client_capabilities.window
+        window = client.capabilities.window
         self.enabled = window is not None and bool(window.work_done_progress)
         self.ended = False
 
@@ -72,69 +75,41 @@ class _Progress:
         if not self.enabled:
             return
         try:
-            await self.server.work_done_progress.create_async(self.token)
+            await self.progress.create_async(self.token)
         except Exception:
             logger.warning("the client refused a progress token", exc_info=True)
             self.enabled = False
             return
-        self.server.work_done_progress.begin(
+        self.progress.begin(
             self.token,
             types.WorkDoneProgressBegin(
-                title=self.server.messages("train.title"), cancellable=True, message=message, percentage=0
+                title=self.messages("train.title"), cancellable=True, message=message, percentage=0
             ),
         )
 
     @property
     def cancelled(self) -> bool:
-        future = self.server.work_done_progress.tokens.get(self.token)
+        future = self.progress.tokens.get(self.token)
         return future is not None and future.cancelled()
 
     def report(self, percent: int, message: str) -> None:
         # Nothing may follow the end: the client has let the token go.
         if self.enabled and not self.ended:
-            self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(percentage=percent, message=message)
-            )
+            self.progress.report(self.token, types.WorkDoneProgressReport(percentage=percent, message=message))
 
     def end(self, message: str) -> None:
         if self.enabled and not self.ended:
             self.ended = True
-            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-            self.server.work_done_progress.tokens.pop(self.token, None)
+            self.progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.progress.tokens.pop(self.token, None)
 
 
-async def _offer(server: GlassServer, path: Path, done: str) -> None:
-    """Ask whether to switch to the new tokenizer; switch when the user says so."""
-    messages = server.messages
-    use, keep = messages("train.use"), messages("train.keep")
-    try:
-        answer = await server.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=messages("train.offer", done=done, current=server.tokenizer_label()),
-                actions=[types.MessageActionItem(title=use), types.MessageActionItem(title=keep)],
-            )
-        )
-    except Exception:
-        logger.warning("the client did not answer the offer to switch tokenizers", exc_info=True)
-        return
-    if answer is None or answer.title != use:
-        return
-    if await server.use_tokenizer(str(path)):
-        server.switched_tokenizer = (server.settings.tokenizer, str(path))
-        server.refresh_views()
-        server.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=messages("train.switched", path=path))
-        )
-
-
-async def _may_replace(server: GlassServer, path: Path) -> bool:
+async def _may_replace(client: Client, messages: Messages, path: Path) -> bool:
     """Ask whether to replace ``path``, a file that is not a tokenizer: ``True`` on yes.
     Raises :class:`RequestFailed` when the client cannot ask (it answers with an error)."""
-    messages = server.messages
     replace = messages("train.replace_yes")
     try:
-        answer = await server.window_show_message_request_async(
+        answer = await client.ask(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Warning,
                 message=messages("train.replace", path=path),
@@ -164,7 +139,7 @@ class _Job(NamedTuple):
 async def _run(job: _Job, progress: _Progress, cancelled: Callable[[], bool]) -> dict[str, Any]:
     """Train in a child process (see :func:`glassllm_server.training.main`) and relay its
     progress; returns its last message. SIGTERM asks it to stop when ``cancelled()``."""
-    messages = progress.server.messages
+    messages = progress.messages
     arguments = [str(job.vocab_size), str(job.output), "--locale", messages.locale]
     arguments += ([] if job.source is None else [str(job.source)]) + (["--replace"] if job.replace else [])
     for folder in job.inside or ():
@@ -209,7 +184,7 @@ async def _feed(stdin: asyncio.StreamWriter, text: str) -> None:
 
 async def _relay(child: Process, progress: _Progress, cancelled: Callable[[], bool]) -> dict[str, Any]:
     """Read the child's JSON lines to the end, reporting progress; returns the last one."""
-    messages = progress.server.messages
+    messages = progress.messages
     stopping = False
     last: dict[str, Any] = {}
     if child.stdout is None:
@@ -236,31 +211,30 @@ class TrainTokenizer(Feature):
         super().__init__(server)
         self.offers: set[asyncio.Task[None]] = set()  # the event loop keeps only weak references
 
-    @on_command(TRAIN_TOKENIZER)
+    @on_command(Command.TRAIN_TOKENIZER)
     async def train(self, source: str, vocab_size: int, output: str) -> dict[str, Any]:
-        server = self.server
+        messages = self.session.messages
         started = time.perf_counter()
         # pygls answers a $/cancelRequest for a command by cancelling this future of its
         # own without cancelling the handler: training watches the future instead.
-        msg_id = server.protocol.msg_id
-        request = None if msg_id is None else server.protocol._request_futures.get(msg_id)
+        request = self.client.current_request()
         job = await self.job(source, vocab_size, output)
         if job is None:
-            return {"cancelled": True, "path": str(_path(server, output))}
-        progress = _Progress(server)
-        await progress.begin(server.messages("train.reading", source=source))
+            return {"cancelled": True, "path": str(_path(self.session, output))}
+        progress = _Progress(self.client, messages)
+        await progress.begin(messages("train.reading", source=source))
         try:
             result = await _run(
                 job, progress, lambda: progress.cancelled or (request is not None and request.cancelled())
             )
         except asyncio.CancelledError:
-            progress.end(server.messages("train.cancelled", path=job.output))
+            progress.end(messages("train.cancelled", path=job.output))
             raise
         if "cancelled" in result:
-            progress.end(server.messages("train.cancelled", path=job.output))
+            progress.end(messages("train.cancelled", path=job.output))
             return {"cancelled": True, "path": str(job.output)}
         if "error" in result:
-            problem = server.messages("train.failed", problem=result["error"])
+            problem = messages("train.failed", problem=result["error"])
             progress.end(problem)
             raise RequestFailed(problem)
         return self.trained(source, job.output, result["done"], time.perf_counter() - started, progress)
@@ -268,25 +242,31 @@ class TrainTokenizer(Feature):
     async def job(self, source: str, vocab_size: int, output: str) -> _Job | None:
         """The run the command asks for, its paths checked; None when the user would not
         have a file that is not a tokenizer replaced."""
-        server = self.server
-        snapshot = server.find_snapshot(source)  # an open document: its text as the request found it
-        output_path = _path(server, output)
-        source_path = None if snapshot is not None else _path(server, source)
-        check_inside(server, output_path)
+        session = self.session
+        snapshot = session.find_snapshot(source)  # an open document: its text as the request found it
+        output_path = _path(session, output)
+        source_path = None if snapshot is not None else _path(session, source)
+        session.check_inside(output_path)
         if source_path is not None:
-            check_inside(server, source_path)
+            session.check_inside(source_path)
         # Training never destroys a file: anything but a tokenizer is replaced on a yes only.
         replace = not may_replace(output_path)
-        if replace and not await _may_replace(server, output_path):
+        if replace and not await _may_replace(self.client, session.messages, output_path):
             return None
         text = None if snapshot is None else snapshot.document.text
-        return _Job(text, source_path, vocab_size, output_path, replace, server.confined_to)
+        if text is not None:
+            try:
+                check_unicode(text)
+            except ValueError as error:
+                problem = describe(error, session.locale)
+                raise RequestFailed(session.messages("train.failed", problem=problem)) from error
+        return _Job(text, source_path, vocab_size, output_path, replace, session.confined_to)
 
     def trained(
         self, source: str, output: Path, trained: dict[str, Any], seconds: float, progress: _Progress
     ) -> dict[str, Any]:
         """End the progress, offer the new tokenizer, and answer the command."""
-        messages = self.server.messages
+        messages = self.session.messages
         files = trained["files"] or [to_fs_path(source) or source]
         done = messages(
             "train.done",
@@ -297,7 +277,7 @@ class TrainTokenizer(Feature):
             seconds=messages.decimal(seconds),
         )
         progress.end(done)
-        offer = asyncio.ensure_future(_offer(self.server, output, done))
+        offer = asyncio.ensure_future(self.offer(output, done))
         self.offers.add(offer)
         offer.add_done_callback(self.offers.discard)
         return {
@@ -308,3 +288,25 @@ class TrainTokenizer(Feature):
             "files": files,
             "seconds": round(seconds, 3),
         }
+
+    async def offer(self, path: Path, done: str) -> None:
+        """Ask whether to switch to the new tokenizer; switch when the user says so."""
+        messages, tokenizers = self.session.messages, self.tokenizers
+        use, keep = messages("train.use"), messages("train.keep")
+        try:
+            answer = await self.client.ask(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=messages("train.offer", done=done, current=tokenizers.label()),
+                    actions=[types.MessageActionItem(title=use), types.MessageActionItem(title=keep)],
+                )
+            )
+        except Exception:
+            logger.warning("the client did not answer the offer to switch tokenizers", exc_info=True)
+            return
+        if answer is None or answer.title != use:
+            return
+        if await tokenizers.use(str(path)):
+            tokenizers.switched = (self.session.settings.tokenizer, str(path))
+            tokenizers.refresh_views()
+            self.client.show(messages("train.switched", path=path))

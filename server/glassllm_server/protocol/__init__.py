@@ -1,10 +1,9 @@
-"""The pygls edge: the protocol subclass, snapshots at arrival, errors, the stdio transport.
+"""The pygls edge: the protocol subclass (:mod:`.glass_protocol`), snapshots at arrival
+(:mod:`.arrival`), errors (:mod:`.errors`), message framing (:mod:`.framing`) and the
+stdio and TCP transports (:mod:`.transport`).
 
-Only this package (with :mod:`glassllm_server.server` and ``features/``) imports pygls.
+Only this package, :mod:`glassllm_server.server`, :mod:`glassllm_server.client` and
+``features/`` import pygls. Import from the modules themselves: this package imports
+none of them, so that a module of the core can raise :class:`.errors.RequestFailed`
+without importing the protocol.
 """
-
-from glassllm_server.protocol.arrival import documents_at_arrival
-from glassllm_server.protocol.errors import RequestFailed
-from glassllm_server.protocol.glass_protocol import GlassProtocol, RawJSON
-
-__all__ = ["GlassProtocol", "RawJSON", "RequestFailed", "documents_at_arrival"]

@@ -7,36 +7,27 @@ pygls reads a request, runs ``_handle_request`` inside a copy of the context mad
 that message, and creates the handler's task there; the task runs later, after the
 ``didChange`` notifications read meanwhile are applied. Snapshots of the open documents
 (cheap: see :meth:`Document.snapshot`) set in a context variable just before pygls creates
-the task are what the handler reads, whatever edits come in between.
+the task are what the handler reads, whatever edits come in between
+(:meth:`~glassllm_server.workspace.OpenDocuments.arrive`).
 """
 
 from __future__ import annotations
 
-import contextvars
 from typing import Any
 
 from pygls.protocol import LanguageServerProtocol
 
-from glassllm_server.document import Document
-
-__all__ = ["SnapshotsAtArrival", "documents_at_arrival"]
-
-# Unset outside requests: notifications and background work see the live documents.
-_AT_ARRIVAL: contextvars.ContextVar[dict[str, Document]] = contextvars.ContextVar("documents_at_arrival")
-
-
-def documents_at_arrival() -> dict[str, Document] | None:
-    """The open documents as the request being handled found them (None outside a request)."""
-    return _AT_ARRIVAL.get(None)
+__all__ = ["SnapshotsAtArrival"]
 
 
 class SnapshotsAtArrival(LanguageServerProtocol):
     """A protocol that snapshots the open documents as each request arrives."""
 
-    def take_snapshots(self) -> dict[str, Document]:
-        """The open documents as they are now, by URI (the server's protocol says where they are)."""
+    def arrive(self) -> None:
+        """Snapshot the open documents for the request arriving now (the server's
+        protocol says where they are)."""
         raise NotImplementedError
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
-        _AT_ARRIVAL.set(self.take_snapshots())
+        self.arrive()
         super()._handle_request(msg_id, method_name, params)

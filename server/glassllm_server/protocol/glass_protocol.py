@@ -24,19 +24,16 @@ import json
 import logging
 from collections import namedtuple
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, lsp_method
 
 from glassllm.caches import LruCache
-from glassllm_server.document import Document
 from glassllm_server.protocol.arrival import SnapshotsAtArrival
 from glassllm_server.protocol.errors import describe_invalid
-
-if TYPE_CHECKING:
-    from glassllm_server.server import GlassServer
+from glassllm_server.session import Session
 
 __all__ = ["GlassProtocol", "RawJSON"]
 
@@ -118,7 +115,9 @@ class _Answered:
 class GlassProtocol(SnapshotsAtArrival):
     """pygls' protocol with our documents and with answers for malformed requests."""
 
-    _server: GlassServer
+    # The server's session, set as soon as the server has made it (the protocol is made
+    # first, by pygls' server): where the open documents and the user's language are.
+    session: Session
 
     def __init__(self, server: Any, converter: Any) -> None:
         super().__init__(server, converter)
@@ -128,8 +127,8 @@ class GlassProtocol(SnapshotsAtArrival):
         self._writes: set[asyncio.Future[Any]] = set()
         self._initialize_arrived = False
 
-    def take_snapshots(self) -> dict[str, Document]:
-        return self._server.open_documents.snapshots()
+    def arrive(self) -> None:
+        self.session.open_documents.arrive()
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         params = data.get("params")
@@ -146,7 +145,7 @@ class GlassProtocol(SnapshotsAtArrival):
             return super().structure_message(data)
         except JsonRpcException as error:
             method = data.get("method", "?")
-            messages = self._server.messages
+            messages = self.session.messages
             if missing or data.get("params") is None:
                 detail = messages("error.missing_params", method=method)
             else:

@@ -5,8 +5,8 @@ while the event loop is busy tokenizing, every message then waits for the GIL se
 times (~100 ms). A pipe read by the loop waits at most one slice of background work.
 
 Both transports read with :func:`~glassllm_server.protocol.framing.serve_messages`, and
-read the client's next message only once the tokenizers the settings asked for are
-loaded, or after a short grace (see :mod:`glassllm_server.loads`).
+read the client's next message only once ``settled()`` returns: once the tokenizers the
+settings asked for are loaded, or after a short grace (see :mod:`glassllm_server.loads`).
 
 Over TCP (``glassllm-lsp --tcp``) the server serves one client: the first connection.
 Another one, while it is connected, gets its first request answered -32600 with a
@@ -22,15 +22,14 @@ import logging
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.lsp.server import LanguageServer
 
 from glassllm_server.messages import Messages, choose_locale
 from glassllm_server.protocol.framing import INVALID_REQUEST, serve_messages
-
-if TYPE_CHECKING:
-    from glassllm_server.server import GlassServer
+from glassllm_server.protocol.glass_protocol import GlassProtocol
 
 __all__ = ["serve_stdio", "serve_tcp"]
 
@@ -56,7 +55,11 @@ class _WhenSettled:
         return await self._reader.readexactly(n)
 
 
-def _run(server: GlassServer, serve: Coroutine[Any, Any, int]) -> int:
+# What the client's next message waits for (see above).
+Settled = Callable[[], Awaitable[None]]
+
+
+def _run(server: LanguageServer, serve: Coroutine[Any, Any, int]) -> int:
     """Run ``serve`` to its end; the process's exit status: ``serve``'s, or LSP's when the
     client sent ``exit`` (0 after ``shutdown``, 1 without)."""
     status = 0
@@ -75,15 +78,23 @@ def _run(server: GlassServer, serve: Coroutine[Any, Any, int]) -> int:
     return status
 
 
-def serve_stdio(server: GlassServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
-    """Serve ``server`` over stdin/stdout until the client exits or the pipe breaks;
-    returns the process's exit status."""
+def serve_stdio(
+    server: LanguageServer,
+    protocol: GlassProtocol,
+    settled: Settled,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+) -> int:
+    """Serve ``server`` (whose protocol is ``protocol``) over stdin/stdout until the
+    client exits or the pipe breaks; returns the process's exit status."""
     stop = server._stop_event = threading.Event()
-    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-    return _run(server, _serve_stdio(server, stop, stdin or sys.stdin.buffer))
+    protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    return _run(server, _serve_stdio(server, protocol, settled, stop, stdin or sys.stdin.buffer))
 
 
-async def _serve_stdio(server: GlassServer, stop: threading.Event, stdin: BinaryIO) -> int:
+async def _serve_stdio(
+    server: LanguageServer, protocol: GlassProtocol, settled: Settled, stop: threading.Event, stdin: BinaryIO
+) -> int:
     loop = asyncio.get_running_loop()
     reader: Any = asyncio.StreamReader()
     try:
@@ -91,27 +102,29 @@ async def _serve_stdio(server: GlassServer, stop: threading.Event, stdin: Binary
     except (OSError, ValueError):
         # Not a pipe or a socket (a regular file, say): pygls' threaded reader.
         reader = StdinAsyncReader(stdin, server.thread_pool)
-    await _serve_client(server, stop, reader)
+    await _serve_client(server, protocol, settled, stop, reader)
     return 0
 
 
-async def _serve_client(server: GlassServer, stop: threading.Event, reader: Any) -> None:
+async def _serve_client(
+    server: LanguageServer, protocol: GlassProtocol, settled: Settled, stop: threading.Event, reader: Any
+) -> None:
     try:
-        await serve_messages(
-            _WhenSettled(reader, server.loads.settled), server.protocol, stop, server.report_server_error
-        )
+        await serve_messages(_WhenSettled(reader, settled), protocol, stop, server.report_server_error)
     except asyncio.IncompleteReadError:
         logger.error("The client closed the connection in the middle of a message.")
 
 
-def serve_tcp(server: GlassServer, host: str, port: int) -> int:
-    """Serve one client of ``server`` on ``host:port`` until it exits or leaves;
-    returns the process's exit status."""
+def serve_tcp(server: LanguageServer, protocol: GlassProtocol, settled: Settled, host: str, port: int) -> int:
+    """Serve one client of ``server`` (whose protocol is ``protocol``) on ``host:port``
+    until it exits or leaves; returns the process's exit status."""
     stop = server._stop_event = threading.Event()
-    return _run(server, _serve_tcp(server, stop, host, port))
+    return _run(server, _serve_tcp(server, protocol, settled, stop, host, port))
 
 
-async def _serve_tcp(server: GlassServer, stop: threading.Event, host: str, port: int) -> int:
+async def _serve_tcp(
+    server: LanguageServer, protocol: GlassProtocol, settled: Settled, stop: threading.Event, host: str, port: int
+) -> int:
     ended: asyncio.Future[int] = asyncio.get_running_loop().create_future()  # the exit status
     connected = False
 
@@ -122,10 +135,10 @@ async def _serve_tcp(server: GlassServer, stop: threading.Event, host: str, port
             return
         connected = True
         logger.info("a client connected from %s", writer.get_extra_info("peername"))
-        server.protocol.set_writer(writer)
+        protocol.set_writer(writer)
         status = 0
         try:
-            await _serve_client(server, stop, reader)
+            await _serve_client(server, protocol, settled, stop, reader)
         except ConnectionError:
             logger.error("The connection to the client is lost: shutting down.")
             status = 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glassllm.places import place
-from glassllm.places import span as shown_span
+from glassllm.shown.places import place
+from glassllm.shown.places import span as shown_span
 from glassllm_server.explanation import Explanation
 from glassllm_server.messages import Say
 from glassllm_server.render.explanation import selection_header

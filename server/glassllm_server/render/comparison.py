@@ -4,17 +4,33 @@ touches, most different first, with every tokenizer's merge steps side by side).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from glassllm import ComparedChunk, MergeStep, by_difference
-from glassllm.places import columns, place
-from glassllm.places import span as shown_span
+from glassllm.shown.places import columns, place
+from glassllm.shown.places import span as shown_span
 from glassllm_server.compare import AnyCompared, ComparedCounts, PlacedChunk
 from glassllm_server.explanation import Explanation
-from glassllm_server.messages import Say
+from glassllm_server.messages import Messages, Say
 from glassllm_server.render.explanation import shown, token_text
 
-__all__ = ["hover_lines", "render_compare_markdown"]
+__all__ = ["compared_summary", "hover_lines", "render_compare_markdown"]
+
+
+def compared_summary(compare: Sequence[Mapping[str, Any]], label: Callable[[str], str], messages: Messages) -> str:
+    """The compared tokenizers' counts (``glassllm/stats``' ``compare`` list) for the stats
+    message: "; English (en): 16 tokens, 0 unknown"."""
+    return "".join(
+        "; "
+        + messages(
+            "compare.stats",
+            tokenizer=label(item["tokenizer"]),
+            tokens=messages.integer(item["tokens"]),
+            unknown=messages.integer(item["unknown"]),
+        )
+        for item in compare
+    )
 
 
 def hover_lines(

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from glassllm.shown.visible import visible
 from glassllm.tokenizer import UNK_ID, UNK_TEXT
-from glassllm.visible import visible
 
 __all__ = ["describe_characters", "unknown_message"]
 
 
 def describe_characters(text: str) -> str:
     """``text`` quoted for a message, its invisible characters written out by glassllm's
-    one rule (:func:`glassllm.visible.visible`): ``'⟨U+200D ZERO WIDTH JOINER⟩'``."""
+    one rule (:func:`glassllm.shown.visible.visible`): ``'⟨U+200D ZERO WIDTH JOINER⟩'``."""
     return f"'{visible(text)}'"
 
 

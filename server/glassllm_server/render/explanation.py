@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glassllm.places import columns, place
-from glassllm.places import span as shown_span
+from glassllm.shown.places import columns, place
+from glassllm.shown.places import span as shown_span
 from glassllm.tokenizer import SPACE, UNK_ID
 from glassllm_server.explanation import ExplainedChunk, Explanation
 from glassllm_server.messages import Say

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from glassllm.places import columns
-from glassllm.visible import visible
+from glassllm.shown.places import columns
+from glassllm.shown.visible import visible
 from glassllm_server.document import DocumentToken
 from glassllm_server.messages import Messages
 from glassllm_server.render.markdown import code

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from glassllm.visible import visible
+from glassllm.shown.visible import visible
 
 __all__ = ["code"]
 
 
 def code(text: str) -> str:
     """A Markdown code span showing ``text`` literally (backticks inside included), its
-    invisible characters written out by glassllm's one rule (:func:`glassllm.visible.visible`)."""
+    invisible characters written out by glassllm's one rule (:func:`glassllm.shown.visible.visible`)."""
     text = visible(text)
     fence = "`"
     while fence in text:

@@ -21,8 +21,8 @@ import pytest_lsp
 from lsprotocol import types
 
 from glassllm import packaged
-from glassllm.chunks import chunk_text
-from glassllm.visible import visible
+from glassllm.pipeline.chunks import chunk_text
+from glassllm.shown.visible import visible
 from tests.server.oracle import position_of, range_of
 from tests.server.session import (
     LOOP,
@@ -254,3 +254,18 @@ async def test_wrong_arguments_are_invalid_params(client: GlassClient, arguments
             types.ExecuteCommandParams(command="glassllm.openInBrowser", arguments=arguments)
         )
     assert getattr(raised.value, "code", None) == -32602
+
+
+@pytest.mark.parametrize("command", ["glassllm.explainMerges", "glassllm.compareTokenizers", "glassllm.openInBrowser"])
+async def test_a_lone_surrogate_in_the_selection_is_written_and_named(client: GlassClient, command: str):
+    """JSON can carry a lone surrogate, which no UTF-8 file can hold: every page is still
+    written, and names the character as it names any invisible one."""
+    text = "Era \ud800 vez"
+    uri = open_document(client, text, name=f"surrogate-{command.rsplit('.', 1)[1]}")
+    selection = selection_json(range_of(text, 0, len(text), client.encoding))
+    arguments = [uri, selection, "explain"] if command == "glassllm.openInBrowser" else [uri, selection]
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=arguments)
+    )
+    path = Path(answer["path"]) if "path" in answer else file_of(answer["page"])
+    assert visible("\ud800") in path.read_text(encoding="utf-8")

@@ -93,6 +93,23 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
     assert await action_title(client_pt, uri) == "Explicar fusões BPE"
 
 
+@LOOP
+async def test_training_on_a_lone_surrogate_says_why_in_portuguese(client_pt: GlassClient, tmp_path: Path):
+    # JSON can carry a lone surrogate ("\\ud800") that no UTF-8 text holds.
+    uri = open_document(client_pt, "banana \ud800 banana\n")
+    output = tmp_path / "t.json"
+    with pytest.raises(Exception) as raised:
+        await client_pt.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="glassllm.trainTokenizer", arguments=[uri, 20, str(output)])
+        )
+    assert getattr(raised.value, "code", None) == -32803  # RequestFailed, not an internal error
+    assert str(raised.value).startswith(
+        "glassllm: não é possível treinar um tokenizador: o texto tem um surrogate isolado (U+D800) "
+        "na posição 7, que não é um caractere"
+    )
+    assert not output.exists()
+
+
 @pytest.mark.parametrize(
     "module",
     [
@@ -103,12 +120,14 @@ async def test_the_setting_can_also_make_a_portuguese_client_read_english(client
         "features/code_actions.py",
         "render/hints.py",
         "server.py",
+        "session.py",
+        "tokenizers.py",
         "protocol/glass_protocol.py",
         "features/train.py",
         "render/comparison.py",
-        "features/compare.py",
+        "render/model.py",
         "features/browser.py",
-        "features/pages.py",
+        "pages.py",
         "render/browser.py",
     ],
 )

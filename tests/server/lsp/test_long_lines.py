@@ -10,10 +10,13 @@ from lsprotocol import types
 
 from glassllm import packaged
 from glassllm_server import document as document_module
+from glassllm_server import line_tokenizer as line_tokenizer_module
+from glassllm_server import line_tokens as line_tokens_module
 from glassllm_server.bands import Band, line_bands, window_bands
-from glassllm_server.document import LineTokenizer, SegmentedLineTokens
 from glassllm_server.features.highlight import NEARBY_COLUMNS
 from glassllm_server.hints import line_hints
+from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokens import SegmentedLineTokens
 from glassllm_server.positions import ENCODINGS, columns_to_units
 from tests.server.oracle import position_of, range_of
 from tests.server.session import LOOP, change_document, hover, hover_range, markdown, open_document, stats
@@ -39,8 +42,10 @@ def overlapping(bands: list[Band], start: int, end: int) -> list[Band]:
 
 @pytest.fixture()
 def tiny_segments(monkeypatch):
-    monkeypatch.setattr(document_module, "LONG_LINE", 12)
-    monkeypatch.setattr(document_module, "SEGMENT", 4)
+    # In every module that reads the limits (each imports them by name).
+    for module in (document_module, line_tokenizer_module):
+        monkeypatch.setattr(module, "LONG_LINE", 12)
+    monkeypatch.setattr(line_tokens_module, "SEGMENT", 4)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -4,7 +4,7 @@ ranked merges, the hover on a character split over several tokens (each one name
 with what the model adds around the text, the special-token setting, a model beside
 ``pt`` in ``glassllm.compareWith``, and the merge explanation."""
 
-# The converted fixture is imported from tests/models/fixtures.py (see there why), so a
+# The converted fixture is imported from tests/library/formats/fixtures.py (see there why), so a
 # test's parameter of that name is the fixture, not a redefinition.
 # ruff: noqa: F811
 
@@ -17,9 +17,9 @@ import pytest
 from lsprotocol import types
 
 from glassllm import load_tokenizer, packaged
-from glassllm.models import ModelTokenizer
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.render.markdown import code
-from tests.models.fixtures import CONVERTED, converted, model_file  # noqa: F401 (the converted fixture)
+from tests.library.formats.fixtures import CONVERTED, converted, model_file  # noqa: F401 (the converted fixture)
 from tests.server.oracle import covered, every_offset, position_of
 from tests.server.session import (
     LOOP,

@@ -11,7 +11,7 @@ a worker thread; every exchange with the server runs on the test's event loop, w
 pytest-lsp client lives.
 """
 
-# The converted fixture is imported from tests/models/fixtures.py (see there why), so a
+# The converted fixture is imported from tests/library/formats/fixtures.py (see there why), so a
 # test's parameter of that name is the fixture, not a redefinition.
 # ruff: noqa: F811
 
@@ -28,7 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from lsprotocol import types
 
 from glassllm import AnyTokenizer, load_tokenizer, packaged
-from tests.models.fixtures import CONVERTED, converted, model_file  # noqa: F401 (the converted fixture)
+from tests.library.formats.fixtures import CONVERTED, converted, model_file  # noqa: F401 (the converted fixture)
 from tests.server.oracle import covered, every_offset, lsp_lines, position_of, range_of
 from tests.server.session import LOOP, GlassClient, change_document, configure_and_wait, markdown, open_document, stats
 

@@ -22,8 +22,8 @@ from lsprotocol import types
 
 from glassllm import packaged
 from glassllm.packaged import packaged_path
+from glassllm_server.commands import TOKENIZERS_CHANGED
 from glassllm_server.loads import GRACE_SECONDS
-from glassllm_server.server import TOKENIZERS_CHANGED
 from tests.server.session import (
     LOOP,
     GlassClient,

@@ -280,3 +280,22 @@ async def test_a_client_that_cannot_ask_gets_an_error_and_the_file_stays(client:
         client._pytest_item.stash[captured_exception_key] = None
     assert notes.read_text(encoding="utf-8") == "my notes\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
+
+
+async def train_a_lone_surrogate(client: GlassClient, tmp_path: Path) -> Exception:
+    """Train on a document holding a lone surrogate, which JSON can carry ("\\ud800") and
+    no UTF-8 text holds; the error answered, and no file written."""
+    uri = open_document(client, "banana \ud800 banana\n")
+    with pytest.raises(Exception) as raised:
+        await train(client, uri, 20, str(tmp_path / "t.json"))
+    assert not (tmp_path / "t.json").exists()
+    assert getattr(raised.value, "code", None) == -32803  # RequestFailed, not an internal error
+    return raised.value
+
+
+async def test_a_document_with_a_lone_surrogate_is_a_clear_error(client: GlassClient, tmp_path: Path):
+    error = await train_a_lone_surrogate(client, tmp_path)
+    assert str(error).startswith(
+        "glassllm: cannot train a tokenizer: the text holds a lone surrogate (U+D800) at offset 7, "
+        "which is not a character"
+    )

@@ -3,7 +3,7 @@
 import pytest
 
 from glassllm import packaged
-from glassllm_server.document import LineTokenizer
+from glassllm_server.line_tokenizer import LineTokenizer
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,10 @@ from glassllm_server.compare import (
     compare_explanation,
     default_compare_with,
 )
-from glassllm_server.document import LONG_LINE, Document, LineTokenizer
+from glassllm_server.document import Document
 from glassllm_server.explanation import explain_selection
+from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokens import LONG_LINE
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import hover_lines, render_compare_markdown

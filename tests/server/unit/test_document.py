@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server import document as document_module
+from glassllm_server import line_tokenizer as line_tokenizer_module
+from glassllm_server import line_tokens as line_tokens_module
 from glassllm_server.compare import AnyCompared, ComparedTokenizer
-from glassllm_server.document import Document, LineTokenizer, Stats
+from glassllm_server.document import Document, ReadOnlyDocument, Stats
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.positions import LineIndex, Point
 from tests.server.oracle import TEXTS, TRICKY, lsp_lines
 
@@ -126,7 +129,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
     """An edit changes the per-line lists in place only when no snapshot holds them."""
     compared = ComparedTokenizer(packaged("en"), "en")
     document = Document("u", text, 1, tokenizer)
-    held: list[tuple[Document, str]] = []
+    held: list[tuple[ReadOnlyDocument, str]] = []
     for _ in range(6):
         requests_between_edits(document, compared, held, data)
         length = len(document.text)
@@ -146,7 +149,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
 
 
 def requests_between_edits(
-    document: Document, compared: AnyCompared, held: list[tuple[Document, str]], data: st.DataObject
+    document: Document, compared: AnyCompared, held: list[tuple[ReadOnlyDocument, str]], data: st.DataObject
 ) -> None:
     """What requests may do between two edits: take a snapshot (``held``, with its text),
     let one go, tokenize and count the document now (or leave it for later), ask the
@@ -314,8 +317,10 @@ _spaced = st.lists(st.sampled_from([*list("ab  é́🙂猫\t\r\n▁_.,!\u200d"),
 
 @pytest.fixture()
 def tiny_segments(monkeypatch):
-    monkeypatch.setattr(document_module, "LONG_LINE", 12)
-    monkeypatch.setattr(document_module, "SEGMENT", 4)
+    # In every module that reads the limits (each imports them by name).
+    for module in (document_module, line_tokenizer_module):
+        monkeypatch.setattr(module, "LONG_LINE", 12)
+    monkeypatch.setattr(line_tokens_module, "SEGMENT", 4)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -346,11 +351,11 @@ def test_long_lines_in_segments_give_the_library_tokens_before_and_after_edits(t
 
 def test_a_long_line_is_cut_only_at_safe_places():
     text = "palavra " * 2000 + "x" * 5000 + "  ▁ fim"
-    bounds = document_module.segment_bounds(text)
+    bounds = line_tokens_module.segment_bounds(text)
     assert bounds[0] == 0 and bounds[-1] == len(text)
     cuts = bounds[1:-1]
     assert cuts and all(text[cut] == " " and text[cut - 1] not in " ▁" for cut in cuts)
-    assert max(b - a for a, b in itertools.pairwise(bounds)) < 3 * document_module.SEGMENT + 5000
+    assert max(b - a for a, b in itertools.pairwise(bounds)) < 3 * line_tokens_module.SEGMENT + 5000
 
 
 def test_background_tokenizing_goes_through_a_long_line_in_short_slices(tokenizer):
@@ -380,5 +385,21 @@ def test_only_bounded_caches_grow_while_typing():
     grew = {name for name in after if after[name] != before[name]}
     assert grew == {"_chunks", "_lines"}
     assert all(isinstance(getattr(tokenizer, name), LruCache) for name in grew)
-    assert tokenizer._lines.limit == document_module.LINE_CACHE_CHARACTERS
-    assert tokenizer._chunks.limit == document_module.CHUNK_CACHE_LIMIT
+    assert tokenizer._lines.limit == line_tokenizer_module.LINE_CACHE_CHARACTERS
+    assert tokenizer._chunks.limit == line_tokenizer_module.CHUNK_CACHE_LIMIT
+
+
+def test_a_snapshot_has_no_way_to_change_the_document(tokenizer):
+    document = Document("u", "uma vez\noutra vez\n", 3, tokenizer)
+    snapshot = document.snapshot()
+    assert type(snapshot) is ReadOnlyDocument
+    for edit in ("apply_change", "replace_text", "set_tokenizer", "set_version", "focus", "snapshot"):
+        assert not hasattr(snapshot, edit), edit
+    with pytest.raises(AttributeError):
+        snapshot.focus_line = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        snapshot.version = 4  # type: ignore[misc]
+    # The live document moves the focus for its snapshots too (one cell).
+    document.focus(1)
+    document.set_version(4)
+    assert snapshot.focus_line == 1 and snapshot.version == 3 and document.version == 4

@@ -10,13 +10,14 @@ from lsprotocol import types
 from pygls.protocol import default_converter
 
 from glassllm import packaged
-from glassllm.models import load_model
-from glassllm_server.document import Document, DocumentToken, LineTokenizer
+from glassllm.formats.load import load_model
+from glassllm_server.document import Document, DocumentToken
 from glassllm_server.hints import HintCache, hint_window, hints_json, line_hints
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.positions import Encoding, Point, column_units
 from glassllm_server.render.hints import LABELS, HintKind
 from glassllm_server.settings import Settings
-from tests.models.fixtures import model_file
+from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TRICKY
 
 
@@ -133,10 +134,10 @@ def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
 
     whole = (Point(0, 0), Point(1000, 0))
     assert hinted_lines(*whole) == set(range(150))
-    document.focus_line = 700
+    document.focus(700)
     assert hint_window(document, *whole, 150) == (Point(625, 0), Point(774, 12))
     assert hinted_lines(*whole) == set(range(625, 775))
-    document.focus_line = 990  # near the end: the window stays inside the range
+    document.focus(990)  # near the end: the window stays inside the range
     assert hinted_lines(*whole) == set(range(851, 1000))  # 851..1000, and line 1000 is the empty last one
     assert hint_window(document, Point(10, 3), Point(20, 0), 150) == (Point(10, 3), Point(20, 0))
 

@@ -13,12 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm import packaged
-from glassllm.models import ModelTokenizer, load_model
+from glassllm.formats.load import load_model
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import ModelLineTokens
 from glassllm_server.compare import ComparedCounts, ComparedModel
-from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.document import Document, ReadOnlyDocument
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.positions import Point
-from tests.models.fixtures import model_file
+from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TRICKY, lsp_lines
 from tests.server.unit.test_document import assert_missing_is_counted, requests_between_edits
 
@@ -221,7 +223,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
     tok = tokenizer(name)
     compared = ComparedModel(tok, name)
     document = Document("u", text, 1, line_tokenizer(name))
-    held: list[tuple[Document, str]] = []
+    held: list[tuple[ReadOnlyDocument, str]] = []
     for _ in range(6):
         requests_between_edits(document, compared, held, data)
         random_edit(document, data)

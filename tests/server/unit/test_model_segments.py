@@ -13,9 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glassllm.models import ModelTokenizer
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import SegmentedModelLineTokens, segment_cuts
-from glassllm_server.document import Document, LineTokenizer
+from glassllm_server.document import Document
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.positions import Point
 from tests.server.unit.test_model_document import FRAGMENTS, MODELS, check, document_lines, random_edit, tokenizer
 

@@ -15,8 +15,9 @@ import inspect
 from lsprotocol import types
 from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 
-from glassllm_server.protocol.arrival import SnapshotsAtArrival, documents_at_arrival
+from glassllm_server.protocol.arrival import SnapshotsAtArrival
 from glassllm_server.server import GlassServer
+from glassllm_server.workspace import documents_at_arrival
 
 
 def test_pygls_still_has_the_private_method_with_the_signature_we_override():
@@ -59,22 +60,22 @@ async def test_a_request_sees_its_snapshot_whatever_changes_before_it_runs():
     answers: list[tuple[object, object, object]] = []
     protocol._send_response = lambda msg_id, result=None, error=None: answers.append((msg_id, result, error))  # type: ignore[method-assign]
     uri = "file:///arrival.txt"
-    server.open_documents.open(uri, "before", 1, server.tokenizer)
+    server.session.open_documents.open(uri, "before", 1, server.tokenizers.in_use)
 
     @server.feature("glassllm/testText")
     async def text(ls: GlassServer, params: object) -> str:
         assert documents_at_arrival() is not None
-        return ls.snapshot(uri).document.text
+        return ls.session.snapshot(uri).document.text
 
     request = {"jsonrpc": "2.0", "id": 1, "method": "glassllm/testText", "params": {}}
     protocol.handle_message(protocol.structure_message(request))
     # Read after the request, applied before its handler runs.
     change = types.TextDocumentContentChangeWholeDocument(text="after")
-    server.open_documents.apply_changes(uri, 2, [change], "utf-16")
+    server.session.open_documents.apply_changes(uri, 2, [change], "utf-16")
     while not answers:
         await asyncio.sleep(0)
     assert answers == [(1, "before", None)]
-    live = server.open_documents.get(uri)
+    live = server.session.open_documents.get(uri)
     assert live is not None and live.text == "after"
     assert documents_at_arrival() is None  # outside a request: the live documents
 

@@ -14,8 +14,16 @@ from pathlib import Path
 import pytest
 
 from glassllm import Tokenizer
-from glassllm.counting import count_chunks
-from glassllm_server.training import NotATokenizerFile, Percent, TrainingCancelled, gather_files, train_tokenizer
+from glassllm.shown.problems import describe
+from glassllm.training.chunk_counting import count_chunks
+from glassllm_server.training import (
+    NotATokenizerFile,
+    Percent,
+    TrainingCancelled,
+    check_unicode,
+    gather_files,
+    train_tokenizer,
+)
 
 
 def test_a_folder_gives_its_text_files_in_order(tmp_path):
@@ -189,3 +197,17 @@ def test_the_training_process_counts_a_large_corpus_in_workers_and_finishes(tmp_
     )
     assert run_child("20", str(tmp_path / "b.json"), text=text)[-1]["done"]["merges"] == len(expected)
     assert Tokenizer.load(tmp_path / "a.json").merges == Tokenizer.load(tmp_path / "b.json").merges == expected
+
+
+def test_check_unicode_names_the_first_lone_surrogate_as_the_library_does():
+    check_unicode("banana 🧪 banana")  # a pair of surrogates in UTF-16 is one character here
+    with pytest.raises(ValueError) as raised:
+        check_unicode("ab\udc80c\ud800")
+    assert str(raised.value) == str(_library_error("ab\udc80c\ud800"))
+    assert describe(raised.value, "pt").startswith("o texto tem um surrogate isolado (U+DC80) na posição 2")
+
+
+def _library_error(text: str) -> ValueError:
+    with pytest.raises(ValueError) as raised:
+        Tokenizer.train(text, 300)
+    return raised.value

@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 
 from glassllm_server import workspace
-from glassllm_server.document import LineTokenizer
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.workspace import OpenDocuments
 
 URI = "file:///typing.txt"

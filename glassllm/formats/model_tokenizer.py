@@ -1,0 +1,451 @@
+"""What every real model's tokenizer shares: the pipeline, its caches, offsets and explanations.
+
+    text → special tokens (only when asked) → normalization → chunks (the model's
+    pre-tokenizer) → initial symbols → merges, best-ranked first → pieces → IDs
+
+A format (:mod:`~glassllm.formats.hf_bpe`, :mod:`~glassllm.formats.sentencepiece_bpe`,
+:mod:`~glassllm.formats.tekken`) says how each stage goes for it by filling in the
+``_``-methods of :class:`ModelTokenizer`; encoding, spans, explanations, the per-chunk
+cache and the way back to offsets in the text as given are written once, here.
+
+Offsets: a token's ``[start, end)`` covers the characters of the text as given whose
+bytes (or code points) it holds. A character split over several tokens (a byte-level
+piece that holds part of its UTF-8, or SentencePiece's byte fallback) is covered by each
+of them: the only place spans overlap. A token that holds nothing of the text (the
+dummy prefix ``▁`` of SentencePiece) is an empty span where it stands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate, chain, repeat
+from operator import add, attrgetter
+from typing import NamedTuple
+
+from glassllm.formats.merging import Merge, merge_symbols
+
+# One rule for what counts as text and as token IDs, glassllm's own tokenizer's.
+from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan, as_ids, require_text
+
+__all__ = ["CUT_WITHIN_CONTEXT", "ChunkTokens", "ModelTokenizer", "Segment", "TokenColumns"]
+
+# Distinct chunks kept before the cache starts afresh (as glassllm's own tokenizer does).
+_CACHE_LIMIT = 1 << 17
+
+
+_IDS, _PIECES, _STARTS, _ENDS = map(attrgetter, ("ids", "pieces", "starts", "ends"))
+
+
+class Segment(NamedTuple):
+    """A stretch of the text as given: ordinary text, or one special token's text."""
+
+    start: int
+    end: int
+    special: int | None  # the special token's ID, or None for ordinary text
+
+
+class TokenColumns(NamedTuple):
+    """The tokens of :meth:`ModelTokenizer.encode_spans`, a list per field: what the
+    language server keeps of a document, built without a record per token."""
+
+    ids: list[int]
+    pieces: list[str]
+    starts: list[int]
+    ends: list[int]
+    chunks: list[int]  # each token's chunk number
+
+
+class ChunkTokens(NamedTuple):
+    """A chunk's tokens, as the cache keeps them: offsets in the chunk's characters."""
+
+    ids: tuple[int, ...]
+    pieces: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+class ModelTokenizer:
+    """A real model's BPE tokenizer (a subclass per format), with glassllm's API.
+
+    ``specials`` are the model's special tokens (text → ID); their text inside the user's
+    text is ordinary text unless ``match_specials`` is set, as ``tiktoken``'s
+    ``encode_ordinary`` and HF's ``split_special_tokens=True`` read it; with it set, they
+    are matched as HF's ``encode`` matches them by default. ``around`` is what the model
+    adds before and after a text's own tokens (BOS, a post-processor's
+    ``<|begin_of_text|>``): never part of ``encode``, shown and counted apart.
+    """
+
+    kind = "BPE"  # a format's name, as shown to a person
+    has_counts = False  # real models ship no training counts: steps give a rank or score
+    priority_name = "rank"  # what orders the merges: "rank" (lower first) or "score" (higher first)
+    unk_id: int | None = None
+
+    def __init__(
+        self,
+        source: str,
+        vocab: list[str],
+        specials: dict[str, int],
+        *,
+        always_matched: dict[str, int] | None = None,
+        match_specials: bool = False,
+        around: tuple[Sequence[int], Sequence[int]] = ((), ()),
+    ) -> None:
+        self.source = source
+        self.vocab = vocab
+        self.specials = dict(specials)
+        self.match_specials = match_specials
+        self.around = (tuple(around[0]), tuple(around[1]))
+        self._special_ids = frozenset(self.specials.values())
+        matched = dict(always_matched or {})
+        if match_specials:
+            matched.update(self.specials)
+        self._matched = matched
+        self._matched_ids = frozenset(matched.values())
+        # Longest first: at one position the longest special token wins, as HF's
+        # leftmost-longest matcher decides.
+        self._special_pattern = (
+            re.compile("|".join(map(re.escape, sorted(matched, key=len, reverse=True)))) if matched else None
+        )
+        self._cache: dict[str, ChunkTokens] = {}
+        self._ids_cache: dict[str, tuple[int, ...]] = {}  # the same IDs, for encode's fast path
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.kind}, {self.vocab_size} entries, from {self.source}>"
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of vocabulary entries, special tokens included."""
+        return len(self.vocab)
+
+    # What a format fills in
+
+    def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
+        """The segment ``text`` normalized, and the map from normalized boundaries back
+        to ``text`` (``None``: the identity); ``at_start``: the segment opens the text."""
+        return text, None
+
+    def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
+        """Where the pre-tokenizer cuts ``normalized``: each chunk's ``[start, end)``."""
+        return ((0, len(normalized)),)
+
+    def _chunk_texts(self, normalized: str) -> list[str]:
+        """The chunks of ``normalized`` themselves (a format may find them faster than
+        their bounds)."""
+        return [normalized[start:end] for start, end in self._chunk_bounds(normalized)]
+
+    def _symbols(self, chunk: str) -> list[str]:
+        """The symbols merging starts from."""
+        raise NotImplementedError
+
+    def _rank(self, left: str, right: str) -> float | None:
+        """The priority of merging ``left`` and ``right`` (lower first), or ``None``."""
+        raise NotImplementedError
+
+    def _whole(self, chunk: str, symbols: list[str]) -> int | None:
+        """The ID that stands for the whole chunk without merging, if the format has one."""
+        return None
+
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
+        """IDs, pieces and character offsets in ``chunk`` of the final ``pieces``."""
+        raise NotImplementedError
+
+    def _step(self, merge: Merge) -> tuple[int, float | None]:
+        """``(rank, score)`` of a merge as an explanation shows it."""
+        return int(merge.priority), None
+
+    def readable(self, piece: str) -> str:
+        """``piece`` as a person reads it (the text it holds, spaces as ``▁``)."""
+        return piece
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of ``ids``; special tokens vanish."""
+        raise NotImplementedError
+
+    # Whether a segment after a matched special token is normalized as a text's start
+    # (HF's Prepend normalizer works on each segment: see metaspace.Prefix).
+    _segments_open = False
+
+    def _opens(self, segment: Segment, at_start: bool) -> bool:
+        """Whether ``segment`` is normalized as the start of a text (its dummy prefix)."""
+        return at_start if segment.start == 0 else self._segments_open
+
+    # The pipeline
+
+    def segments(self, text: str) -> list[Segment]:
+        """``text`` cut at the special tokens matched in it (none unless matched)."""
+        if self._special_pattern is None or not text:
+            return [Segment(0, len(text), None)] if text else []
+        found: list[Segment] = []
+        at = 0
+        for match in self._special_pattern.finditer(text):
+            if match.start() > at:
+                found.append(Segment(at, match.start(), None))
+            found.append(Segment(match.start(), match.end(), self._matched[match.group()]))
+            at = match.end()
+        if at < len(text):
+            found.append(Segment(at, len(text), None))
+        return found
+
+    def chunk_spans(self, text: str, *, at_start: bool = True) -> list[tuple[str, int, int]]:
+        """Each chunk (normalized, as merging sees it) with its ``[start, end)`` in ``text``;
+        a matched special token is a chunk of its own. ``at_start=False``: ``text``
+        continues a text (see :meth:`can_cut`), so no dummy prefix opens it."""
+        return [(chunk, start, end) for chunk, start, end, _ in self._chunks(text, at_start)]
+
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether a text ``before + after``, where ``before`` ends with a line break, can be
+        tokenized in two: ``before`` as it is, then ``after`` with ``at_start=False``, each
+        token and chunk the same as those of the whole (offsets shifted). ``before`` need
+        only hold the line before the cut (its last few hundred characters are read).
+
+        The language server tokenizes a document in blocks of lines cut where this holds,
+        so that an edit re-tokenizes the blocks it touches. Regex pre-tokenizers (Llama 3's
+        ``\\s*[\\r\\n]+``, GPT-2's ``\\s+(?!\\S)``) can cross a line break, but only within a
+        run of whitespace (and a punctuation chunk's trailing line breaks): with a
+        character that is not whitespace on each side of the cut, what the pattern does
+        near the cut is decided inside that window, so chunking the window whole and in
+        two shows whether the cut changes anything (see :meth:`_cut_in_window`).
+        """
+        if not after:
+            return True
+        if not before.endswith(("\n", "\r")) or not self._cuttable:
+            return False
+        head = _first_ink(after)
+        tail = before[-_CUT_WINDOW:]
+        last_ink = _first_ink(tail[::-1])
+        if head is None or last_ink is None:
+            return False
+        # From a little before the last character that is not whitespace: what the
+        # pattern does at the cut depends on that character's chunk ending, not where
+        # the chunk starts, and both sides of the comparison start alike.
+        tail = tail[max(len(tail) - last_ink - 1 - _INK_CONTEXT, 0) :]
+        return self._cut_in_window(tail, after[: head + 1])
+
+    def can_cut_within(self, text: str, position: int) -> bool:
+        """Whether ``text`` can be tokenized in two at ``position`` inside a line:
+        ``text[:position]`` as it is, then ``text[position:]`` with ``at_start=False``,
+        each token and chunk the same as those of the whole (offsets shifted).
+
+        The language server cuts a very long line there. Only an ASCII space between two
+        ASCII letters is a candidate: no pre-tokenizer here takes a space after a letter
+        into the letter's chunk (a letter run, a contraction, ends at the space), so a
+        chunk starts at the space; what the pattern does from there depends on the text
+        from there on only (a pattern that looks behind is never cut), and NFC never
+        composes across an ASCII character. Chunking the window around the position
+        whole and in two confirms it for the model at hand (see :meth:`_cut_in_window`).
+        """
+        if not self._cuttable or not 0 < position < len(text) - 1 or text[position] != " ":
+            return False
+        if not (_is_ascii_letter(text[position - 1]) and _is_ascii_letter(text[position + 1])):
+            return False
+        tail = text[max(position - CUT_WITHIN_CONTEXT, 0) : position]
+        return self._cut_in_window(tail, text[position : position + CUT_WITHIN_CONTEXT])
+
+    def _cut_in_window(self, tail: str, head: str) -> bool:
+        """Whether ``tail + head`` chunks as ``tail`` and then ``head`` (continued) do."""
+        whole = self.chunk_spans(tail + head)
+        left = self.chunk_spans(tail)
+        right = self.chunk_spans(head, at_start=False)
+        shift = len(tail)
+        return whole == left + [(chunk, start + shift, end + shift) for chunk, start, end in right]
+
+    # Whether lines can be tokenized apart at all (a format with look-behind in its
+    # pattern, say, cannot): see can_cut.
+    _cuttable = True
+
+    def _chunks(
+        self, text: str, at_start: bool = True
+    ) -> Iterator[tuple[str, int, int, tuple[int, list[int] | None, int] | None]]:
+        """Each chunk, its span in ``text`` and how to place offsets inside it: ``(segment
+        start, origin, chunk start in the normalized segment)``, or ``None`` for a special."""
+        for segment in self.segments(text):
+            if segment.special is not None:
+                yield text[segment.start : segment.end], segment.start, segment.end, None
+                continue
+            normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
+            for start, end in self._chunk_bounds(normalized):
+                if origin is None:
+                    span = (segment.start + start, segment.start + end)
+                else:
+                    span = (segment.start + origin[start], segment.start + origin[end])
+                yield normalized[start:end], span[0], span[1], (segment.start, origin, start)
+
+    def _encode_chunk(self, chunk: str) -> ChunkTokens:
+        entry = self._cache.get(chunk)
+        if entry is None:
+            symbols = self._symbols(chunk)
+            whole = self._whole(chunk, symbols)
+            if whole is not None:
+                entry = ChunkTokens((whole,), (self.vocab[whole],), (0,), (len(chunk),))
+            else:
+                entry = self._tokens(chunk, merge_symbols(symbols, self._rank)[0])
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+                self._ids_cache.clear()
+            self._cache[chunk] = entry
+            self._ids_cache[chunk] = entry.ids
+        return entry
+
+    def encode(self, text: str) -> list[int]:
+        """The IDs of ``text``'s own tokens: nothing added around them (see ``around``)."""
+        require_text(text)
+        ids: list[int] = []
+        for segment in self.segments(text):
+            if segment.special is not None:
+                ids.append(segment.special)
+                continue
+            normalized, _ = self._normalize(text[segment.start : segment.end], self._opens(segment, True))
+            chunks = self._chunk_texts(normalized)
+            found = list(map(self._ids_cache.get, chunks))
+            if None in found:
+                found = [entry or self._encode_chunk(chunk).ids for entry, chunk in zip(found, chunks, strict=True)]
+            ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
+        return ids
+
+    def encode_spans(self, text: str, *, at_start: bool = True) -> list[TokenSpan]:
+        """One :class:`~glassllm.TokenSpan` per token of ``encode(text)``, with offsets
+        in ``text`` (see the module's docstring for split characters); ``at_start=False``:
+        ``text`` continues a text (see :meth:`can_cut`)."""
+        require_text(text)
+        spans: list[TokenSpan] = []
+        for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
+            if place is None:
+                spans.append(TokenSpan(self._matched[chunk], chunk, start, end, index))
+                continue
+            entry = self._encode_chunk(chunk)
+            for token_id, piece, first, last in zip(entry.ids, entry.pieces, entry.starts, entry.ends, strict=True):
+                spans.append(TokenSpan(token_id, piece, *_place(place, first, last), index))
+        return spans
+
+    def encode_columns(self, text: str, *, at_start: bool = True) -> TokenColumns:
+        """:meth:`encode_spans` as columns, several times faster where the chunks tile
+        the text as given (no normalization moved an offset, no gap between chunks)."""
+        require_text(text)
+        columns = TokenColumns([], [], [], [], [])
+        ids, pieces, starts, ends, chunks = columns
+        number = 0
+        for segment in self.segments(text):
+            if segment.special is not None:
+                ids.append(segment.special)
+                pieces.append(text[segment.start : segment.end])
+                starts.append(segment.start)
+                ends.append(segment.end)
+                chunks.append(number)
+                number += 1
+                continue
+            normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
+            texts = self._chunk_texts(normalized)
+            if origin is not None or sum(map(len, texts)) != len(normalized):
+                spans = self.encode_spans(text, at_start=at_start)
+                return TokenColumns(
+                    [span.id for span in spans],
+                    [span.piece for span in spans],
+                    [span.start for span in spans],
+                    [span.end for span in spans],
+                    [span.chunk for span in spans],
+                )
+            found = list(map(self._cache.get, texts))
+            if None in found:
+                found = [entry or self._encode_chunk(chunk) for entry, chunk in zip(found, texts, strict=True)]
+            # Column by column, each a pass in C: a chunk's offsets are relative to it,
+            # so each is shifted by its chunk's start, repeated once per token.
+            counts = list(map(len, map(_IDS, found)))
+            shifts = list(chain.from_iterable(map(repeat, accumulate(map(len, texts), initial=segment.start), counts)))
+            ids.extend(chain.from_iterable(map(_IDS, found)))
+            pieces.extend(chain.from_iterable(map(_PIECES, found)))
+            starts.extend(map(add, chain.from_iterable(map(_STARTS, found)), shifts))
+            ends.extend(map(add, chain.from_iterable(map(_ENDS, found)), shifts))
+            chunks.extend(chain.from_iterable(map(repeat, range(number, number + len(found)), counts)))
+            number += len(found)
+        return columns
+
+    def explain(self, text: str, *, at_start: bool = True) -> list[ChunkExplanation]:
+        """Every chunk of ``text`` with each merge step in the order the model applies
+        them, with its rank (or score); ``count`` is ``None``: models ship no counts.
+        ``at_start=False``: ``text`` continues a text (see :meth:`can_cut`)."""
+        require_text(text)
+        explanations = []
+        for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
+            if place is None:
+                token_id = self._matched[chunk]
+                explanations.append(ChunkExplanation(index, chunk, start, end, [chunk], [], [chunk], [token_id]))
+                continue
+            symbols = self._symbols(chunk)
+            steps = [] if self._whole(chunk, symbols) is not None else self._steps(symbols)
+            entry = self._encode_chunk(chunk)
+            explanations.append(
+                ChunkExplanation(index, chunk, start, end, symbols, steps, list(entry.pieces), list(entry.ids))
+            )
+        return explanations
+
+    def _steps(self, symbols: list[str]) -> list[MergeStep]:
+        _, merges = merge_symbols(symbols, self._rank, record=True)
+        state: list[str | None] = list(symbols)
+        steps = []
+        for merge in merges:
+            # The right symbol is the next one still standing after the merge's position.
+            right = next(i for i in range(merge.position + 1, len(state)) if state[i] is not None)
+            state[merge.position] = merge.left + merge.right
+            state[right] = None
+            rank, score = self._step(merge)
+            result = merge.left + merge.right
+            pieces = [symbol for symbol in state if symbol is not None]
+            steps.append(MergeStep(rank, (merge.left, merge.right), result, None, pieces, score))
+        return steps
+
+    def derivation(self, piece: str) -> list[tuple[str, str, str]]:
+        """How ``piece`` (a vocabulary entry) is built: ``(result, left, right)``
+        merges, the last one first."""
+        require_text(piece)
+        _, merges = merge_symbols(self._symbols_of_piece(piece), self._rank, record=True)
+        return [(m.left + m.right, m.left, m.right) for m in reversed(merges)]
+
+    def is_matched(self, token_id: int) -> bool:
+        """Whether ``token_id`` is a token matched as a whole in the text (a special one
+        read as special, an added one), never built by merges."""
+        return token_id in self._matched_ids
+
+    def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
+        """``(rank, score)`` of the merge of ``left`` and ``right`` as an explanation's
+        step gives them: its rank (lower merges first) and, where scores order the merges
+        (see ``priority_name``), its piece's score; ``None``: they do not merge."""
+        found = self._rank(left, right)
+        return None if found is None else self._step(Merge(found, 0, left, right))
+
+    def _symbols_of_piece(self, piece: str) -> list[str]:
+        return self._symbols(piece)
+
+    def tokens(self, ids: Iterable[int]) -> list[str]:
+        """The vocabulary entry of each ID, as the model's files write it."""
+        vocab = self.vocab
+        return [vocab[token_id] for token_id in as_ids(ids)]
+
+
+# How much of the text before a cut can_cut reads: the whitespace run before the cut
+# must end within it.
+_CUT_WINDOW = 256
+# Characters kept before that one (a contraction such as "'ll", a run of three digits).
+_INK_CONTEXT = 16
+
+
+# How much of the text on each side of a position can_cut_within reads.
+CUT_WITHIN_CONTEXT = 16
+
+
+def _first_ink(text: str) -> int | None:
+    """The offset of ``text``'s first character that is not whitespace (``str.isspace``,
+    which holds every ``\\s`` of the models' patterns), or ``None``."""
+    stripped = text.lstrip()
+    return len(text) - len(stripped) if stripped else None
+
+
+def _is_ascii_letter(character: str) -> bool:
+    return character.isascii() and character.isalpha()
+
+
+def _place(place: tuple[int, list[int] | None, int], first: int, last: int) -> tuple[int, int]:
+    segment, origin, chunk = place
+    if origin is None:
+        return segment + chunk + first, segment + chunk + last
+    return segment + origin[chunk + first], segment + origin[chunk + last]

@@ -1,0 +1,165 @@
+"""SentencePiece ``.model`` files of type BPE (Mistral v1 to v7, Llama 2), read without
+the ``sentencepiece`` library.
+
+A ``.model`` is a Protocol Buffers message (``ModelProto`` in SentencePiece's
+``sentencepiece_model.proto``); :mod:`~glassllm.formats.protobuf` reads the fields used
+here: each piece with its score and type, the trainer's model type and ``byte_fallback``,
+and the normalizer's name, ``add_dummy_prefix``, ``remove_extra_whitespaces`` and
+``escape_whitespaces``.
+
+Encoding, as SentencePiece's ``bpe_model.cc`` does it, is :mod:`~glassllm.formats.metaspace`'s:
+
+1. normalize: the ``identity`` rule only (other rules hold a compiled character map,
+   which is refused with a clear error); spaces become ``▁``, and the text gets a leading
+   ``▁`` (the dummy prefix);
+2. symbols: user-defined pieces (``[REF]``…) as one symbol each, otherwise one character;
+3. merge the adjacent pair whose concatenation is a piece with the highest score (the
+   leftmost among equals) until none is;
+4. a final symbol that is no piece becomes its UTF-8 bytes, ``<0xE2>``… (byte fallback),
+   each covering the character it belongs to; without byte fallback, ``<unk>``.
+
+An explanation's step gives the merged piece's score (what ordered it) and its rank: the
+piece's place among the model's pieces of two characters or more, highest score first (0:
+the merge the model prefers to every other; pieces of equal score share a rank).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from functools import cached_property
+from pathlib import Path
+
+from glassllm.formats.merging import Merge
+from glassllm.formats.metaspace import BYTE_PIECE, MetaspaceModel, Prefix
+from glassllm.formats.protobuf import fields, float32, signed
+from glassllm.shown.problems import problem
+
+__all__ = ["SentencePieceBPE", "is_sentencepiece", "load_sentencepiece"]
+
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+_BPE = 2
+_MODEL_TYPES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
+
+
+class SentencePieceBPE(MetaspaceModel):
+    """A SentencePiece BPE model (see the module's docstring)."""
+
+    kind = "SentencePiece BPE"
+    priority_name = "score"
+    unk_id: int
+
+    def __init__(
+        self,
+        source: str,
+        pieces: list[tuple[str, float, int]],
+        *,
+        byte_fallback: bool,
+        dummy_prefix: bool,
+        unk_id: int,
+        bos_id: int,
+        match_specials: bool = False,
+    ) -> None:
+        # What merging may produce: normal and user-defined pieces (SentencePiece skips
+        # unused ones); the score decides, the first ID of a repeated piece is its ID.
+        ids: dict[str, int] = {}
+        self.scores: dict[str, float] = {}
+        for index, (piece, score, kind) in enumerate(pieces):
+            if kind in (NORMAL, USER_DEFINED) and piece not in ids:
+                ids[piece] = index
+                self.scores[piece] = score
+        super().__init__(
+            source,
+            [piece for piece, _, _ in pieces],
+            {piece: index for index, (piece, _, kind) in enumerate(pieces) if kind == CONTROL},
+            pieces=ids,
+            bytes_={
+                int(match[1], 16): index
+                for index, (piece, _, kind) in enumerate(pieces)
+                if kind == BYTE and (match := BYTE_PIECE.fullmatch(piece))
+            },
+            byte_fallback=byte_fallback,
+            unk_id=unk_id,
+            prefix=Prefix.TEXT if dummy_prefix else Prefix.NONE,
+            user=[piece for piece, _, kind in pieces if kind == USER_DEFINED],
+            match_specials=match_specials,
+            around=((bos_id,) if 0 <= bos_id < len(pieces) else (), ()),
+        )
+        self._score_of = self.scores.get
+
+    def _rank(self, left: str, right: str) -> float | None:
+        score = self._score_of(left + right)
+        return None if score is None else -score
+
+    def _step(self, merge: Merge) -> tuple[int, float | None]:
+        result = merge.left + merge.right
+        score = self.scores[result]
+        return bisect_left(self._descending_scores, -score), score
+
+    @cached_property
+    def _descending_scores(self) -> list[float]:
+        """The scores of the pieces merging can produce (two characters or more),
+        negated and sorted: a score's rank is where it falls in them."""
+        return sorted(-score for piece, score in self.scores.items() if len(piece) > 1)
+
+
+def is_sentencepiece(data: bytes) -> bool:
+    """Whether ``data`` parses as a SentencePiece ``ModelProto``: pieces that each have a
+    text, and a trainer spec."""
+    try:
+        found = list(fields(data))
+        pieces = [value for number, value in found if number == 1]
+        if not pieces or not any(number == 2 for number, _ in found):
+            return False
+        return all(isinstance(piece, bytes) and isinstance(dict(fields(piece)).get(1), bytes) for piece in pieces)
+    except ValueError:
+        return False
+
+
+def load_sentencepiece(path: str | Path, data: bytes, *, match_specials: bool = False) -> SentencePieceBPE:
+    """A SentencePiece BPE model from the bytes ``data`` of the ``.model`` file at ``path``."""
+    source = str(path)
+    pieces: list[tuple[str, float, int]] = []
+    trainer: dict[int, int | bytes] = {}
+    normalizer: dict[int, int | bytes] = {}
+    try:
+        for number, value in fields(data):
+            if number == 1 and isinstance(value, bytes):
+                piece = dict(fields(value))
+                text = piece.get(1, b"")
+                kind = piece.get(3, NORMAL)
+                if not isinstance(text, bytes) or not isinstance(kind, int):
+                    raise ValueError("a piece is malformed")
+                raw_score = piece.get(2, 0)
+                pieces.append((text.decode("utf-8"), float32(raw_score) if isinstance(raw_score, int) else 0.0, kind))
+            elif number == 2 and isinstance(value, bytes):
+                trainer = dict(fields(value))
+            elif number == 3 and isinstance(value, bytes):
+                normalizer = dict(fields(value))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ValueError(f"{source}: not a SentencePiece model ({error})") from None
+    if not pieces:
+        raise ValueError(f"{source}: not a SentencePiece model (no pieces)")
+    model_type = trainer.get(3, 1)
+    if model_type != _BPE:
+        name = _MODEL_TYPES.get(model_type, str(model_type)) if isinstance(model_type, int) else "?"
+        raise problem(ValueError, "model.not_bpe", path=source, found=f"SentencePiece {name}")
+    rule = normalizer.get(1, b"")
+    rule = rule.decode("utf-8", "replace") if isinstance(rule, bytes) else ""
+    if rule not in ("", "identity"):
+        raise ValueError(f"{source}: the normalization rule {rule!r} is not supported (only 'identity')")
+    if normalizer.get(4, 1):
+        raise ValueError(f"{source}: remove_extra_whitespaces is not supported")
+    if not normalizer.get(5, 1):
+        raise ValueError(f"{source}: a model that keeps spaces unescaped is not supported")
+    if trainer.get(24, 0):
+        raise ValueError(f"{source}: treat_whitespace_as_suffix is not supported")
+    unk, bos = trainer.get(40, 0), trainer.get(41, 1)
+    return SentencePieceBPE(
+        source,
+        pieces,
+        byte_fallback=bool(trainer.get(35, 0)),
+        dummy_prefix=bool(normalizer.get(3, 1)),
+        unk_id=signed(unk) if isinstance(unk, int) else 0,
+        bos_id=signed(bos) if isinstance(bos, int) else -1,
+        match_specials=match_specials,
+    )

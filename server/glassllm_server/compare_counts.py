@@ -1,0 +1,75 @@
+"""Each compared tokenizer's counts for a document or a range, as ``glassllm/stats``
+and "Compare tokenizers" give them: counted a slice at a time, the event loop given back
+in between, into the document's per-line counts (:class:`~glassllm_server.compare.DocumentCounts`).
+No pygls here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from glassllm_server.compare import AnyCompared, ComparedCounts, ComparedModel
+from glassllm_server.document import ReadOnlyDocument
+from glassllm_server.positions import Point
+
+__all__ = ["compare_stats", "range_counts"]
+
+# Counting a large document for a compared tokenizer gives the event loop back after
+# this long, so that hovers and edits meanwhile wait at most about that much.
+_SLICE_SECONDS = 0.002
+
+
+async def compare_stats(
+    compared: Sequence[AnyCompared], document: ReadOnlyDocument, span: tuple[Point, Point] | None, chunks: int
+) -> list[dict[str, Any]]:
+    """``glassllm/stats``' ``compare`` list: each of ``compared``'s counts for the
+    document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
+    if span is None:
+        counts = await _document_counts(compared, document, chunks)
+    else:
+        counts = await range_counts(compared, document, span, chunks)
+    return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
+
+
+async def range_counts(
+    compared: Sequence[AnyCompared], document: ReadOnlyDocument, span: tuple[Point, Point], chunks: int
+) -> list[ComparedCounts]:
+    """Each compared tokenizer's counts for the range ``span``. Whole lines (a real
+    model's whole blocks) are counted into the document's per-line counts, which outlive
+    the caches of lines' texts, so a range mostly adds up counts already there."""
+    start, end = span
+    lines = document.lines
+    counts = []
+    for tok in compared:
+        if isinstance(tok, ComparedModel):
+            counts.append(tok.counts_in(lines, start, end, chunks, tok.document(document)))
+            continue
+        counted = tok.document(document)
+        deadline = time.perf_counter() + _SLICE_SECONDS
+        for line in range(start.line, end.line + 1):
+            counted.count_of(tok, lines, line)
+            if time.perf_counter() > deadline:
+                await asyncio.sleep(0)
+                deadline = time.perf_counter() + _SLICE_SECONDS
+        counts.append(tok.counts_in(lines, start, end, chunks, counted))
+    return counts
+
+
+async def _document_counts(
+    compared: Sequence[AnyCompared], document: ReadOnlyDocument, chunks: int
+) -> list[ComparedCounts]:
+    """Each compared tokenizer's totals for the whole document (the request's snapshot),
+    counting what an edit left uncounted a slice at a time."""
+    totals = []
+    for tok in compared:
+        counts = tok.document(document)
+        while not counts.count_pending(tok, document.lines, 0):
+            deadline = time.perf_counter() + _SLICE_SECONDS
+            while time.perf_counter() < deadline and not counts.count_pending(tok, document.lines, 1):
+                pass
+            await asyncio.sleep(0)
+        totals.append(counts.totals(tok.name))
+    return totals

@@ -1,0 +1,266 @@
+"""A tokenizer with the caches every open document shares: chunks, lines, a real model's
+blocks and the segments of long ones.
+
+Chunks repeat across a document (``▁de``, ``▁que``…) and are tokenized once; each line's
+tokens are kept by the line's text, so a line seen again costs nothing. A real model's
+document is tokenized in blocks of lines cut where the model says a cut changes nothing
+(:mod:`glassllm_server.blocks`). No pygls here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise, repeat
+from time import perf_counter
+
+from glassllm import Tokenizer
+from glassllm.caches import LruCache
+from glassllm.formats.model_tokenizer import CUT_WITHIN_CONTEXT, ModelTokenizer
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.bpe import apply_merges
+from glassllm.pipeline.chunks import SPACE, chunk_text
+from glassllm.pipeline.specials import SPECIALS, UNK_ID
+from glassllm_server.blocks import (
+    BLOCK_SEGMENT,
+    LONG_BLOCK,
+    ModelLineTokens,
+    block_segments,
+    segment_cuts,
+    tokenize_block,
+    tokenize_long_block,
+)
+from glassllm_server.line_tokens import (
+    LONG_LINE,
+    ChunkTokens,
+    LineTokens,
+    RawChunk,
+    SegmentedLineTokens,
+    segment_bounds,
+)
+
+__all__ = ["LineTokenizer"]
+
+# The caches' bounds (docs/server.md, "Memory", says how they were measured): chunks
+# the 7 MB corpus reuses stay (about 300 bytes each, 10 MB at most), and lines by their
+# characters (about 3.5 bytes a character with their tokens, 4 MB at most). A document
+# holds its own lines' tokens, so the line cache only saves work on text seen again.
+CHUNK_CACHE_LIMIT = 1 << 15
+LINE_CACHE_CHARACTERS = 1 << 20
+# A real model's blocks by their characters, as lines are (a block holds its lines' tokens).
+BLOCK_CACHE_CHARACTERS = 1 << 20
+# The segments of a real model's long blocks: a line of millions keeps every segment (the
+# recent half of the cache holds 4,194,304 characters), so an edit re-tokenizes one.
+SEGMENT_CACHE_CHARACTERS = 1 << 23
+# Where a real model can cut inside a line, by the characters around the place (see
+# ModelTokenizer.can_cut_within, which reads CUT_WITHIN_CONTEXT on each side): a cut of every
+# segment of 8 MB of long lines.
+CUT_CACHE_LIMIT = 1 << 13
+
+
+class LineTokenizer:
+    """A tokenizer with the chunk and line caches; shared by every open document.
+
+    ``model`` is the tokenizer when it is a real model's (``None`` for glassllm's own):
+    documents then tokenize it in blocks (:meth:`block`)."""
+
+    def __init__(self, tokenizer: AnyTokenizer, name: str) -> None:
+        self.tokenizer = tokenizer
+        self.name = name
+        self.unk_id = tokenizer.unk_id
+        self.model = tokenizer if isinstance(tokenizer, ModelTokenizer) else None
+        self._chunks: LruCache[str, RawChunk] = LruCache(CHUNK_CACHE_LIMIT)
+        self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._blocks: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
+            BLOCK_CACHE_CHARACTERS, _block_characters
+        )
+        self._segments: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
+            SEGMENT_CACHE_CHARACTERS, _block_characters
+        )
+        self._cuts_within: LruCache[tuple[str, int], bool] = LruCache(CUT_CACHE_LIMIT)
+        self._last_cuts: tuple[str, list[int]] | None = None  # the last long block's text and cuts
+        # A real model's blocks longer than ``long_block`` characters are tokenized in
+        # segments of about ``segment`` (see blocks.tokenize_long_block).
+        self.long_block, self.segment = LONG_BLOCK, BLOCK_SEGMENT
+        self._piece_ids: dict[str, int] = {}
+        vocab = tokenizer.vocab if isinstance(tokenizer, Tokenizer) else []
+        for index in range(len(SPECIALS), len(vocab)):
+            self._piece_ids.setdefault(vocab[index], index)
+        # The long line being prepared in the background: its text, segment bounds and
+        # how many segments are done.
+        self._preparing: tuple[str, list[int], int] | None = None
+        # The same for a real model's long block: its text, segments and how many are done.
+        self._preparing_block: tuple[str, list[tuple[int, list[str]]], int] | None = None
+
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether a real model's document can be tokenized apart before line ``after``
+        (``before``: the line above); see :meth:`ModelTokenizer.can_cut`."""
+        assert self.model is not None
+        return self.model.can_cut(before, after)
+
+    def block(self, lines: list[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+        """The tokens of a block of a real model's document, one entry per line."""
+        assert self.model is not None
+        if sum(map(len, lines)) > self.long_block:
+            return tokenize_long_block(self._segments_of(lines), len(lines), at_start, self._segment_block)
+        return self._cached_block(self._blocks, lines, at_start)
+
+    def _segments_of(self, lines: list[str]) -> list[tuple[int, list[str]]]:
+        """The segments of a long block, cut from the last long block's cuts (an edit
+        changed it, most often)."""
+        text = "".join(lines)
+        cuts = segment_cuts(self._can_cut_within, text, self.segment, self._last_cuts)
+        self._last_cuts = (text, cuts)
+        return block_segments(lines, cuts)
+
+    def _can_cut_within(self, text: str, position: int) -> bool:
+        # Kept by the characters the model reads around the position: a long line is
+        # cut afresh after each edit, at the same places but those around the edit.
+        assert self.model is not None
+        low = max(position - CUT_WITHIN_CONTEXT, 0)
+        key = (text[low : position + CUT_WITHIN_CONTEXT], position - low)
+        found = self._cuts_within.get(key)
+        if found is None:
+            found = self.model.can_cut_within(text, position)
+            self._cuts_within.put(key, found)
+        return found
+
+    def _segment_block(self, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+        return self._cached_block(self._segments, lines, at_start)
+
+    def _cached_block(
+        self, cache: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]], lines: Sequence[str], at_start: bool
+    ) -> tuple[ModelLineTokens, ...]:
+        """A block's (or a long block's segment's) tokens, from ``cache`` when it holds
+        the same text cut into as many lines."""
+        assert self.model is not None
+        key = ("".join(lines), at_start)
+        cached = cache.get(key)
+        if cached is None or len(cached) != len(lines):
+            cached = tokenize_block(self.model, lines, at_start)
+            cache.put(key, cached)
+        return cached
+
+    def chunk(self, text: str) -> ChunkTokens:
+        """The tokens of one chunk (already normalized and marked)."""
+        return ChunkTokens._make(self._chunk(text))
+
+    def _chunk(self, text: str) -> RawChunk:
+        cached = self._chunks.get(text)
+        if cached is not None:
+            return cached
+        # BPE here, as Tokenizer.encode does it, rather than through encode: the library's
+        # chunk cache would keep a second copy of every chunk ever typed. The pieces are
+        # the vocabulary's own strings (no copy per chunk), but an unknown character's.
+        own = self.tokenizer
+        assert isinstance(own, Tokenizer), "chunks are glassllm's own; a real model's lines come in blocks"
+        merged, _ = apply_merges(text, own.ranks)
+        ids = tuple(map(self._piece_ids.get, merged, repeat(UNK_ID)))
+        unknown = ids.count(UNK_ID)
+        pieces = tuple(merged) if unknown else tuple(map(own.vocab.__getitem__, ids))
+        entry = (text, pieces, ids, unknown)
+        self._chunks.put(text, entry)
+        return entry
+
+    def line(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
+        """The tokens of one line, its line ending included.
+
+        ``replaced`` are the tokens of the lines an edit replaced by this one. A long line
+        keeps the segments the edit did not touch, from the start of the first and the
+        end of the last long one. A line takes the chunks it shares with them from them,
+        not from the cache: a chunk typed long ago (a name, a typo) may have left it.
+        """
+        if len(text) > LONG_LINE:
+            segmented = [tokens for tokens in replaced if isinstance(tokens, SegmentedLineTokens)]
+            return self._long_line(text, (segmented[0], segmented[-1]) if segmented else None)
+        cached = self._lines.get(text)
+        if cached is not None:
+            return cached
+        entry = self._tokenize(text, replaced)
+        self._lines.put(text, entry)
+        return entry
+
+    def _tokenize(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
+        chunked = chunk_text(text)
+        chunks = chunked.chunks
+        found = list(map(self._chunks.recent.get, chunks))
+        if None in found:
+            chunk = self._chunk
+            known = {
+                entry[0]: entry
+                for tokens in replaced
+                if not isinstance(tokens, SegmentedLineTokens)  # a long line's are its segments'
+                for entry in tokens.chunks
+            }
+            found = [entry or known.get(text) or chunk(text) for entry, text in zip(found, chunks, strict=False)]
+        return LineTokens(tuple(found), chunked.origin)  # type: ignore[arg-type]
+
+    def prepare(self, text: str, deadline: float) -> bool:
+        """Tokenize the segments of the long line ``text`` until ``deadline``
+        (a :func:`time.perf_counter` time); True when they are all cached, so that
+        :meth:`line` then only joins them. Background work on a very long line can so
+        give the event loop back, one segment at a time."""
+        if self.model is not None:
+            return True  # a real model's long blocks: see prepare_block
+        if self._preparing is None or self._preparing[0] is not text:
+            self._preparing = (text, segment_bounds(text), 0)
+        _, bounds, done = self._preparing
+        while done < len(bounds) - 1:
+            if perf_counter() >= deadline:
+                self._preparing = (text, bounds, done)
+                return False
+            self._segment(text[bounds[done] : bounds[done + 1]])
+            done += 1
+        self._preparing = None
+        return True
+
+    def prepare_block(self, lines: list[str], at_start: bool, deadline: float) -> bool:
+        """Tokenize the segments of a real model's long block ``lines`` until
+        ``deadline``; True when they are all cached (see :meth:`prepare`)."""
+        text = "".join(lines)
+        if self._preparing_block is None or self._preparing_block[0] != text:
+            self._preparing_block = (text, self._segments_of(lines), 0)
+        _, segments, done = self._preparing_block
+        while done < len(segments):
+            if perf_counter() >= deadline:
+                self._preparing_block = (text, segments, done)
+                return False
+            self._segment_block(segments[done][1], at_start and done == 0)
+            done += 1
+        self._preparing_block = None
+        return True
+
+    def _segment(self, text: str) -> LineTokens:
+        # Segments are cached like lines (a long segment, where no cut was safe, is not:
+        # the cache must not keep megabytes of old text alive).
+        return self.line(text) if len(text) <= LONG_LINE else self._tokenize(text)
+
+    def _long_line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None) -> LineTokens:
+        head: list[tuple[str, LineTokens]] = []
+        tail: list[tuple[str, LineTokens]] = []
+        if previous is not None:
+            # The old segments that reach the new text unchanged, from either end, and
+            # whose cuts are still safe (the characters on both sides unchanged).
+            first, last = previous
+            offset = 0
+            for piece, tokens in first.parts[:-1]:
+                if not (text.startswith(piece, offset) and text.startswith(" ", offset + len(piece))):
+                    break
+                head.append((piece, tokens))
+                offset += len(piece)
+            end = len(text)
+            for piece, tokens in reversed(last.parts[(len(head) if last is first else 0) + 1 :]):
+                start = end - len(piece)
+                if start - 1 <= offset or not text.startswith(piece, start) or text[start - 1] in (" ", SPACE):
+                    break
+                tail.append((piece, tokens))
+                end = start
+            tail.reverse()
+        start = sum(len(piece) for piece, _ in head)
+        stop = len(text) - sum(len(piece) for piece, _ in tail)
+        bounds = segment_bounds(text, start, stop)
+        middle = [(text[a:b], self._segment(text[a:b])) for a, b in pairwise(bounds) if a < b]
+        return SegmentedLineTokens((*head, *middle, *tail))
+
+
+def _block_characters(key: tuple[str, bool]) -> int:
+    return len(key[0])

@@ -1,0 +1,39 @@
+"""chunk_text: a text's chunks with their offsets in the text as given, the one way in."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from glassllm import packaged
+from glassllm.pipeline.chunks import chunk_text, pre_tokenize
+
+any_text = st.text(st.characters(codec="utf-8"), max_size=120)
+
+
+def test_chunks_carry_their_offsets_in_the_text_as_given():
+    chunked = chunk_text("Olá mundo\n")
+    assert chunked.chunks == ["Olá", "▁mundo", "\n"]
+    assert chunked.origin is None
+    assert list(chunked.spans()) == [("Olá", 0, 3), ("▁mundo", 3, 9), ("\n", 9, 10)]
+
+
+def test_a_composed_accent_keeps_the_original_columns():
+    text = "cafe\u0301 ok"  # "é" written as e + COMBINING ACUTE ACCENT: NFC makes it one
+    chunked = chunk_text(text)
+    assert chunked.chunks == ["café", "▁ok"]
+    assert chunked.origin is not None
+    assert list(chunked.spans()) == [("café", 0, 5), ("▁ok", 5, 8)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(any_text)
+def test_spans_tile_the_text_and_agree_with_pre_tokenize_and_encode_spans(text):
+    chunked = chunk_text(text)
+    assert chunked.chunks == pre_tokenize(text)
+    spans = list(chunked.spans())
+    assert [chunk for chunk, _, _ in spans] == chunked.chunks
+    assert "".join(text[start:end] for _, start, end in spans) == text
+    bounds: dict[int, tuple[int, int]] = {}
+    for token in packaged("pt").encode_spans(text):
+        start, _ = bounds.get(token.chunk, (token.start, token.end))
+        bounds[token.chunk] = (start, token.end)
+    assert [(start, end) for _, start, end in spans] == list(bounds.values())
