@@ -275,3 +275,12 @@ def test_hypothesis_conversations_equal_transformers(llama3, written):
                 _check_sources(encoding, messages, trimmed)
 
     check()
+
+
+def test_added_tokens_that_strip_spaces_are_refused(tmp_path):
+    tokenizer = json.loads(model_file("llama3").read_text(encoding="utf-8"))
+    eot = next(token for token in tokenizer["added_tokens"] if token["content"] == "<|eot_id|>")
+    eot["rstrip"] = True
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"added token '<\|eot_id\|>' is matched with rstrip, which glassllm"):
+        load_chat_format(tmp_path / "tokenizer.json")
