@@ -10,6 +10,19 @@
 # the stamp of counts files and the language server's serverInfo all read it.
 __version__ = "0.1.0"
 
+from glassllm.chat import (
+    ChatEncoding,
+    ChatFormat,
+    ChatToken,
+    Conversation,
+    TokenSource,
+    conversation_from,
+    encode_chat,
+    encode_chats,
+    load_chat_format,
+    read_conversation,
+    read_dataset,
+)
 from glassllm.compare import ComparedChunk, Comparison, TokenizerTotals, by_difference, compare
 from glassllm.packaged import PACKAGED, load_own_tokenizer, load_tokenizer, packaged, packaged_path
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
@@ -19,19 +32,30 @@ from glassllm.tokenizer import Tokenizer
 __all__ = [
     "PACKAGED",
     "AnyTokenizer",
+    "ChatEncoding",
+    "ChatFormat",
+    "ChatToken",
     "ChunkExplanation",
     "ComparedChunk",
     "Comparison",
+    "Conversation",
     "MergeStep",
     "Span",
+    "TokenSource",
     "TokenSpan",
     "Tokenizer",
     "TokenizerTotals",
     "__version__",
     "by_difference",
     "compare",
+    "conversation_from",
+    "encode_chat",
+    "encode_chats",
+    "load_chat_format",
     "load_own_tokenizer",
     "load_tokenizer",
     "packaged",
     "packaged_path",
+    "read_conversation",
+    "read_dataset",
 ]

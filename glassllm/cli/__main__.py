@@ -1,5 +1,5 @@
-"""The ``glassllm`` command: encode, decode, explain, count, train, export, inspect and compare
-from a terminal.
+"""The ``glassllm`` command: encode, decode, explain, count, train, export, inspect, compare
+and chat from a terminal.
 
 Every subcommand takes ``--tokenizer`` (``pt`` by default): a packaged tokenizer, a
 tokenizer file — glassllm's JSON, a Hugging Face ``tokenizer.json``, a Tekken JSON, a
@@ -30,6 +30,7 @@ import argcomplete
 from argcomplete.shell_integration import shellcode
 
 from glassllm import __version__
+from glassllm.cli import chat as cli_chat
 from glassllm.cli import compare as cli_compare
 from glassllm.cli import tokens as cli_tokens
 from glassllm.cli import train as cli_train
@@ -298,6 +299,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_inspect(command)
     _html_options(cli_compare.add_parser(command, _read_text))
     cli_tokens.add_parser(command)
+    cli_chat.add_parser(commands.add_parser)
     completion = commands.add_parser(
         "completion",
         help="print the tab-completion script for a shell",

@@ -376,6 +376,97 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{corpus}: no text to learn from; {output} is left as it was",
         "{corpus}: não há texto para aprender; {output} ficou como estava",
     ),
+    # Conversations and chat templates (glassllm.chat).
+    "chat.not_json": ("{where}: not valid JSON ({reason})", "{where}: não é JSON válido ({reason})"),
+    "chat.not_utf8": (
+        "{where}: not UTF-8 text (byte {byte} of the line)",
+        "{where}: não é texto UTF-8 (byte {byte} da linha)",
+    ),
+    "chat.no_messages": (
+        "{where}: a conversation object needs a 'messages' field",
+        "{where}: um objeto de conversa precisa do campo 'messages'",
+    ),
+    "chat.not_messages": (
+        "{where}: expected a conversation (a non-empty list of messages, or an object with 'messages'), found {found}",
+        "{where}: esperava uma conversa (uma lista não vazia de mensagens, ou um objeto com 'messages'), "
+        "encontrou {found_pt}",
+    ),
+    "chat.field": (
+        "{where}: {field} must be {expected}, found {found}",
+        "{where}: {field} deve ser {expected_pt}, encontrou {found_pt}",
+    ),
+    "chat.no_template": (
+        "{path}: no chat template beside it (no chat_template.jinja, no chat_template in {config}); "
+        "name one with --template",
+        "{path}: não há modelo de chat ao lado dele (nem chat_template.jinja, nem chat_template em {config}); "
+        "indique um com --template",
+    ),
+    "chat.bad_template_field": (
+        "{path}: chat_template must be a string or a list of named templates with a 'default' one",
+        "{path}: chat_template deve ser uma string ou uma lista de modelos com nome, um deles 'default'",
+    ),
+    "chat.own_tokenizer": (
+        "{path}: a glassllm tokenizer has no special tokens or chat template; chat takes a real model's tokenizer",
+        "{path}: um tokenizador do glassllm não tem tokens especiais nem modelo de chat; o chat aceita o "
+        "tokenizador de um modelo real",
+    ),
+    "chat.template_syntax": (
+        "{path}: the chat template is not valid Jinja{at}: {detail}",
+        "{path}: o modelo de chat não é Jinja válido{at}: {detail}",
+    ),
+    "chat.template_refused": (
+        "{path}: the chat template refuses this conversation{at}: {detail}",
+        "{path}: o modelo de chat recusa esta conversa{at}: {detail}",
+    ),
+    "chat.template_forbidden": (
+        "{path}: the chat template reaches for something the sandbox forbids{at}: {detail}",
+        "{path}: o modelo de chat tenta acessar algo que a sandbox proíbe{at}: {detail}",
+    ),
+    "chat.template_error": (
+        "{path}: the chat template fails on this conversation{at}: {detail}",
+        "{path}: o modelo de chat falha nesta conversa{at}: {detail}",
+    ),
+    "chat.template_recursion": (
+        "{path}: the chat template recurses too deeply{at}",
+        "{path}: o modelo de chat tem recursão profunda demais{at}",
+    ),
+    "chat.template_memory": (
+        "{path}: the chat template takes more memory than a rendering may have{at}",
+        "{path}: o modelo de chat usa mais memória do que uma renderização pode ter{at}",
+    ),
+    "chat.template_too_large": (
+        "{path}: the chat template renders too much ({detail}){at}",
+        "{path}: o modelo de chat renderiza texto demais ({detail}){at}",
+    ),
+    "chat.added_flags": (
+        "{path}: the added token {token!r} is matched with {flags}, which glassllm does not follow yet; "
+        "its chat IDs could differ from transformers'",
+        "{path}: o token acrescentado {token!r} é casado com {flags}, que o glassllm ainda não segue; "
+        "os IDs do chat poderiam diferir dos do transformers",
+    ),
+    "chat.mistral_version": (
+        "{path}: Mistral's instruct format {version}: glassllm follows {known}; name a chat template with --template",
+        "{path}: formato instruct {version} da Mistral: o glassllm segue {known}; indique um modelo de chat com "
+        "--template",
+    ),
+    "chat.mistral_tools": (
+        "{where}: {field}: tools, tool calls and tool messages in Mistral's formats are not shown yet "
+        "(system, user and assistant messages are)",
+        "{where}: {field}: ferramentas, chamadas de ferramentas e mensagens de ferramentas nos formatos da Mistral "
+        "ainda não são mostradas (mensagens system, user e assistant são)",
+    ),
+    "chat.mistral_empty": (
+        "{where}: {field}: Mistral's formats need an assistant message to have text",
+        "{where}: {field}: os formatos da Mistral exigem que uma mensagem do assistente tenha texto",
+    ),
+    "chat.template_ended": (
+        "{path}: the process rendering the chat template ended without an answer{at}",
+        "{path}: o processo que renderiza o modelo de chat terminou sem resposta{at}",
+    ),
+    "chat.template_timeout": (
+        "{path}: the chat template ran longer than {detail} and was stopped{at}",
+        "{path}: o modelo de chat rodou por mais de {detail} e foi interrompido{at}",
+    ),
 }
 
 # What a file is, in each language, for file.unreadable and file.unwritable.
@@ -387,6 +478,8 @@ _WHAT_PT = {
     "configuration file": "arquivo de configuração",
     "text file": "arquivo de texto",
     "folder": "diretório",
+    "conversation file": "arquivo de conversa",
+    "chat template file": "arquivo de modelo de chat",
 }
 # The operating system's words for the failures a user meets, in Portuguese (as the GNU
 # C library's pt_BR translation words them); others keep the system's English words.

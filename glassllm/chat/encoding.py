@@ -1,0 +1,303 @@
+"""A conversation through a model's chat template, token by token, each token's source known.
+
+As transformers' ``apply_chat_template(…, tokenize=True)`` does: the template renders
+the conversation (:mod:`~glassllm.chat.sandbox`), then the rendering is tokenized with
+the model's special tokens read as special tokens and nothing added around it
+(``add_special_tokens=False``). Each token is then the template's, or holds an exact
+stretch of a message's content text (:mod:`~glassllm.chat.provenance`); a token that
+holds both (where a content meets the template's text and BPE merges across) is the
+message's, its offsets those of the content's share of it.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple, cast
+
+from glassllm.chat.conversation import Conversation
+from glassllm.chat.mistral import MistralFormat, mistral_format, mistral_parts
+from glassllm.chat.provenance import Placed, locate, marked
+from glassllm.chat.sandbox import Renderer, RenderFailure
+from glassllm.chat.template import ChatTemplate, find_template
+from glassllm.formats.hub import PREFIX, resolve
+from glassllm.formats.load import load_model, model_kind, read_model_file
+from glassllm.formats.model_tokenizer import ModelTokenizer
+from glassllm.shown.problems import problem
+
+__all__ = ["ChatEncoding", "ChatFormat", "ChatToken", "TokenSource", "encode_chat", "encode_chats", "load_chat_format"]
+
+# Conversations sent to the template's worker in one request.
+_BATCH = 64
+# transformers passes a message's reasoning under each of these names (the first is the
+# one templates read), filled in from whichever the message has.
+_REASONING = ("reasoning_content", "thinking", "reasoning")
+
+
+class TokenSource(NamedTuple):
+    """Where a token's text is in message ``message`` (counted from 0): code points
+    ``[start, end)`` of its content text."""
+
+    message: int
+    start: int
+    end: int
+
+
+class ChatToken(NamedTuple):
+    """One token of a conversation: ``source`` ``None`` when the template wrote it;
+    ``start``/``end`` are its characters in the rendered prompt."""
+
+    id: int
+    piece: str
+    source: TokenSource | None
+    start: int
+    end: int
+
+
+_CHAT_TOKEN = cast(
+    "Callable[[tuple[int, str, TokenSource | None, int, int]], ChatToken]", partial(tuple.__new__, ChatToken)
+)
+
+
+@dataclass(frozen=True)
+class ChatEncoding:
+    """A conversation as the model receives it: ``ids``, the ``rendered`` prompt, each
+    token with its source (``tokens``, empty when only counted) and what to warn about."""
+
+    ids: list[int]
+    rendered: str
+    tokens: list[ChatToken]
+    warnings: list[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    @property
+    def template_count(self) -> int:
+        """The tokens the template added (0 when only counted: no sources were traced)."""
+        return sum(token.source is None for token in self.tokens)
+
+
+@dataclass
+class ChatFormat:
+    """A model's tokenizer with its chat format: a Hugging Face chat template (the
+    tokenizer matching special tokens, as transformers tokenizes a rendering; the worker
+    that renders it) or one of Mistral's formats (the tokenizer reading special-token
+    text as ordinary text, as mistral-common encodes a message)."""
+
+    tokenizer: ModelTokenizer
+    template: ChatTemplate | MistralFormat
+    renderer: Renderer
+
+    def close(self) -> None:
+        """End the template's worker process (it ends with the program otherwise)."""
+        self.renderer.close()
+
+
+def load_chat_format(spec: str | Path, *, template: str | Path | None = None) -> ChatFormat:
+    """A tokenizer file (or ``hf:ORG/NAME``) and its chat template: the file ``template``
+    names, else the one beside the tokenizer (see :func:`~glassllm.chat.template.find_template`)."""
+    path = resolve(spec) if isinstance(spec, str) and spec.startswith(PREFIX) else Path(spec)
+    data = read_model_file(path)
+    kind = model_kind(data)
+    if kind == "hf":
+        _refuse_stripping(path, json.loads(data))
+    mistral = template is None and kind in ("sentencepiece", "tekken")
+    tokenizer = load_model(path, match_specials=not mistral)
+    if not isinstance(tokenizer, ModelTokenizer):
+        raise problem(ValueError, "chat.own_tokenizer", path=spec)
+    found = mistral_format(path, str(kind)) if mistral else find_template(path, template)
+    return ChatFormat(tokenizer, found, Renderer())
+
+
+def _refuse_stripping(path: Path, data: dict[str, Any]) -> None:
+    """An added token that takes the spaces around it (``lstrip``, ``rstrip``) or only
+    stands alone (``single_word``) is matched differently by HF, and glassllm's reading
+    of a tokenizer.json does not follow those flags yet: refused, rather than IDs that
+    may differ from transformers'."""
+    for token in data.get("added_tokens") or ():
+        flags = [flag for flag in ("lstrip", "rstrip", "single_word") if isinstance(token, dict) and token.get(flag)]
+        if flags:
+            raise problem(ValueError, "chat.added_flags", path=path, token=token.get("content"), flags=", ".join(flags))
+
+
+def _normalized(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as transformers gives it to a template: keys whose value is ``null``
+    dropped, reasoning under each of its names."""
+    message = {key: value for key, value in message.items() if value is not None}
+    reasoning = next((message[key] for key in _REASONING if key in message), None)
+    if reasoning is not None:
+        message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+    return message
+
+
+def _variables(
+    template: ChatTemplate, messages: list[dict[str, Any]], conversation: Conversation, prompt: bool
+) -> dict[str, Any]:
+    return {
+        **template.variables,
+        "messages": messages,
+        "tools": conversation.tools,
+        "documents": conversation.documents,
+        "add_generation_prompt": prompt,
+    }
+
+
+def encode_chat(chat: ChatFormat, conversation: Conversation, *, generation_prompt: bool = False) -> ChatEncoding:
+    """``conversation`` as the model receives it, each token's source traced."""
+    return next(encode_chats(chat, [conversation], generation_prompt=generation_prompt))
+
+
+def encode_chats(
+    chat: ChatFormat, conversations: Iterable[Conversation], *, generation_prompt: bool = False, sources: bool = True
+) -> Generator[ChatEncoding, None, None]:
+    """Each conversation as :func:`encode_chat` gives it, rendered a batch at a time (one
+    round trip to the template's worker per batch); ``sources=False`` only counts (no
+    tokens, no warnings that need them: several times faster)."""
+    if isinstance(chat.template, MistralFormat):
+        for conversation in conversations:
+            yield _mistral(chat.tokenizer, chat.template, conversation, sources)
+        return
+    batch: list[Conversation] = []
+    for conversation in conversations:
+        batch.append(conversation)
+        if len(batch) == _BATCH:
+            yield from _rendered(chat, batch, generation_prompt, sources)
+            batch = []
+    if batch:
+        yield from _rendered(chat, batch, generation_prompt, sources)
+
+
+def _rendered(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bool) -> Iterator[ChatEncoding]:
+    """One request to the template's worker, its answer read before anything is yielded
+    (so a caller that stops early leaves nothing unread), then each encoding."""
+    _send(chat, batch, prompt, sources)
+    answers = chat.renderer.receive()
+    return _finish(chat, batch, answers, sources)
+
+
+def _send(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bool) -> None:
+    assert isinstance(chat.template, ChatTemplate)
+    requests = []
+    for conversation in batch:
+        source = chat.template.source(bool(conversation.tools))
+        messages = [_normalized(message) for message in conversation.messages]
+        requests.append((source, _variables(chat.template, messages, conversation, prompt)))
+        if sources:
+            marked_messages = marked(Conversation(messages), source)[0]
+            requests.append((source, _variables(chat.template, marked_messages, conversation, prompt)))
+    chat.renderer.send(requests)
+
+
+def _finish(
+    chat: ChatFormat, batch: list[Conversation], answers: list[str | RenderFailure], sources: bool
+) -> Iterator[ChatEncoding]:
+    assert isinstance(chat.template, ChatTemplate)
+    step = 2 if sources else 1
+    for number, failure in enumerate(answers):
+        if isinstance(failure, RenderFailure):
+            raise _failure(chat.template.path, failure, _where(batch, number // step, len(answers) == 1))
+    for number, conversation in enumerate(batch):
+        rendered = answers[number * step]
+        assert isinstance(rendered, str)
+        if not sources:
+            yield ChatEncoding(chat.tokenizer.encode(rendered), rendered, [], [])
+            continue
+        marked_rendering = answers[number * step + 1]
+        assert isinstance(marked_rendering, str)
+        normalized = Conversation([_normalized(message) for message in conversation.messages])
+        pair = marked(normalized, chat.template.source(bool(conversation.tools)))[1]
+        placed, changed = locate(normalized, rendered, marked_rendering, pair)
+        yield _traced(chat.tokenizer, rendered, placed, changed)
+
+
+def _where(batch: list[Conversation], number: int, whole: bool) -> str:
+    """Which conversation a failure is about, as its message says it: `` (FILE:LINE)``;
+    a stopped worker's is the whole batch's (``FILE:1 to FILE:64``)."""
+    if whole and len(batch) > 1 and batch[0].where:
+        return f" ({batch[0].where} to {batch[-1].where})"
+    return f" ({batch[number].where})" if batch[number].where else ""
+
+
+def _failure(path: str, failure: RenderFailure, at: str) -> ValueError:
+    if failure.kind == "syntax":  # the template's own fault, whatever the conversation
+        at = ""
+    return problem(ValueError, f"chat.template_{failure.kind}", path=path, detail=failure.detail, at=at)
+
+
+def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], changed: set[int]) -> ChatEncoding:
+    tokens = _trace(tokenizer, rendered, placed, 0)
+    ids = [token.id for token in tokens]
+    return ChatEncoding(ids, rendered, tokens, _warnings(tokenizer, tokens, changed, template=True))
+
+
+def _trace(tokenizer: ModelTokenizer, text: str, placed: list[Placed], base: int) -> list[ChatToken]:
+    """The tokens of ``text`` with their sources; ``base``: where ``text`` starts in the
+    rendered prompt. A token that holds no character (SentencePiece's dummy prefix) is
+    the template's."""
+    ids, pieces, starts, ends, _ = tokenizer.encode_columns(text)
+    sources: list[TokenSource | None] = [None] * len(ids)
+    for stretch in placed:
+        # The tokens that overlap the stretch: offsets only grow, token after token.
+        first = bisect_right(ends, stretch.start)
+        shift = stretch.offset - stretch.start
+        for number in range(first, bisect_left(starts, stretch.end, first)):
+            start, end = starts[number], ends[number]
+            if sources[number] is None and start < end:
+                sources[number] = TokenSource(
+                    stretch.message, max(start, stretch.start) + shift, min(end, stretch.end) + shift
+                )
+    if base:
+        starts, ends = [start + base for start in starts], [end + base for end in ends]
+    # Built by tuple.__new__ in C, not a call per token: the records are most of the cost.
+    return list(map(_CHAT_TOKEN, zip(ids, pieces, sources, starts, ends, strict=True)))
+
+
+def _mistral(tokenizer: ModelTokenizer, chat: MistralFormat, conversation: Conversation, sources: bool) -> ChatEncoding:
+    rendered = ""
+    tokens: list[ChatToken] = []
+    ids: list[int] = []
+    for part in mistral_parts(chat, tokenizer, conversation, conversation.where or chat.path):
+        if isinstance(part, int):
+            piece = tokenizer.vocab[part]
+            tokens.append(ChatToken(part, piece, None, len(rendered), len(rendered) + len(piece)))
+            ids.append(part)
+            rendered += piece
+        elif sources:
+            tokens.extend(_trace(tokenizer, part.text, part.placed, len(rendered)))
+            rendered += part.text
+        else:
+            ids.extend(tokenizer.encode(part.text))
+            rendered += part.text
+    if not sources:
+        return ChatEncoding(ids, rendered, [], [])
+    return ChatEncoding([token.id for token in tokens], rendered, tokens, _warnings(tokenizer, tokens, set()))
+
+
+def _warnings(
+    tokenizer: ModelTokenizer, tokens: list[ChatToken], changed: set[int], template: bool = False
+) -> list[str]:
+    found = [
+        f"message {index}: the template changes its content as it writes it; its tokens count as the template's"
+        for index in sorted(changed)
+    ]
+    for token in tokens:
+        if token.source is not None and tokenizer.is_matched(token.id):
+            message, start, _ = token.source
+            found.append(
+                f"message {message}: its content holds {token.piece} at offset {start}, which the template's "
+                "tokenization reads as the special token: typed text that acts as markup (prompt injection)"
+            )
+    before = tokenizer.around[0]
+    if template and before and tuple(token.id for token in tokens[: len(before)]) == before:
+        names = " ".join(tokenizer.tokens(before))
+        found.append(
+            f"the template writes {names} itself and the tokenizer's post-processor adds it too: tokenize "
+            "the rendered prompt without special tokens added (add_special_tokens=False), or it is there twice"
+        )
+    return found

@@ -1,0 +1,194 @@
+"""``glassllm chat``: a conversation as the model receives it, the template's tokens apart.
+
+    $ glassllm chat hello.json -t llama3/tokenizer.json
+    ⟦<|begin_of_text|><|start_header_id|>user<|end_header_id|>⏎
+    ⏎
+    ⟧Hello!⟦<|eot_id|><|start_header_id|>assistant<|end_header_id|>⏎
+    ⏎
+    ⟧
+
+    1 message · 12 tokens: 10 from the template, 2 from the messages (message 0: 2)
+
+``-t`` is a Hugging Face ``tokenizer.json`` whose chat template is beside it (or named
+with ``--template``), or a Mistral ``.model`` or Tekken JSON, encoded in Mistral's own
+format (:mod:`glassllm.chat.mistral`). ``FILE`` is one conversation in JSON, or a JSONL
+dataset (``.jsonl``: one conversation a line, the fine-tuning format), counted with a
+summary: examples, total, the largest, the median and 95th percentile (nearest rank),
+and the lines over ``--max-tokens``. On a terminal the template's text is shown in
+colour, elsewhere between ``⟦ ⟧``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from collections.abc import Callable, Iterator
+from typing import TextIO
+
+from glassllm.chat import (
+    ChatEncoding,
+    ChatFormat,
+    Conversation,
+    encode_chat,
+    encode_chats,
+    load_chat_format,
+    read_conversation,
+    read_dataset,
+)
+from glassllm.chat.conversation import is_dataset
+from glassllm.shown.visible import visible
+
+__all__ = ["add_parser", "encoding_json"]
+
+_TEMPLATE_COLOR = "\x1b[2;7m"  # dim, reversed: the template's text, apart from what people wrote
+_RESET = "\x1b[0m"
+
+
+def encoding_json(encoding: ChatEncoding) -> dict[str, object]:
+    """One conversation as ``glassllm chat --json`` prints it."""
+    tokens = [
+        {
+            "id": token_id,
+            "piece": piece,
+            "source": "template" if source is None else {"message": source[0], "start": source[1], "end": source[2]},
+        }
+        for token_id, piece, source, _, _ in encoding.tokens
+    ]
+    return {
+        "ids": encoding.ids,
+        "count": encoding.count,
+        "template_count": encoding.template_count,
+        "tokens": tokens,
+        "warnings": encoding.warnings,
+    }
+
+
+def _shown(encoding: ChatEncoding, color: bool) -> str:
+    """The rendered prompt, the template's stretches marked (see the module's docstring)."""
+    stretches: list[list[int]] = []
+    for token in encoding.tokens:
+        if token.source is not None:
+            continue
+        if stretches and token.start <= stretches[-1][1]:
+            stretches[-1][1] = max(stretches[-1][1], token.end)
+        else:
+            stretches.append([token.start, token.end])
+    text = encoding.rendered
+    out: list[str] = []
+    at = 0
+    for start, end in stretches:
+        out.append(_visible(text[at:start]))
+        out.append(_template(_visible(text[start:end]), color))
+        at = end
+    out.append(_visible(text[at:]))
+    return "".join(out)
+
+
+def _visible(text: str) -> str:
+    return "⏎\n".join(map(visible, text.split("\n")))
+
+
+def _template(text: str, color: bool) -> str:
+    return f"{_TEMPLATE_COLOR}{text}{_RESET}" if color else f"⟦{text}⟧"
+
+
+def _conversation(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> None:
+    conversation = read_conversation(args.file)
+    encoding = encode_chat(chat, conversation, generation_prompt=args.generation_prompt)
+    if args.json:
+        out.write(json.dumps(encoding_json(encoding), ensure_ascii=False) + "\n")
+        return
+    out.write(_shown(encoding, out.isatty() and not os.environ.get("NO_COLOR")) + "\n\n")
+    by_message = [0] * len(conversation.messages)
+    for token in encoding.tokens:
+        if token.source is not None:
+            by_message[token.source.message] += 1
+    messages = ", ".join(f"message {index}: {count:,}" for index, count in enumerate(by_message))
+    number = len(conversation.messages)
+    out.write(
+        f"{number} message{'s' if number > 1 else ''} · {encoding.count:,} tokens: {encoding.template_count:,} "
+        f"from the template, {encoding.count - encoding.template_count:,} from the messages ({messages})\n"
+    )
+    for warning in encoding.warnings:
+        out.write(f"warning: {warning}\n")
+
+
+def _nearest_rank(ordered: list[int], percent: int) -> int:
+    return ordered[max(math.ceil(percent / 100 * len(ordered)) - 1, 0)]
+
+
+def _dataset(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> None:
+    lines: list[int] = []
+
+    def conversations() -> Iterator[Conversation]:
+        for number, conversation in read_dataset(args.file):
+            lines.append(number)
+            yield conversation
+
+    counts: list[int] = []
+    found = encode_chats(chat, conversations(), generation_prompt=args.generation_prompt, sources=args.json)
+    for index, encoding in enumerate(found):
+        counts.append(encoding.count)
+        if args.json:
+            out.write(json.dumps({"line": lines[index], **encoding_json(encoding)}, ensure_ascii=False) + "\n")
+    over = [line for line, count in zip(lines, counts, strict=True) if args.max_tokens and count > args.max_tokens]
+    ordered = sorted(counts)
+    summary = {
+        "examples": len(counts),
+        "total": sum(counts),
+        "max": ordered[-1] if ordered else 0,
+        "p50": _nearest_rank(ordered, 50) if ordered else 0,
+        "p95": _nearest_rank(ordered, 95) if ordered else 0,
+        "max_tokens": args.max_tokens,
+        "over": over,
+    }
+    if args.json:
+        out.write(json.dumps({"summary": summary}) + "\n")
+        return
+    out.write(
+        f"{summary['examples']:,} conversations · {summary['total']:,} tokens · max {summary['max']:,} · "
+        f"p50 {summary['p50']:,} · p95 {summary['p95']:,}\n"
+    )
+    if args.max_tokens:
+        listed = ", ".join(map(str, over)) if over else "none"
+        out.write(f"{len(over):,} over {args.max_tokens:,} tokens (lines): {listed}\n")
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> None:
+    chat = load_chat_format(args.tokenizer, template=args.template)
+    try:
+        (_dataset if is_dataset(args.file) else _conversation)(args, chat, out)
+    finally:
+        chat.close()
+
+
+def add_parser(add: Callable[..., argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``glassllm chat``, with the subparsers' ``add_parser``."""
+    summary = "show which tokens a model's chat template adds to a conversation, and count datasets"
+    chat = add("chat", help=summary, description=summary)
+    chat.add_argument("file", help="a conversation in JSON, or a JSONL dataset (.jsonl: one conversation a line)")
+    chat.add_argument(
+        "--tokenizer",
+        "-t",
+        required=True,
+        help="a Hugging Face tokenizer.json (its chat template beside it), hf:ORG/NAME from the local cache, "
+        "or a Mistral SentencePiece .model or Tekken JSON (Mistral's own chat format)",
+    )
+    chat.add_argument("--template", help="the chat template (a Jinja file) instead of the one beside the tokenizer")
+    chat.add_argument(
+        "--generation-prompt",
+        action="store_true",
+        help="end with the assistant's header, as a prompt to the model (Mistral's formats: a conversation that "
+        "ends with a user's message ends with it already)",
+    )
+    chat.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"ids", "count", "template_count", "tokens": [{"id", "piece", "source"}], "warnings"}; '
+        'for a dataset one a line, then {"summary"}',
+    )
+    chat.add_argument("--max-tokens", type=int, default=0, help="list the dataset's lines over this many tokens")
+    chat.set_defaults(run=_run)
+    return chat
