@@ -303,15 +303,14 @@ def _explain_chunks(tok: Tokenizer, text: str, bounds: list[tuple[int, int]], in
 
 def explain_document(document: ReadOnlyDocument, start: Point, end: Point) -> Explanation:
     """The explanation of the chunks ``start..end`` touches in ``document``, by its tokenizer."""
-    model = document.tokenizer.model
-    if model is not None:
+    tokenizer = document.tokenizer.tokenizer
+    if isinstance(tokenizer, ModelTokenizer):
 
         def token_at(point: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
             token = document.meant_token(Point(*point))
             return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
 
-        return explain_model_selection(model, document.lines.__getitem__, document.block_of, start, end, token_at)
-    tokenizer = document.tokenizer.tokenizer
+        return explain_model_selection(tokenizer, document.lines.__getitem__, document.block_of, start, end, token_at)
     assert isinstance(tokenizer, Tokenizer), "glassllm's own, when it is no real model's"
     return explain_selection(
         tokenizer,

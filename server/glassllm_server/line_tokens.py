@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from itertools import accumulate, chain
 from operator import itemgetter
 from typing import NamedTuple
@@ -53,10 +54,11 @@ class LineTokens:
 
     __slots__ = ("_chunk_starts", "_token_starts", "chunk_count", "chunks", "origin", "tokens", "unknown")
 
-    # glassllm's own lines carry nothing in from the line above, and every token that
-    # holds no character ends one (see blocks.ModelLineTokens).
+    # glassllm's own lines carry nothing in from the line above, no token crosses their
+    # end, and every token that holds no character ends one (see blocks.ModelLineTokens).
     first = 0
     continued = False
+    crosses_lines = False
     leading_empty = 0
 
     def __init__(self, chunks: tuple[RawChunk, ...], origin: list[int] | None) -> None:
@@ -73,6 +75,27 @@ class LineTokens:
     def chunk(self, index: int) -> ChunkTokens:
         """The line's chunk number ``index``."""
         return ChunkTokens._make(self.chunks[index])
+
+    def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where the line's token number ``number`` starts and ends, as (lines below
+        this one, column): always this line's."""
+        span = self.spans()[number]
+        return (0, span.start), (0, span.end)
+
+    def occurrences(self, token_id: int) -> Iterator[tuple[int, int]]:
+        """Columns of each token ``token_id`` in the line, skipping chunks without it
+        (cheaper than building every span of a long line)."""
+        origin = self.origin
+        position = 0
+        for text, pieces, ids, _ in self.chunks:
+            if token_id not in ids:
+                position += len(text)
+                continue
+            for piece, piece_id in zip(pieces, ids, strict=False):
+                end = position + len(piece)
+                if piece_id == token_id:
+                    yield (position, end) if origin is None else (origin[position], origin[end])
+                position = end
 
     def spans(self) -> list[LineSpan]:
         """Every token of the line with its columns, in order, covering the line."""
