@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from glassllm import AnyTokenizer, packaged
 from glassllm.formats.load import load_model
 from glassllm_server.document import Document
+from glassllm_server.explanation import explain_document
 from glassllm_server.line_tokenizer import LineTokenizer, ModelLineTokenizer, OwnLineTokenizer, line_tokenizer
+from glassllm_server.positions import Point
 from tests.library.formats.fixtures import model_file
 from tests.server.unit.test_model_document import document_lines, expected_lines, random_edit, texts
 
@@ -94,3 +96,19 @@ def test_background_work_ends_with_every_line_tokenized(name):
         pass
     assert document.complete
     assert document_lines(document) == expected_lines(library(name), document.text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_explanation_for_every_tokenizer(name):
+    text = "Era uma vez.\n\n  Fim.\r\noutra vez, a última"
+    document = Document("u", text, 1, road(name))
+    lines = document.lines
+    explanation = explain_document(document, Point(0, 0), Point(len(lines) - 1, len(lines[-1])))
+    assert "".join(item.text for item in explanation.chunks) == text
+    assert [i for item in explanation.chunks for i in item.explanation.ids] == library(name).encode(text)
+    # A selection inside the last line: the chunks it touches, placed in the document.
+    base = len(text) - len(lines[3])
+    inside = explain_document(document, Point(3, 6), Point(3, 9))
+    chunks = library(name).chunk_spans(text)
+    assert [item.text for item in inside.chunks] == [text[a:b] for _, a, b in chunks if a < base + 9 and b > base + 6]
+    assert [item.line for item in inside.chunks] == [3] * len(inside.chunks) and inside.chunks[0].start == 5
