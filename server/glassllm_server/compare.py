@@ -35,6 +35,7 @@ from glassllm.tokenizer import SPECIALS, UNK_ID
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.explanation import Explanation
 from glassllm_server.gaps import Gaps
+from glassllm_server.line_tokenizer import by_family
 from glassllm_server.line_tokens import LONG_LINE, segment_bounds
 
 __all__ = [
@@ -553,13 +554,9 @@ class CompareSet:
     def add(self, name: str, tokenizer: AnyTokenizer, match_specials: bool = False) -> None:
         """``name``'s tokenizer, loaded for the setting ``match_specials`` (which only a
         real model's heeds)."""
-        key = (name, match_specials)
-        if isinstance(tokenizer, ModelTokenizer):
-            self._loaded[key] = ComparedModel(tokenizer, name)
-        elif isinstance(tokenizer, Tokenizer):
-            self._loaded[key] = ComparedTokenizer(tokenizer, name)
-        else:
-            raise TypeError(f"{name}: {type(tokenizer).__name__} is no tokenizer the server knows")
+        self._loaded[(name, match_specials)] = by_family(
+            tokenizer, lambda own: ComparedTokenizer(own, name), lambda model: ComparedModel(model, name)
+        )
 
     def fail(self, name: str) -> None:
         """``name`` did not load: left out until :meth:`forget_failures`."""

@@ -19,10 +19,10 @@ No pygls here.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise, repeat
 from time import perf_counter
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from glassllm import Tokenizer
 from glassllm.caches import LruCache
@@ -50,7 +50,9 @@ from glassllm_server.line_tokens import (
     segment_bounds,
 )
 
-__all__ = ["LineTokenizer", "ModelFacts", "ModelLineTokenizer", "OwnLineTokenizer", "line_tokenizer"]
+__all__ = ["LineTokenizer", "ModelFacts", "ModelLineTokenizer", "OwnLineTokenizer", "by_family", "line_tokenizer"]
+
+_T = TypeVar("_T")
 
 # The caches' bounds (docs/server.md, "Memory", says how they were measured): chunks
 # the 7 MB corpus reuses stay (about 300 bytes each, 10 MB at most), and lines by their
@@ -140,14 +142,22 @@ class ModelFacts(NamedTuple):
     around_pieces: tuple[list[str], list[str]]
 
 
-def line_tokenizer(tokenizer: AnyTokenizer, name: str) -> LineTokenizer:
-    """The tokenizer as documents use it: the one place the server tells kinds apart. A
-    real model's (any :class:`ModelTokenizer`, whatever its format) is tokenized in
-    blocks; glassllm's own line by line."""
+def by_family(tokenizer: AnyTokenizer, own: Callable[[Tokenizer], _T], model: Callable[[ModelTokenizer], _T]) -> _T:
+    """``own(tokenizer)`` for glassllm's own tokenizer, ``model(tokenizer)`` for a real
+    model's (any :class:`ModelTokenizer`, whatever its format: a new format is a new
+    subclass in the library, and nothing here changes). The one place the server tells
+    tokenizers apart: :func:`line_tokenizer` and the compared tokenizers ask it."""
     if isinstance(tokenizer, ModelTokenizer):
-        return ModelLineTokenizer(tokenizer, name)
-    assert isinstance(tokenizer, Tokenizer), f"a tokenizer of no known road: {tokenizer!r}"
-    return OwnLineTokenizer(tokenizer, name)
+        return model(tokenizer)
+    if isinstance(tokenizer, Tokenizer):
+        return own(tokenizer)
+    raise TypeError(f"{type(tokenizer).__name__} is no tokenizer the server knows")
+
+
+def line_tokenizer(tokenizer: AnyTokenizer, name: str) -> LineTokenizer:
+    """The tokenizer as documents use it: a real model's is tokenized in blocks,
+    glassllm's own line by line."""
+    return by_family(tokenizer, lambda own: OwnLineTokenizer(own, name), lambda model: ModelLineTokenizer(model, name))
 
 
 class ModelLineTokenizer(LineTokenizer):
