@@ -267,5 +267,6 @@ async def test_a_lone_surrogate_in_the_selection_is_written_and_named(client: Gl
     answer = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=command, arguments=arguments)
     )
+    assert answer is not None
     path = Path(answer["path"]) if "path" in answer else file_of(answer["page"])
     assert visible("\ud800") in path.read_text(encoding="utf-8")
