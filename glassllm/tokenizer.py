@@ -161,11 +161,13 @@ class Tokenizer:
         chunks = chunk_text(text).chunks
         return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
 
-    def encode_spans(self, text: str) -> list[TokenSpan]:
+    def encode_spans(self, text: str, *, at_start: bool = True) -> list[TokenSpan]:
         """One :class:`TokenSpan` per token of ``encode(text)``, with offsets into ``text``.
 
         Spans are in order, never overlap and together cover ``text``. Where NFC merged
         several code points into one, the token holding it covers all of them.
+        ``at_start`` changes nothing: glassllm adds nothing at a text's start (see
+        :class:`~glassllm.pipeline.any_tokenizer.AnyTokenizer`).
         """
         require_text(text)
         chunked = chunk_text(text)
@@ -198,8 +200,9 @@ class Tokenizer:
             for item in self.explain(text)
         ]
 
-    def explain(self, text: str) -> list[ChunkExplanation]:
-        """Every chunk of ``text`` with each merge step: rank, pair, result, training count."""
+    def explain(self, text: str, *, at_start: bool = True) -> list[ChunkExplanation]:
+        """Every chunk of ``text`` with each merge step: rank, pair, result, training count
+        (``at_start`` changes nothing, as for :meth:`encode_spans`)."""
         require_text(text)
         explanations = []
         for index, (chunk, start, end) in enumerate(chunk_text(text).spans()):
@@ -215,8 +218,9 @@ class Tokenizer:
             explanations.append(ChunkExplanation(index, chunk, start, end, list(chunk), steps, pieces, ids))
         return explanations
 
-    def chunk_spans(self, text: str) -> list[tuple[str, int, int]]:
-        """Each chunk of ``text`` (after NFC, spaces as ``▁``) with its ``[start, end)`` in ``text``."""
+    def chunk_spans(self, text: str, *, at_start: bool = True) -> list[tuple[str, int, int]]:
+        """Each chunk of ``text`` (after NFC, spaces as ``▁``) with its ``[start, end)`` in
+        ``text`` (``at_start`` changes nothing, as for :meth:`encode_spans`)."""
         require_text(text)
         return list(chunk_text(text).spans())
 

@@ -19,8 +19,9 @@ Rooms, from the wire inward:
   the explanation and comparison pages), in the user's language (:mod:`.messages`).
 
 The rest never imports pygls: :mod:`positions` (points ⇄ LSP positions), :mod:`document`
-(a document and its read-only view), :mod:`line_tokens` and :mod:`line_tokenizer` (a
-line's tokens and the shared caches), :mod:`blocks`, :mod:`settings`, :mod:`hints`,
+(a document and its read-only view), :mod:`line_tokenizer` (the one road every
+tokenizer takes through the server, and the shared caches), :mod:`line_tokens` (a
+line's tokens), :mod:`blocks`, :mod:`settings`, :mod:`hints`,
 :mod:`bands`, :mod:`unknown`, :mod:`explanation`, :mod:`compare`, :mod:`compare_counts`,
 :mod:`training`, :mod:`page_files`, :mod:`confinement`.
 """

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, pairwise
 from operator import ne
 from typing import NamedTuple
@@ -138,6 +138,8 @@ class ModelLineTokens:
         "unknown",
     )
 
+    crosses_lines = True  # a token may hold the end of a line and the start of the next
+
     def __init__(
         self,
         block: Block,
@@ -221,6 +223,10 @@ class ModelLineTokens:
             indices.append(index)
         starts, ends = data[count : 2 * count], data[2 * count : 3 * count]
         return list(map(LineSpan._make, zip(ids, pieces, starts, ends, chunks, indices, strict=True)))
+
+    def occurrences(self, token_id: int) -> Iterator[tuple[int, int]]:
+        """Columns of each token ``token_id`` in the line."""
+        return ((span.start, span.end) for span in self.spans() if span.id == token_id)
 
     def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
         """Every token of the line (a block's line is short, or was never cut), and the

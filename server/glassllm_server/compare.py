@@ -19,6 +19,7 @@ Everything works in lines and code-point columns; no pygls here.
 from __future__ import annotations
 
 import itertools
+from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -34,6 +35,7 @@ from glassllm.tokenizer import SPECIALS, UNK_ID
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.explanation import Explanation
 from glassllm_server.gaps import Gaps
+from glassllm_server.line_tokenizer import by_family
 from glassllm_server.line_tokens import LONG_LINE, segment_bounds
 
 __all__ = [
@@ -84,12 +86,61 @@ class ComparedCounts:
     unknown: int
 
 
-class ComparedTokenizer:
-    """A tokenizer to compare with, and what it has already counted."""
+class AnyCompared(ABC):
+    """A tokenizer to compare with, whatever its kind, and what it has already counted:
+    what the hover, ``glassllm/stats`` and the "Compare tokenizers" page ask of it."""
 
-    def __init__(self, tokenizer: Tokenizer, name: str) -> None:
+    def __init__(self, tokenizer: AnyTokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
+
+    def document(self, document: ReadOnlyDocument) -> DocumentCounts:
+        """This tokenizer's counts for ``document`` as it is (a snapshot keeps its own),
+        carried through the document's edits from now on."""
+        return document.line_state(self, DocumentCounts)
+
+    @abstractmethod
+    def chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Readable pieces and IDs of a chunk of the tokenizer in use (normalized, spaces
+        as ``▁``)."""
+
+    @abstractmethod
+    def count_from(self, counts: DocumentCounts, lines: Sequence[str], line: int) -> int:
+        """Count line ``line`` of ``lines`` (with what it is tokenized with) into
+        ``counts``; the line after the last one counted."""
+
+    @abstractmethod
+    def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
+        """Counts for the whole text ``lines`` (``chunks``: the tokenizer in use's)."""
+
+    @abstractmethod
+    def counts_in(
+        self,
+        lines: Sequence[str],
+        start: tuple[int, int],
+        end: tuple[int, int],
+        chunks: int,
+        counted: DocumentCounts | None = None,
+    ) -> ComparedCounts:
+        """Counts of the tokens that overlap ``[start, end)`` (line, column) of ``lines``,
+        as ``glassllm/stats`` counts a range: a token cut by the range's edge counts.
+        ``counted``: the document's per-line counts, which whole lines are taken from
+        (and kept in) rather than tokenized again."""
+
+    @abstractmethod
+    def explain_chunk(self, text: str, chunk: str) -> ChunkExplanation:
+        """The explanation of a chunk of the tokenizer in use: its original ``text``, and
+        ``chunk`` as that tokenizer merged it (normalized, spaces as ``▁``)."""
+
+
+class ComparedTokenizer(AnyCompared):
+    """A glassllm tokenizer to compare with: it shares the chunk rule of every glassllm
+    tokenizer, so it counts line by line and explains the chunk in use alone."""
+
+    tokenizer: Tokenizer
+
+    def __init__(self, tokenizer: Tokenizer, name: str) -> None:
+        super().__init__(tokenizer, name)
         self._lines: LruCache[str, int] = LruCache(LINE_CACHE_CHARACTERS, len)
         self._segments: LruCache[str, int] = LruCache(SEGMENT_CACHE_CHARACTERS, len)
         self._chunks: LruCache[str, tuple[tuple[str, ...], tuple[int, ...]]] = LruCache(HOVER_CHUNK_LIMIT)
@@ -99,13 +150,7 @@ class ComparedTokenizer:
         self._chunk_counts: LruCache[str, int] = LruCache(CHUNK_COUNT_LIMIT)
         self._known = frozenset(tokenizer.vocab[len(SPECIALS) :])
 
-    def document(self, document: ReadOnlyDocument) -> DocumentCounts:
-        """This tokenizer's counts for ``document`` as it is (a snapshot keeps its own),
-        carried through the document's edits from now on."""
-        return document.line_state(self, DocumentCounts)
-
     def chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        """Pieces and IDs of one chunk (already normalized, spaces as ``▁``)."""
         cached = self._chunks.get(chunk)
         if cached is None:
             spans = self.tokenizer.encode_spans(chunk)
@@ -129,6 +174,13 @@ class ComparedTokenizer:
         count = self._count_text(line)
         self._lines.put(line, count)
         return count
+
+    def count_from(self, counts: DocumentCounts, lines: Sequence[str], line: int) -> int:
+        counts.count_of(self, lines, line)
+        return line + 1
+
+    def explain_chunk(self, text: str, chunk: str) -> ChunkExplanation:
+        return self.tokenizer.explain(chunk)[0]
 
     def _count_segment(self, segment: str) -> int:
         count = self._segments.get(segment)
@@ -170,10 +222,6 @@ class ComparedTokenizer:
         chunks: int,
         counted: DocumentCounts | None = None,
     ) -> ComparedCounts:
-        """Counts of the tokens that overlap ``[start, end)`` (line, column) of ``lines``,
-        as ``glassllm/stats`` counts a range: a token cut by the range's edge counts.
-        ``counted``: the document's per-line counts, which whole lines are taken from
-        (and kept in) rather than from the cache of lines' texts."""
         tokens = unknown = found_chunks = 0
         whole: list[str] = []
         packed = 0
@@ -204,24 +252,20 @@ class ComparedTokenizer:
         )
 
 
-class ComparedModel:
-    """A real model's tokenizer to compare with (see the module's docstring): the
-    interface of :class:`ComparedTokenizer`, counting by blocks of lines."""
+class ComparedModel(AnyCompared):
+    """A real model's tokenizer to compare with (see the module's docstring): it counts
+    by blocks of lines and explains the characters of the chunk in use."""
+
+    tokenizer: ModelTokenizer
 
     def __init__(self, tokenizer: ModelTokenizer, name: str) -> None:
-        self.tokenizer = tokenizer
-        self.name = name
+        super().__init__(tokenizer, name)
         # Each block's counts per line (packed: tokens, unknown, chunks that start there).
         self._blocks: LruCache[tuple[str, bool], tuple[int, ...]] = LruCache(LINE_CACHE_CHARACTERS, _block_weight)
         self._chunks: LruCache[str, tuple[tuple[str, ...], tuple[int, ...]]] = LruCache(HOVER_CHUNK_LIMIT)
 
-    def document(self, document: ReadOnlyDocument) -> DocumentCounts:
-        """This tokenizer's counts for ``document`` as it is, carried through its edits."""
-        return document.line_state(self, DocumentCounts)
-
     def chunk(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        """Readable pieces and IDs of a chunk's characters (the chunk of the tokenizer in
-        use; spaces may be marked ``▁``), read as a continuation of a text."""
+        # The chunk's characters, read as a continuation of a text.
         cached = self._chunks.get(chunk)
         if cached is None:
             spans = self.tokenizer.encode_spans(chunk.replace(SPACE, " "), at_start=False)
@@ -230,8 +274,11 @@ class ComparedModel:
             self._chunks.put(chunk, cached)
         return cached
 
-    def count_line(self, line: str) -> int:
-        raise TypeError("a real model's lines are counted by blocks: see count_block")
+    def count_from(self, counts: DocumentCounts, lines: Sequence[str], line: int) -> int:
+        return line + 1 if counts.in_block(line) else counts.count_block(self, lines, line)
+
+    def explain_chunk(self, text: str, chunk: str) -> ChunkExplanation:
+        return _explained_as_one(self.tokenizer, text)
 
     def block_of(self, lines: Sequence[str], line: int) -> tuple[int, int]:
         """The first line of the block that holds line ``line`` and the line after it."""
@@ -273,10 +320,8 @@ class ComparedModel:
         chunks: int,
         counted: DocumentCounts | None = None,
     ) -> ComparedCounts:
-        """Counts of the tokens and chunks that overlap ``[start, end)`` (line, column),
-        as the document counts a range; ``chunks`` is unused (a model counts its own).
-        ``counted``: the document's per-line counts, which the blocks wholly inside the
-        range are taken from (and kept in); only the blocks at its edges are tokenized."""
+        # ``chunks`` is unused (a model counts its own); the blocks wholly inside the
+        # range are taken from ``counted``, only the blocks at its edges are tokenized.
         if start >= end:
             return ComparedCounts(self.name, 0, 0, 0)
         inner = (start[0], start[0], 0)
@@ -310,7 +355,6 @@ class ComparedModel:
         return packed
 
     def counts(self, lines: Sequence[str], chunks: int) -> ComparedCounts:
-        """Counts for the whole text ``lines``."""
         counts = DocumentCounts(len(lines))
         counts.count_pending(self, lines, len(lines))
         return counts.totals(self.name)
@@ -331,10 +375,6 @@ def _touching(spans: Sequence[TokenSpan], low: int, high: int) -> Iterator[Token
             return
         elif span.end > low:
             yield span
-
-
-# A tokenizer to compare with: glassllm's own or a real model's.
-AnyCompared = ComparedTokenizer | ComparedModel
 
 
 class DocumentCounts:
@@ -406,13 +446,9 @@ class DocumentCounts:
                 return True
             if counted >= max_lines:
                 return False
-            if isinstance(tokenizer, ComparedModel):
-                counted += self._count_block(tokenizer, lines, line) - line
-                continue
-            self.count_of(tokenizer, lines, line)
-            counted += 1
+            counted += tokenizer.count_from(self, lines, line) - line
 
-    def _count_block(self, tokenizer: ComparedModel, lines: Sequence[str], line: int) -> int:
+    def count_block(self, tokenizer: ComparedModel, lines: Sequence[str], line: int) -> int:
         """Count the block of a real model's that holds line ``line``; the line after it."""
         if not self._blocks:
             self._blocks = [None] * len(self._counts)
@@ -440,8 +476,8 @@ class DocumentCounts:
         counts, blocks = self._counts, self._blocks
         line = first
         while line < stop:
-            if counts[line] is None or not blocks or blocks[line] is None:
-                line = self._count_block(tokenizer, lines, line)
+            if not self.in_block(line):
+                line = self.count_block(tokenizer, lines, line)
                 blocks = self._blocks
             else:
                 line += 1
@@ -455,6 +491,10 @@ class DocumentCounts:
             while high > low and blocks[high - 1] is edge:
                 high -= 1
         return low, high, sum(filter(None, counts[low:high]))
+
+    def in_block(self, line: int) -> bool:
+        """Whether line ``line`` has a count, counted in a real model's block."""
+        return self._counts[line] is not None and bool(self._blocks) and self._blocks[line] is not None
 
     def count_of(self, tokenizer: ComparedTokenizer, lines: Sequence[str], line: int) -> int:
         """Line ``line``'s count (packed), counted now and kept if it has none yet."""
@@ -514,13 +554,9 @@ class CompareSet:
     def add(self, name: str, tokenizer: AnyTokenizer, match_specials: bool = False) -> None:
         """``name``'s tokenizer, loaded for the setting ``match_specials`` (which only a
         real model's heeds)."""
-        key = (name, match_specials)
-        if isinstance(tokenizer, ModelTokenizer):
-            self._loaded[key] = ComparedModel(tokenizer, name)
-        elif isinstance(tokenizer, Tokenizer):
-            self._loaded[key] = ComparedTokenizer(tokenizer, name)
-        else:
-            raise TypeError(f"{name}: {type(tokenizer).__name__} is no tokenizer the server knows")
+        self._loaded[(name, match_specials)] = by_family(
+            tokenizer, lambda own: ComparedTokenizer(own, name), lambda model: ComparedModel(model, name)
+        )
 
     def fail(self, name: str) -> None:
         """``name`` did not load: left out until :meth:`forget_failures`."""
@@ -581,12 +617,7 @@ def compare_explanation(
     continuation of a text), its own chunks of them as one."""
     chunks = []
     for index, item in enumerate(explanation.chunks):
-        others = [
-            _explained_as_one(tok.tokenizer, item.text)
-            if isinstance(tok, ComparedModel)
-            else tok.tokenizer.explain(item.explanation.chunk)[0]
-            for tok in compared
-        ]
+        others = [tok.explain_chunk(item.text, item.explanation.chunk) for tok in compared]
         own = _readable(item.explanation, readable)
         explained = ComparedChunk.from_explanations(index, item.start, item.end, [own, *others])
         chunks.append(PlacedChunk(item.line, item.text, explained))

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from glassllm_server.compare import AnyCompared, ComparedCounts, ComparedModel
+from glassllm_server.compare import AnyCompared, ComparedCounts
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.positions import Point
 
@@ -44,13 +44,11 @@ async def range_counts(
     lines = document.lines
     counts = []
     for tok in compared:
-        if isinstance(tok, ComparedModel):
-            counts.append(tok.counts_in(lines, start, end, chunks, tok.document(document)))
-            continue
         counted = tok.document(document)
         deadline = time.perf_counter() + _SLICE_SECONDS
-        for line in range(start.line, end.line + 1):
-            counted.count_of(tok, lines, line)
+        line = start.line
+        while line <= end.line:
+            line = tok.count_from(counted, lines, line)
             if time.perf_counter() > deadline:
                 await asyncio.sleep(0)
                 deadline = time.perf_counter() + _SLICE_SECONDS

@@ -1,9 +1,11 @@
 """An open document: its lines, its version and its tokens, filled in lazily, and the
 read-only view of it a request works on.
 
-A document is tokenized line by line (:mod:`glassllm_server.line_tokens`, with the
-shared caches of :mod:`glassllm_server.line_tokenizer`), so an edit re-tokenizes only
-the lines it changed. :class:`Document` is the live one the client's notifications edit;
+A document is tokenized in blocks of lines, whatever its tokenizer (a line each for
+glassllm's own, what a real model's pre-tokenizer needs for it: see
+:mod:`glassllm_server.line_tokenizer`, which holds the caches they share), and each line
+keeps its part of its block's tokens, so an edit re-tokenizes only the blocks it changed.
+:class:`Document` is the live one the client's notifications edit;
 :meth:`Document.snapshot` gives a :class:`ReadOnlyDocument`, the document as it is now,
 which later edits do not change and which has no way to change it.
 
@@ -21,17 +23,13 @@ from time import perf_counter
 from typing import Any, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary, WeakSet
 
-from glassllm_server.blocks import LineSpan, ModelChunk, ModelLineTokens
+from glassllm_server.blocks import LineSpan, ModelChunk
 from glassllm_server.gaps import Gaps
 from glassllm_server.line_tokenizer import LineTokenizer
-from glassllm_server.line_tokens import LONG_LINE, AnyLineTokens, ChunkTokens, LineTokens, SegmentedLineTokens
+from glassllm_server.line_tokens import AnyLineTokens, ChunkTokens
 from glassllm_server.positions import LineIndex, Point, content_length, split_lines
 
 __all__ = ["Document", "DocumentToken", "LineState", "ReadOnlyDocument", "Stats"]
-
-# An edit that makes this many lines or fewer has them tokenized at once (see
-# _Version.replaced): a keystroke makes three, the edited line and its neighbours.
-_EAGER_LINES = 8
 
 
 class Stats(NamedTuple):
@@ -125,9 +123,9 @@ class _Version:
         # cuts them there.
         self.counts = [0] * len(lines)
         self.prefix = [0]
-        # A real model's: whether the document is cut into blocks before each line
-        # (None: not decided yet); see blocks.py.
-        self.cuts: list[bool | None] = [None] * len(lines) if tokenizer.model is not None else []
+        # Whether the document is cut into blocks before each line (None: not decided
+        # yet; glassllm's own cuts before every line).
+        self.cuts: list[bool | None] = [tokenizer.undecided_cut] * len(lines)
         self.gaps = Gaps.everywhere(len(lines))  # the lines without tokens
         self.totals = [0, 0, 0, 0]  # tokens, chunks, characters, unknown of tokenized lines
         # Unique per version: what caches of answers are keyed by.
@@ -163,9 +161,8 @@ class _Version:
         version.prefix = self.prefix if in_place else self.prefix[: first + 1]
         del version.prefix[first + 1 :]
         version.gaps = self.gaps.replaced(old_tokens.count(None), first, stop, new_count)
-        version.cuts = cuts = self.cuts if in_place or tokenizer.model is None else self.cuts.copy()
-        if tokenizer.model is not None:
-            cuts[first:stop] = [None] * new_count
+        version.cuts = cuts = self.cuts if in_place else self.cuts.copy()
+        cuts[first:stop] = [tokenizer.undecided_cut] * new_count
         version.totals = totals = self.totals.copy()
         version.revision = next(self._revisions)
         version.line_states = WeakKeyDictionary()
@@ -176,28 +173,11 @@ class _Version:
                 _count(totals, line_tokens, line, -1)
         for owner, state in self.line_states.items():
             version.line_states[owner] = state.replaced(first, old_lines, new_lines, in_place)
-        if tokenizer.model is not None:
-            version._forget_blocks(first, new_count)
-            return version  # a real model's blocks are tokenized whole, when needed
-        # The lines of a small edit (typing: the edited line and one on each side) are
-        # tokenized now, from the tokens of the lines it replaced: an unchanged line
-        # keeps its own, an edited one takes the chunks it shares with them. So are the
-        # long lines an edit made, around the edit only, from the segments of the long
-        # lines it replaced. Others wait for the background or a request.
-        unchanged = {line: found for line, found in zip(old_lines, old_tokens, strict=False) if found is not None}
-        if not unchanged:
-            return version
-        kept = set(new_lines)
-        previous = [found for line, found in unchanged.items() if isinstance(found, LineTokens) and line not in kept]
-        small = new_count <= _EAGER_LINES
-        long_ones = any(isinstance(found, SegmentedLineTokens) for found in previous)
-        for number, new in enumerate(new_lines, first):
-            found = unchanged.get(new)
-            if found is None:
-                if not (long_ones if len(new) > LONG_LINE else small):
-                    continue
-                found = tokenizer.line(new, previous)
-            version._put(number, found)
+        if not tokenizer.lines_alone:
+            version._forget_blocks(first, new_count)  # the cuts around the edit may move
+        for number, found in enumerate(tokenizer.edited(old_lines, old_tokens, new_lines), first):
+            if found is not None:
+                version._put(number, found)
         return version
 
     def _forget_blocks(self, first: int, new_count: int) -> None:
@@ -247,7 +227,7 @@ class _Version:
         self.gaps.emptied(line)
 
     def cut_before(self, line: int) -> bool:
-        """Whether a real model's document is cut into blocks before line ``line``."""
+        """Whether the document is cut into blocks before line ``line``."""
         if line == 0:
             return True
         found = self.cuts[line]
@@ -256,22 +236,16 @@ class _Version:
         return found
 
     def prepare_block(self, line: int, deadline: float) -> bool:
-        """A real model's document: tokenize the segments of the long block that holds line
-        ``line`` until ``deadline`` (a slice of background work); True when done or when
-        the block is not long."""
+        """Tokenize the segments of the long block that holds line ``line`` until
+        ``deadline`` (a slice of background work); True when done or when the block is
+        not long."""
         first, stop = self.block_of(line)
-        tokenizer = self.tokenizer
-        if sum(map(len, self.lines[first:stop])) <= tokenizer.long_block:
-            return True
-        return tokenizer.prepare_block(self.lines[first:stop], first == 0, deadline)
+        return self.tokenizer.prepare(self.lines[first:stop], first == 0, deadline)
 
     def line_tokens(self, line: int) -> AnyLineTokens:
         tokens = self.tokens[line]
         if tokens is None:
-            if self.tokenizer.model is not None:
-                return self._block_tokens(line)
-            tokens = self.tokenizer.line(self.lines[line])
-            self._put(line, tokens)
+            return self._block_tokens(line)
         return tokens
 
     def block_of(self, line: int) -> tuple[int, int]:
@@ -285,7 +259,7 @@ class _Version:
         return first, stop
 
     def _block_tokens(self, line: int) -> AnyLineTokens:
-        """Tokenize the block that holds line ``line`` (a real model's document)."""
+        """Tokenize the block that holds line ``line``."""
         first, stop = self.block_of(line)
         found = self.tokenizer.block(self.lines[first:stop], first == 0)
         for number, tokens in enumerate(found, first):
@@ -375,8 +349,8 @@ class ReadOnlyDocument:
     # Tokens
 
     def block_of(self, line: int) -> tuple[int, int]:
-        """A real model's document: the first line of the block that holds line ``line``
-        and the line after it (see :mod:`glassllm_server.blocks`)."""
+        """The first line of the block that holds line ``line`` and the line after it
+        (see :mod:`glassllm_server.line_tokenizer`)."""
         return self._version.block_of(line)
 
     def line_tokens(self, line: int) -> AnyLineTokens:
@@ -415,10 +389,7 @@ class ReadOnlyDocument:
                 return True
             if perf_counter() >= deadline:
                 return False
-            text = version.lines[pending]
-            if len(text) > LONG_LINE and not version.tokenizer.prepare(text, deadline):
-                return False
-            if version.tokenizer.model is not None and not version.prepare_block(pending, deadline):
+            if not version.prepare_block(pending, deadline):
                 return False
             version.line_tokens(pending)
 
@@ -478,7 +449,7 @@ class ReadOnlyDocument:
         before = self.tokens_before(line) if self.tokenized_through(line - 1) else None
         tokens = self.line_tokens(line)
         extent = None
-        if isinstance(tokens, ModelLineTokens) and (number < 0 or span.end == len(self.lines[line])):
+        if tokens.crosses_lines and (number < 0 or span.end == len(self.lines[line])):
             (first_line, first_column), (last_line, last_column) = tokens.extent(number)
             if first_line != last_line:
                 extent = Point(line + first_line, first_column), Point(line + last_line, last_column)

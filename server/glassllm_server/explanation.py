@@ -16,9 +16,7 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any
 
-from glassllm import ChunkExplanation, Tokenizer
-from glassllm.formats.model_tokenizer import ModelTokenizer
-from glassllm.pipeline.chunks import chunk_text
+from glassllm import AnyTokenizer, ChunkExplanation
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.positions import Point, content_length
 
@@ -27,7 +25,6 @@ __all__ = [
     "ExplainedChunk",
     "Explanation",
     "explain_document",
-    "explain_model_selection",
     "explain_selection",
     "explanation_data",
 ]
@@ -76,84 +73,59 @@ class Explanation:
 
 
 def explain_selection(
-    tok: Tokenizer,
+    tok: AnyTokenizer,
     line_text: Callable[[int], str],
     start: tuple[int, int],
     end: tuple[int, int],
+    *,
+    block_of: Callable[[int], tuple[int, int]] | None = None,
+    token_at: Callable[[tuple[int, int]], tuple[tuple[int, int], tuple[int, int]] | None] | None = None,
     limit: int = CHUNK_LIMIT,
     chunk_count: Callable[[int], int] | None = None,
 ) -> Explanation:
     """Explain the chunks that the selection ``start``–``end`` touches.
 
     ``line_text(n)`` is line ``n`` including its line ending; positions are (line,
-    code-point column) with ``start <= end``, already clamped to the document. An empty
-    selection means the token under the cursor (the one before it at the end of a line).
+    code-point column) with ``start <= end``, already clamped to the document. Each block
+    of lines the selection touches (``block_of(line)`` gives the block's first line and
+    the line after it, see :mod:`glassllm_server.line_tokenizer`; by default each line
+    is one, as for glassllm's own tokenizer) is explained as the document tokenizes it,
+    and the chunks the selection touches are kept: a real model's chunks can cross a
+    line break. An empty selection means the token under the cursor (``token_at(place)``;
+    by default the token of the line alone, the one before it at the end of a line).
     Past ``limit`` chunks the rest are only counted; ``chunk_count(n)``, when given,
-    counts the chunks of a whole line from a cache instead of tokenizing it again.
+    counts the chunks that start on line ``n`` from a cache instead of tokenizing again.
     """
     if start == end:
-        start, end = _token_at(tok, line_text(start[0]), start)
-    chunks: list[ExplainedChunk] = []
-    total = 0
-    for line in range(start[0], end[0] + 1):
-        text = line_text(line)
-        first = start[1] if line == start[0] else 0
-        last = end[1] if line == end[0] else len(text)
-        if len(chunks) >= limit and chunk_count is not None and first == 0 and last >= len(text):
-            total += chunk_count(line)
-            continue
-        every = [(chunk_start, chunk_end) for _, chunk_start, chunk_end in chunk_text(text).spans()]
-        touched = [index for index, (s, e) in enumerate(every) if s < last and first < e]
-        if not touched:
-            continue
-        total += len(touched)
-        room = limit - len(chunks)
-        if room <= 0:
-            continue
-        chunks += _placed_chunks(tok, line, text, every, touched[:room], (first, last))
-    return Explanation(chunks, total, start, end, _last_character(line_text, start, end))
-
-
-def explain_model_selection(
-    tok: ModelTokenizer,
-    line_text: Callable[[int], str],
-    block_of: Callable[[int], tuple[int, int]],
-    start: tuple[int, int],
-    end: tuple[int, int],
-    token_at: Callable[[tuple[int, int]], tuple[tuple[int, int], tuple[int, int]] | None],
-    limit: int = CHUNK_LIMIT,
-) -> Explanation:
-    """:func:`explain_selection` for a real model's document, whose chunks can cross a
-    line break: each block of lines the selection touches (``block_of(line)`` gives the
-    block's first line and the line after it, see :mod:`glassllm_server.blocks`) is
-    explained whole, as the document tokenizes it, and the chunks the selection touches
-    are kept. ``token_at(position)`` gives the token under the cursor for an empty
-    selection."""
-    if start == end:
-        found = token_at(start)
+        found = _token_at(tok, line_text, start) if token_at is None else token_at(start)
         if found is not None:
             start, end = found
     chunks: list[ExplainedChunk] = []
     total = 0
     line = start[0]
     while line <= end[0]:
-        block = _Block.read(line_text, *block_of(line))
+        block = _Block.read(line_text, *((line, line + 1) if block_of is None else block_of(line)))
         selected = block.offset(start, 0), block.offset(end, len(block.text))
-        touched = [
-            (chunk_start, chunk_end)
-            for _, chunk_start, chunk_end in tok.chunk_spans(block.text, at_start=block.first == 0)
-            if chunk_start < selected[1] and selected[0] < chunk_end
-        ]
-        total += len(touched)
-        if touched and len(chunks) < limit:
-            chunks += _block_chunks(tok, block, touched[: limit - len(chunks)], selected)
+        if len(chunks) >= limit and chunk_count is not None and selected == (0, len(block.text)):
+            total += sum(map(chunk_count, range(block.first, block.stop)))
+        else:
+            touched = [
+                (index, chunk_start, chunk_end)
+                for index, (_, chunk_start, chunk_end) in enumerate(
+                    tok.chunk_spans(block.text, at_start=block.at_start)
+                )
+                if chunk_start < selected[1] and selected[0] < chunk_end
+            ]
+            total += len(touched)
+            if touched and len(chunks) < limit:
+                chunks += _block_chunks(tok, block, touched[: limit - len(chunks)], selected)
         line = block.stop
     return Explanation(chunks, total, start, end, _last_character(line_text, start, end))
 
 
 @dataclass(frozen=True)
 class _Block:
-    """A block of lines of a real model's document, read as one text."""
+    """A block of lines of a document, read as one text."""
 
     first: int  # its first line
     lines: list[str]
@@ -169,6 +141,11 @@ class _Block:
     def stop(self) -> int:
         return self.first + len(self.lines)
 
+    @property
+    def at_start(self) -> bool:
+        """Whether the block opens the document."""
+        return self.first == 0
+
     def offset(self, place: tuple[int, int], outside: int) -> int:
         """The offset in the text of a (line, column) of the block; ``outside`` for a
         place before (a selection's start) or after it (its end)."""
@@ -182,22 +159,22 @@ class _Block:
 
 
 def _block_chunks(
-    tok: ModelTokenizer, block: _Block, touched: list[tuple[int, int]], selected: tuple[int, int]
+    tok: AnyTokenizer, block: _Block, touched: list[tuple[int, int, int]], selected: tuple[int, int]
 ) -> list[ExplainedChunk]:
-    """The chunks ``touched`` (offsets in the block's text) explained and placed in the
-    document; ``selected`` is the part of the text selected."""
-    text, at_start = block.text, block.first == 0
-    explained = {item.start: item for item in tok.explain(text, at_start=at_start)}
+    """The consecutive chunks ``touched`` (their index in the block, and offsets in its
+    text) explained and placed in the document; ``selected`` is the part of the text
+    selected."""
+    text = block.text
+    explained = _explain_chunks(tok, block, touched)
     chunks = []
-    for chunk_start, chunk_end in touched:
+    for (_, chunk_start, chunk_end), explanation in zip(touched, explained, strict=True):
         low, high = max(selected[0], chunk_start), min(selected[1], chunk_end)
         cut = (low, high) != (chunk_start, chunk_end)
         part = text[low:high]
-        spans = tok.encode_spans(part, at_start=at_start and low == 0) if cut else []
-        alone = [(span.piece, span.id) for span in spans]
+        spans = tok.encode_spans(part, at_start=block.at_start and low == 0) if cut else []
         (chunk_line, column), (end_line, end_column) = block.point(chunk_start), block.point(chunk_end)
         if end_line > chunk_line and end_column == 0 and end_line == chunk_line + 1:
-            # Ends with its own line's ending: a column of its line, as glassllm's own.
+            # Ends with its own line's ending: a column of its line, as a chunk within a line.
             end_line, end_column = chunk_line, len(block.lines[chunk_line - block.first])
         crossing = end_line > chunk_line and (end_column > 0 or end_line > chunk_line + 1)
         chunks.append(
@@ -206,46 +183,12 @@ def _block_chunks(
                 start=column,
                 end=end_column,
                 text=text[chunk_start:chunk_end],
-                explanation=explained[chunk_start],
+                explanation=explanation,
                 cut=cut,
                 selected=part,
-                alone=alone,
+                alone=[(span.piece, span.id) for span in spans],
                 end_line=end_line if crossing else None,
                 last=block.point(chunk_end - 1) if crossing else None,
-            )
-        )
-    return chunks
-
-
-def _placed_chunks(
-    tok: Tokenizer,
-    line: int,
-    text: str,
-    every: list[tuple[int, int]],
-    touched: list[int],
-    selected: tuple[int, int],
-) -> list[ExplainedChunk]:
-    """The consecutive chunks ``touched`` (indices into ``every``, the line's chunk
-    bounds) of line ``line``, explained; ``selected`` is the part of the line selected."""
-    first, last = selected
-    bounds = every[touched[0] : touched[-1] + 1]
-    chunks = []
-    for (chunk_start, chunk_end), explained in zip(
-        bounds, _explain_chunks(tok, text, bounds, touched[0]), strict=False
-    ):
-        cut = first > chunk_start or last < chunk_end
-        part = text[max(first, chunk_start) : min(last, chunk_end)]
-        alone = [(span.piece, span.id) for span in tok.encode_spans(part)] if cut else []
-        chunks.append(
-            ExplainedChunk(
-                line=line,
-                start=chunk_start,
-                end=chunk_end,
-                text=text[chunk_start:chunk_end],
-                explanation=explained,
-                cut=cut,
-                selected=part,
-                alone=alone,
             )
         )
     return chunks
@@ -264,13 +207,17 @@ def _last_character(
     return line, min(column - 1, content_length(line_text(line)))
 
 
-def _token_at(tok: Tokenizer, text: str, position: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The span of the token under the cursor, or the empty selection where there is none."""
+def _token_at(
+    tok: AnyTokenizer, line_text: Callable[[int], str], position: tuple[int, int]
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The span of the token under the cursor, or the empty selection where there is
+    none, of the line alone."""
     line, column = position
+    text = line_text(line)
     content = len(text.rstrip("\r\n"))
     column = min(column, content)
     before = None
-    for span in tok.encode_spans(text[:content]):
+    for span in tok.encode_spans(text[:content], at_start=line == 0):
         if span.start == span.end:
             continue  # a piece that NFC produced with no original characters of its own
         if span.start <= column < span.end:
@@ -282,42 +229,39 @@ def _token_at(tok: Tokenizer, text: str, position: tuple[int, int]) -> tuple[tup
     return position, position
 
 
-def _explain_chunks(tok: Tokenizer, text: str, bounds: list[tuple[int, int]], index: int) -> list[ChunkExplanation]:
-    """Explanations of the consecutive chunks at ``bounds`` of ``text``, the first of
-    which is chunk number ``index`` of the line (indices and offsets are the line's).
+def _explain_chunks(tok: AnyTokenizer, block: _Block, touched: list[tuple[int, int, int]]) -> list[ChunkExplanation]:
+    """Explanations of the consecutive chunks ``touched`` of a block (their index in the
+    block, and offsets in its text), with the block's indices and offsets.
 
-    Explaining only the touched stretch keeps a selection in a very long line cheap. NFC
-    can compose across a chunk boundary, so when the stretch alone does not cut into the
-    same chunks, the whole line is explained instead; that answer is right by definition.
+    Explaining only the touched stretch keeps a selection in a very long line cheap. The
+    stretch alone may cut otherwise (NFC can compose across a chunk boundary, a model's
+    pattern reads the characters around), so when it does not cut into the same chunks
+    the whole block is explained instead; that answer is right by definition.
     """
-    first, last = bounds[0][0], bounds[-1][1]
-    part = tok.explain(text[first:last])
-    if len(part) == len(bounds) and all(
-        (item.start + first, item.end + first) == bound for item, bound in zip(part, bounds, strict=False)
-    ):
+    index, first, last = touched[0][0], touched[0][1], touched[-1][2]
+    part = tok.explain(block.text[first:last], at_start=block.at_start and first == 0)
+    if [(item.start + first, item.end + first) for item in part] == [(low, high) for _, low, high in touched]:
         return [
             replace(item, index=item.index + index, start=item.start + first, end=item.end + first) for item in part
         ]
-    return tok.explain(text)[index : index + len(bounds)]
+    return tok.explain(block.text, at_start=block.at_start)[index : index + len(touched)]
 
 
 def explain_document(document: ReadOnlyDocument, start: Point, end: Point) -> Explanation:
     """The explanation of the chunks ``start..end`` touches in ``document``, by its tokenizer."""
-    model = document.tokenizer.model
-    if model is not None:
 
-        def token_at(point: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
-            token = document.meant_token(Point(*point))
-            return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
+    def token_at(place: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        line, column = place
+        token = document.meant_token(Point(line, min(column, content_length(document.lines[line]))))
+        return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
 
-        return explain_model_selection(model, document.lines.__getitem__, document.block_of, start, end, token_at)
-    tokenizer = document.tokenizer.tokenizer
-    assert isinstance(tokenizer, Tokenizer), "glassllm's own, when it is no real model's"
     return explain_selection(
-        tokenizer,
+        document.tokenizer.tokenizer,
         document.lines.__getitem__,
         start,
         end,
+        block_of=document.block_of,
+        token_at=token_at,
         chunk_count=lambda line: document.line_tokens(line).chunk_count,
     )
 

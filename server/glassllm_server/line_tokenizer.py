@@ -1,17 +1,28 @@
-"""A tokenizer with the caches every open document shares: chunks, lines, a real model's
-blocks and the segments of long ones.
+"""How the server tokenizes a document's text, whatever the tokenizer: one interface,
+:class:`LineTokenizer`, with the caches every open document shares.
 
-Chunks repeat across a document (``▁de``, ``▁que``…) and are tokenized once; each line's
-tokens are kept by the line's text, so a line seen again costs nothing. A real model's
-document is tokenized in blocks of lines cut where the model says a cut changes nothing
-(:mod:`glassllm_server.blocks`). No pygls here.
+A document is tokenized in blocks of lines: a block is what the tokenizer must see
+whole, and a cut between blocks changes no token. :func:`line_tokenizer` is the one place
+the server looks at a tokenizer's kind:
+
+- glassllm's own tokenizer (:class:`OwnLineTokenizer`) never merges across a line
+  ending, so each line is a block: its chunks repeat across a document (``▁de``,
+  ``▁que``…) and are tokenized once, each line's tokens are kept by the line's text (a
+  line seen again costs nothing), and an edit tokenizes its lines at once;
+- a real model's (:class:`ModelLineTokenizer`, any
+  :class:`~glassllm.formats.model_tokenizer.ModelTokenizer`) cuts where the model says a
+  cut changes nothing (:mod:`glassllm_server.blocks`).
+
+No pygls here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from itertools import pairwise, repeat
 from time import perf_counter
+from typing import NamedTuple, TypeVar
 
 from glassllm import Tokenizer
 from glassllm.caches import LruCache
@@ -31,6 +42,7 @@ from glassllm_server.blocks import (
 )
 from glassllm_server.line_tokens import (
     LONG_LINE,
+    AnyLineTokens,
     ChunkTokens,
     LineTokens,
     RawChunk,
@@ -38,7 +50,9 @@ from glassllm_server.line_tokens import (
     segment_bounds,
 )
 
-__all__ = ["LineTokenizer"]
+__all__ = ["LineTokenizer", "ModelFacts", "ModelLineTokenizer", "OwnLineTokenizer", "by_family", "line_tokenizer"]
+
+_T = TypeVar("_T")
 
 # The caches' bounds (docs/server.md, "Memory", says how they were measured): chunks
 # the 7 MB corpus reuses stay (about 300 bytes each, 10 MB at most), and lines by their
@@ -55,21 +69,108 @@ SEGMENT_CACHE_CHARACTERS = 1 << 23
 # ModelTokenizer.can_cut_within, which reads CUT_WITHIN_CONTEXT on each side): a cut of every
 # segment of 8 MB of long lines.
 CUT_CACHE_LIMIT = 1 << 13
+# An edit that makes this many lines or fewer has them tokenized at once (see
+# OwnLineTokenizer.edited): a keystroke makes three, the edited line and its neighbours.
+EAGER_LINES = 8
 
 
-class LineTokenizer:
-    """A tokenizer with the chunk and line caches; shared by every open document.
+class LineTokenizer(ABC):
+    """A tokenizer as a document uses it: the blocks its text is cut into, each block's
+    tokens line by line, and what a hover or the stats say of it beside its name. Shared
+    by every open document; made by :func:`line_tokenizer`."""
 
-    ``model`` is the tokenizer when it is a real model's (``None`` for glassllm's own):
-    documents then tokenize it in blocks (:meth:`block`)."""
+    # Whether a line's tokens depend on its own text alone: then an edit tokenizes its
+    # lines at once from the lines it replaced, and a line's bands may be kept by its text.
+    lines_alone: bool
+    # What a cut between two lines is before the tokenizer is asked: True when every line
+    # is a block, None when it must be decided (see can_cut).
+    undecided_cut: bool | None
 
     def __init__(self, tokenizer: AnyTokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name
         self.unk_id = tokenizer.unk_id
-        self.model = tokenizer if isinstance(tokenizer, ModelTokenizer) else None
-        self._chunks: LruCache[str, RawChunk] = LruCache(CHUNK_CACHE_LIMIT)
-        self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
+
+    @abstractmethod
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether a document can be tokenized apart before line ``after`` (``before``:
+        the line above): the two blocks' tokens are then those of the text whole."""
+
+    @abstractmethod
+    def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
+        """The tokens of a block (``at_start``: it opens the document), one entry per line."""
+
+    @abstractmethod
+    def prepare(self, lines: list[str], at_start: bool, deadline: float) -> bool:
+        """Tokenize the segments of a long block until ``deadline`` (a
+        :func:`time.perf_counter` time); True when they are all cached, so that
+        :meth:`block` then only joins them, or when the block is not long. Background
+        work on a very long line can so give the event loop back, one segment at a time."""
+
+    @abstractmethod
+    def edited(
+        self, old_lines: list[str], old_tokens: list[AnyLineTokens | None], new_lines: list[str]
+    ) -> Sequence[AnyLineTokens | None]:
+        """The tokens of the lines an edit made, as far as they are due at once (None: when
+        needed), from the tokens of the lines it replaced (None: they had none)."""
+
+    def is_matched(self, token_id: int) -> bool:
+        """Whether ``token_id`` is matched whole in the text (a special token read as
+        special), never built by merges."""
+        return False
+
+    def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
+        """``(rank, score)`` of a merge as a hover shows it beside the step (score: where
+        scores order the merges); None where the hover shows none (glassllm's own
+        explains its merges by their training counts instead)."""
+        return None
+
+    @property
+    def facts(self) -> ModelFacts | None:
+        """What the hover and the stats say of the tokenizer beside its name (None:
+        nothing, glassllm's own adds nothing around a text and reads no special text)."""
+        return None
+
+
+class ModelFacts(NamedTuple):
+    """What the hover and the stats say of a real model's tokenizer beside its name."""
+
+    kind: str
+    priority_name: str  # what orders its merges: "rank" or "score"
+    match_specials: bool
+    around: tuple[tuple[int, ...], tuple[int, ...]]  # the IDs it adds before and after a text
+    around_pieces: tuple[list[str], list[str]]
+
+
+def by_family(tokenizer: AnyTokenizer, own: Callable[[Tokenizer], _T], model: Callable[[ModelTokenizer], _T]) -> _T:
+    """``own(tokenizer)`` for glassllm's own tokenizer, ``model(tokenizer)`` for a real
+    model's (any :class:`ModelTokenizer`, whatever its format: a new format is a new
+    subclass in the library, and nothing here changes). The one place the server tells
+    tokenizers apart: :func:`line_tokenizer` and the compared tokenizers ask it."""
+    if isinstance(tokenizer, ModelTokenizer):
+        return model(tokenizer)
+    if isinstance(tokenizer, Tokenizer):
+        return own(tokenizer)
+    raise TypeError(f"{type(tokenizer).__name__} is no tokenizer the server knows")
+
+
+def line_tokenizer(tokenizer: AnyTokenizer, name: str) -> LineTokenizer:
+    """The tokenizer as documents use it: a real model's is tokenized in blocks,
+    glassllm's own line by line."""
+    return by_family(tokenizer, lambda own: OwnLineTokenizer(own, name), lambda model: ModelLineTokenizer(model, name))
+
+
+class ModelLineTokenizer(LineTokenizer):
+    """A real model's tokenizer: a document is tokenized in blocks of lines cut where the
+    model says a cut changes nothing, a long block in segments (see
+    :mod:`glassllm_server.blocks`), each kept by its text."""
+
+    lines_alone = False
+    undecided_cut = None
+
+    def __init__(self, tokenizer: ModelTokenizer, name: str) -> None:
+        super().__init__(tokenizer, name)
+        self.model = tokenizer
         self._blocks: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
             BLOCK_CACHE_CHARACTERS, _block_characters
         )
@@ -78,28 +179,41 @@ class LineTokenizer:
         )
         self._cuts_within: LruCache[tuple[str, int], bool] = LruCache(CUT_CACHE_LIMIT)
         self._last_cuts: tuple[str, list[int]] | None = None  # the last long block's text and cuts
-        # A real model's blocks longer than ``long_block`` characters are tokenized in
-        # segments of about ``segment`` (see blocks.tokenize_long_block).
+        # Blocks longer than ``long_block`` characters are tokenized in segments of about
+        # ``segment`` (see blocks.tokenize_long_block).
         self.long_block, self.segment = LONG_BLOCK, BLOCK_SEGMENT
-        self._piece_ids: dict[str, int] = {}
-        vocab = tokenizer.vocab if isinstance(tokenizer, Tokenizer) else []
-        for index in range(len(SPECIALS), len(vocab)):
-            self._piece_ids.setdefault(vocab[index], index)
-        # The long line being prepared in the background: its text, segment bounds and
-        # how many segments are done.
-        self._preparing: tuple[str, list[int], int] | None = None
-        # The same for a real model's long block: its text, segments and how many are done.
+        # The long block being prepared in the background: its text, segments and how
+        # many are done.
         self._preparing_block: tuple[str, list[tuple[int, list[str]]], int] | None = None
 
+    def edited(
+        self, old_lines: list[str], old_tokens: list[AnyLineTokens | None], new_lines: list[str]
+    ) -> Sequence[AnyLineTokens | None]:
+        return ()  # blocks are tokenized whole, when needed: an edit may have moved their cuts
+
+    def is_matched(self, token_id: int) -> bool:
+        return self.model.is_matched(token_id)
+
+    def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
+        return self.model.merge_order(left, right)
+
+    @property
+    def facts(self) -> ModelFacts:
+        model = self.model
+        before, after = model.around
+        return ModelFacts(
+            model.kind,
+            model.priority_name,
+            model.match_specials,
+            model.around,
+            (model.tokens(before), model.tokens(after)),
+        )
+
     def can_cut(self, before: str, after: str) -> bool:
-        """Whether a real model's document can be tokenized apart before line ``after``
-        (``before``: the line above); see :meth:`ModelTokenizer.can_cut`."""
-        assert self.model is not None
+        # See ModelTokenizer.can_cut: the tokens of the two sides, tokenized apart.
         return self.model.can_cut(before, after)
 
     def block(self, lines: list[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
-        """The tokens of a block of a real model's document, one entry per line."""
-        assert self.model is not None
         if sum(map(len, lines)) > self.long_block:
             return tokenize_long_block(self._segments_of(lines), len(lines), at_start, self._segment_block)
         return self._cached_block(self._blocks, lines, at_start)
@@ -115,7 +229,6 @@ class LineTokenizer:
     def _can_cut_within(self, text: str, position: int) -> bool:
         # Kept by the characters the model reads around the position: a long line is
         # cut afresh after each edit, at the same places but those around the edit.
-        assert self.model is not None
         low = max(position - CUT_WITHIN_CONTEXT, 0)
         key = (text[low : position + CUT_WITHIN_CONTEXT], position - low)
         found = self._cuts_within.get(key)
@@ -132,13 +245,79 @@ class LineTokenizer:
     ) -> tuple[ModelLineTokens, ...]:
         """A block's (or a long block's segment's) tokens, from ``cache`` when it holds
         the same text cut into as many lines."""
-        assert self.model is not None
         key = ("".join(lines), at_start)
         cached = cache.get(key)
         if cached is None or len(cached) != len(lines):
             cached = tokenize_block(self.model, lines, at_start)
             cache.put(key, cached)
         return cached
+
+    def prepare(self, lines: list[str], at_start: bool, deadline: float) -> bool:
+        if sum(map(len, lines)) <= self.long_block:
+            return True
+        text = "".join(lines)
+        if self._preparing_block is None or self._preparing_block[0] != text:
+            self._preparing_block = (text, self._segments_of(lines), 0)
+        _, segments, done = self._preparing_block
+        while done < len(segments):
+            if perf_counter() >= deadline:
+                self._preparing_block = (text, segments, done)
+                return False
+            self._segment_block(segments[done][1], at_start and done == 0)
+            done += 1
+        self._preparing_block = None
+        return True
+
+
+class OwnLineTokenizer(LineTokenizer):
+    """glassllm's own tokenizer: every line is a block, tokenized chunk by chunk with the
+    chunk and line caches."""
+
+    lines_alone = True
+    undecided_cut = True
+
+    def __init__(self, tokenizer: Tokenizer, name: str) -> None:
+        super().__init__(tokenizer, name)
+        self.own = tokenizer
+        self._chunks: LruCache[str, RawChunk] = LruCache(CHUNK_CACHE_LIMIT)
+        self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._piece_ids: dict[str, int] = {}
+        vocab = tokenizer.vocab
+        for index in range(len(SPECIALS), len(vocab)):
+            self._piece_ids.setdefault(vocab[index], index)
+        # The long line being prepared in the background: its text, segment bounds and
+        # how many segments are done.
+        self._preparing: tuple[str, list[int], int] | None = None
+
+    def can_cut(self, before: str, after: str) -> bool:
+        # glassllm's own chunks end at every line ending, and merges never cross a chunk.
+        return True
+
+    def block(self, lines: list[str], at_start: bool) -> tuple[LineTokens, ...]:
+        return (self.line(lines[0]),)
+
+    def edited(
+        self, old_lines: list[str], old_tokens: list[AnyLineTokens | None], new_lines: list[str]
+    ) -> list[AnyLineTokens | None]:
+        # The lines of a small edit (typing: the edited line and one on each side) are
+        # tokenized now, from the tokens of the lines it replaced: an unchanged line
+        # keeps its own, an edited one takes the chunks it shares with them. So are the
+        # long lines an edit made, around the edit only, from the segments of the long
+        # lines it replaced. Others wait for the background or a request.
+        unchanged = {line: found for line, found in zip(old_lines, old_tokens, strict=False) if found is not None}
+        if not unchanged:
+            return []
+        kept = set(new_lines)
+        previous = [found for line, found in unchanged.items() if isinstance(found, LineTokens) and line not in kept]
+        small = len(new_lines) <= EAGER_LINES
+        long_ones = any(isinstance(found, SegmentedLineTokens) for found in previous)
+        made: list[AnyLineTokens | None] = []
+        for new in new_lines:
+            found = unchanged.get(new)
+            if found is None and (long_ones if len(new) > LONG_LINE else small):
+                found = self.line(new, previous)
+            made.append(found)
+        return made
 
     def chunk(self, text: str) -> ChunkTokens:
         """The tokens of one chunk (already normalized and marked)."""
@@ -151,8 +330,7 @@ class LineTokenizer:
         # BPE here, as Tokenizer.encode does it, rather than through encode: the library's
         # chunk cache would keep a second copy of every chunk ever typed. The pieces are
         # the vocabulary's own strings (no copy per chunk), but an unknown character's.
-        own = self.tokenizer
-        assert isinstance(own, Tokenizer), "chunks are glassllm's own; a real model's lines come in blocks"
+        own = self.own
         merged, _ = apply_merges(text, own.ranks)
         ids = tuple(map(self._piece_ids.get, merged, repeat(UNK_ID)))
         unknown = ids.count(UNK_ID)
@@ -194,13 +372,10 @@ class LineTokenizer:
             found = [entry or known.get(text) or chunk(text) for entry, text in zip(found, chunks, strict=False)]
         return LineTokens(tuple(found), chunked.origin)  # type: ignore[arg-type]
 
-    def prepare(self, text: str, deadline: float) -> bool:
-        """Tokenize the segments of the long line ``text`` until ``deadline``
-        (a :func:`time.perf_counter` time); True when they are all cached, so that
-        :meth:`line` then only joins them. Background work on a very long line can so
-        give the event loop back, one segment at a time."""
-        if self.model is not None:
-            return True  # a real model's long blocks: see prepare_block
+    def prepare(self, lines: list[str], at_start: bool, deadline: float) -> bool:
+        text = lines[0]
+        if len(text) <= LONG_LINE:
+            return True
         if self._preparing is None or self._preparing[0] is not text:
             self._preparing = (text, segment_bounds(text), 0)
         _, bounds, done = self._preparing
@@ -211,22 +386,6 @@ class LineTokenizer:
             self._segment(text[bounds[done] : bounds[done + 1]])
             done += 1
         self._preparing = None
-        return True
-
-    def prepare_block(self, lines: list[str], at_start: bool, deadline: float) -> bool:
-        """Tokenize the segments of a real model's long block ``lines`` until
-        ``deadline``; True when they are all cached (see :meth:`prepare`)."""
-        text = "".join(lines)
-        if self._preparing_block is None or self._preparing_block[0] != text:
-            self._preparing_block = (text, self._segments_of(lines), 0)
-        _, segments, done = self._preparing_block
-        while done < len(segments):
-            if perf_counter() >= deadline:
-                self._preparing_block = (text, segments, done)
-                return False
-            self._segment_block(segments[done][1], at_start and done == 0)
-            done += 1
-        self._preparing_block = None
         return True
 
     def _segment(self, text: str) -> LineTokens:

@@ -4,7 +4,8 @@ glassllm's own chunks never cross a line break, so a line (with its ending) is t
 alone: :class:`LineTokens` holds its chunks and their tokens, and NFC's map back to the
 original columns; a long line is kept as its segments (:class:`SegmentedLineTokens`), cut
 where nothing can join the two sides (:func:`segment_bounds`), so an edit re-tokenizes
-one. A real model's line is its part of a block (:class:`~glassllm_server.blocks.ModelLineTokens`).
+one. A real model's line is its part of a block (:class:`~glassllm_server.blocks.ModelLineTokens`);
+:class:`AnyLineTokens` is what both offer.
 Everything here works in code-point columns. No pygls here.
 """
 
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from glassllm.pipeline.chunks import SPACE
-from glassllm_server.blocks import LineSpan, ModelLineTokens
+from glassllm_server.blocks import LineSpan, ModelChunk
 
 __all__ = [
     "LONG_LINE",
@@ -53,10 +55,11 @@ class LineTokens:
 
     __slots__ = ("_chunk_starts", "_token_starts", "chunk_count", "chunks", "origin", "tokens", "unknown")
 
-    # glassllm's own lines carry nothing in from the line above, and every token that
-    # holds no character ends one (see blocks.ModelLineTokens).
+    # glassllm's own lines carry nothing in from the line above, no token crosses their
+    # end, and every token that holds no character ends one (see blocks.ModelLineTokens).
     first = 0
     continued = False
+    crosses_lines = False
     leading_empty = 0
 
     def __init__(self, chunks: tuple[RawChunk, ...], origin: list[int] | None) -> None:
@@ -73,6 +76,27 @@ class LineTokens:
     def chunk(self, index: int) -> ChunkTokens:
         """The line's chunk number ``index``."""
         return ChunkTokens._make(self.chunks[index])
+
+    def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Where the line's token number ``number`` starts and ends, as (lines below
+        this one, column): always this line's."""
+        span = self.spans()[number]
+        return (0, span.start), (0, span.end)
+
+    def occurrences(self, token_id: int) -> Iterator[tuple[int, int]]:
+        """Columns of each token ``token_id`` in the line, skipping chunks without it
+        (cheaper than building every span of a long line)."""
+        origin = self.origin
+        position = 0
+        for text, pieces, ids, _ in self.chunks:
+            if token_id not in ids:
+                position += len(text)
+                continue
+            for piece, piece_id in zip(pieces, ids, strict=False):
+                end = position + len(piece)
+                if piece_id == token_id:
+                    yield (position, end) if origin is None else (origin[position], origin[end])
+                position = end
 
     def spans(self) -> list[LineSpan]:
         """Every token of the line with its columns, in order, covering the line."""
@@ -218,5 +242,59 @@ def segment_bounds(text: str, start: int = 0, stop: int | None = None) -> list[i
     return bounds
 
 
-# A line's tokens: glassllm's own, or its part of a real model's block.
-AnyLineTokens = LineTokens | ModelLineTokens
+class AnyLineTokens(Protocol):
+    """A line's tokens, whoever tokenized them: glassllm's own (:class:`LineTokens`), or
+    the line's part of a real model's block
+    (:class:`~glassllm_server.blocks.ModelLineTokens`). Everything a document's readers
+    (hover, hints, bands, stats, highlight) ask of a line."""
+
+    @property
+    def tokens(self) -> int:
+        """How many tokens start on the line."""
+        ...
+
+    @property
+    def chunk_count(self) -> int:
+        """How many chunks start on the line."""
+        ...
+
+    @property
+    def unknown(self) -> int: ...
+
+    @property
+    def first(self) -> int:
+        """The number of the line's first token: ``-1`` when it is the part of one
+        carried in from the line above."""
+        ...
+
+    @property
+    def continued(self) -> bool:
+        """Whether the line starts in a chunk from the line above."""
+        ...
+
+    @property
+    def crosses_lines(self) -> bool:
+        """Whether a token may hold the end of the line and the start of the next."""
+        ...
+
+    @property
+    def leading_empty(self) -> int:
+        """Tokens at the line's start that hold no character (SentencePiece's dummy prefix)."""
+        ...
+
+    @property
+    def origin(self) -> list[int] | None:
+        """Map from the normalized line's columns to the line's (None: the same)."""
+        ...
+
+    def chunk(self, index: int) -> ChunkTokens | ModelChunk: ...
+
+    def spans(self) -> list[LineSpan]: ...
+
+    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]: ...
+
+    def chunk_starts(self) -> Sequence[int]: ...
+
+    def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]: ...
+
+    def occurrences(self, token_id: int) -> Iterator[tuple[int, int]]: ...

@@ -24,7 +24,7 @@ from glassllm_server.client import Client
 from glassllm_server.commands import TOKENIZERS_CHANGED
 from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import LineTokenizer, line_tokenizer
 from glassllm_server.loads import Loads
 from glassllm_server.session import Session
 
@@ -42,7 +42,7 @@ class Tokenizers:
         self.client = client
         # The tokenizer in use and the setting value it came from ("pt", "en" or a path),
         # and the one the settings ask for (being loaded while they differ).
-        self.in_use = LineTokenizer(packaged("pt"), "pt")
+        self.in_use = line_tokenizer(packaged("pt"), "pt")
         self.wanted = ("pt", False)
         self.loads: Loads[tuple[str, bool], AnyTokenizer] = Loads(self.load)
         # A tokenizer the user switched to from the editor (after training one), and the
@@ -123,7 +123,7 @@ class Tokenizers:
         if self._in_use(name, match_specials):
             switched.set_result(False)
         elif name in PACKAGED:
-            self._switch(LineTokenizer(packaged(name), name))
+            self._switch(line_tokenizer(packaged(name), name))
             switched.set_result(True)
         else:
             load = self.loads.start((name, match_specials))
@@ -148,7 +148,7 @@ class Tokenizers:
                 self.session.messages("tokenizer.broken", path=name, problem=problem, previous=previous)
             )
         else:
-            self._switch(LineTokenizer(load.result(), name))
+            self._switch(line_tokenizer(load.result(), name))
             self.refresh_views()
             changed = True
         if not switched.done():  # its waiter may have been cancelled

@@ -37,7 +37,7 @@ class ExplainMerges(Feature):
             label,
             name,
             show=tokenizer.tokenizer.readable,
-            model=tokenizer.model is not None,
+            model=tokenizer.facts is not None,
         )
         data.update(
             {"uri": uri, "tokenizer": label, "markdown": markdown, "page": show_page(self.client, markdown, name)}

@@ -8,14 +8,12 @@ within :data:`NEARBY_COLUMNS`), more than any editor window shows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from lsprotocol import types
 
-from glassllm_server.blocks import ModelLineTokens
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.feature import Feature, on_document
-from glassllm_server.line_tokens import AnyLineTokens
 from glassllm_server.positions import Point, content_length
 from glassllm_server.snapshot import DocumentSnapshot
 
@@ -64,27 +62,8 @@ def _nearby_occurrences(document: ReadOnlyDocument, point: Point, token_id: int)
             spans = tokens.window(max(column - NEARBY_COLUMNS, 0), column + NEARBY_COLUMNS)[1]
             columns = ((span.start, span.end) for span in spans if span.id == token_id)
         else:
-            columns = _occurrences(tokens, token_id)
+            columns = tokens.occurrences(token_id)
         found.extend((line, start, end) for start, end in columns if start < end <= content)
         if len(found) >= HIGHLIGHT_LIMIT:
             break
     return found
-
-
-def _occurrences(tokens: AnyLineTokens, token_id: int) -> Iterator[tuple[int, int]]:
-    """Columns of each token ``token_id`` in a line, skipping chunks without it (cheaper
-    than building every span of a long line)."""
-    if isinstance(tokens, ModelLineTokens):
-        yield from ((span.start, span.end) for span in tokens.spans() if span.id == token_id)
-        return
-    origin = tokens.origin
-    position = 0
-    for text, pieces, ids, _ in tokens.chunks:
-        if token_id not in ids:
-            position += len(text)
-            continue
-        for piece, piece_id in zip(pieces, ids, strict=False):
-            end = position + len(piece)
-            if piece_id == token_id:
-                yield (position, end) if origin is None else (origin[position], origin[end])
-            position = end

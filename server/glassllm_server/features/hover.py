@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 from lsprotocol import types
 
-from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm.shown.visible import visible
 from glassllm_server.document import DocumentToken
 from glassllm_server.feature import Feature, on_document
+from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.messages import Messages
 from glassllm_server.positions import content_length
 from glassllm_server.render.comparison import hover_lines
@@ -21,14 +21,16 @@ from glassllm_server.snapshot import DocumentSnapshot
 __all__ = ["Hover"]
 
 
-def _priority(model: ModelTokenizer, messages: Messages) -> Callable[[str, str], str]:
+def _priority(tokenizer: LineTokenizer, messages: Messages) -> Callable[[str, str], str | None]:
     """Each merge's rank in the hover's chain, as the explanation gives it, with the
-    score that ordered it where scores do (SentencePiece)."""
+    score that ordered it where scores do (SentencePiece); none where the tokenizer
+    shows none (see :meth:`LineTokenizer.merge_order`)."""
     rank_word, score_word = messages("hover.priority.rank"), messages("hover.priority.score")
 
-    def priority(left: str, right: str) -> str:
-        found = model.merge_order(left, right)
-        assert found is not None  # a derivation's merges are the model's own
+    def priority(left: str, right: str) -> str | None:
+        found = tokenizer.merge_order(left, right)
+        if found is None:
+            return None
         rank, score = found
         return f"{rank_word} {rank}" if score is None else f"{score_word} {score:g}, {rank_word} {rank}"
 
@@ -60,8 +62,8 @@ class Hover(Feature):
         )
         line_tokenizer = document.tokenizer
         tokenizer = line_tokenizer.tokenizer
-        model = line_tokenizer.model
-        matched = model is not None and model.is_matched(token.id)
+        facts = line_tokenizer.facts
+        matched = line_tokenizer.is_matched(token.id)
         split = (
             []
             if len(holders) < 2
@@ -75,10 +77,10 @@ class Hover(Feature):
             hover_lines(token.chunk.text, self.tokenizers.compared(), self.tokenizers.label, messages, code),
             unknown=token.id == line_tokenizer.unk_id,
             show=tokenizer.readable,
-            priority=None if model is None else _priority(model, messages),
+            priority=_priority(line_tokenizer, messages),
             model=None
-            if model is None
-            else [*(messages("hover.matched"),) * matched, *split, *model_lines(model, messages)],
+            if facts is None
+            else [*(messages("hover.matched"),) * matched, *split, *model_lines(facts, messages)],
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),

@@ -110,8 +110,8 @@ class SemanticTokens(Feature):
         if self.cache_owner != (document.tokenizer, encoding):
             self.cache.clear()
             self.cache_owner = (document.tokenizer, encoding)
-        # A real model's line tokenizes with its block, so its bands are not its text's alone.
-        cache = self.cache if document.tokenizer.model is None else None
+        # A line tokenized with others in a block has bands that are not its text's alone.
+        cache = self.cache if document.tokenizer.lines_alone else None
         bands = []
         count = 0
         deadline = time.perf_counter() + _SLICE_SECONDS

@@ -69,13 +69,13 @@ class TokenCount(Feature):
             stats = document.stats(*span)
         compare = await compare_stats(self.tokenizers.compared(), document, span, stats.chunks)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
-        model = document.tokenizer.model
-        if model is not None:
+        facts = document.tokenizer.facts
+        if facts is not None:
             # What the model adds around a text is not the text's: shown and counted apart.
-            before, after = model.around
+            before, after = facts.around
             result["model"] = {
-                "kind": model.kind,
-                "matchSpecialTokens": model.match_specials,
+                "kind": facts.kind,
+                "matchSpecialTokens": facts.match_specials,
                 "around": {"before": list(before), "after": list(after), "tokens": len(before) + len(after)},
             }
         return result
@@ -95,8 +95,8 @@ class TokenCount(Feature):
             tokenizer=self.tokenizers.label(),
         )
         message += compared_summary(result["compare"], self.tokenizers.label, messages)
-        model = snapshot.document.tokenizer.model
-        if model is not None:
-            message += ". " + ". ".join(model_lines(model, messages))
+        facts = snapshot.document.tokenizer.facts
+        if facts is not None:
+            message += ". " + ". ".join(model_lines(facts, messages))
         self.client.show(message)
         return result

@@ -17,17 +17,19 @@ __all__ = ["derivation_line", "hover_markdown"]
 def derivation_line(
     steps: list[tuple[str, str, str]],
     show: Callable[[str], str] = str,
-    priority: Callable[[str, str], str] | None = None,
+    priority: Callable[[str, str], str | None] | None = None,
 ) -> str:
     """``[("▁vez", "▁ve", "z"), ("▁ve", "▁v", "e")]`` → ``▁vez ← ▁ve + z ← ▁v + e``;
     ``show`` writes a piece as a person reads it (a real model's ``Ġthe`` as ``▁the``),
-    ``priority(left, right)`` adds each merge's rank or score (``[#12]``)."""
+    ``priority(left, right)`` adds each merge's rank or score (``[#12]``) where it
+    gives one."""
     if not steps:
         return ""
     parts = [visible(show(steps[0][0]))]
     for _, left, right in steps:
         merge = f"{visible(show(left))} + {visible(show(right))}"
-        parts.append(merge if priority is None else f"{merge} [{priority(left, right)}]")
+        order = None if priority is None else priority(left, right)
+        parts.append(merge if order is None else f"{merge} [{order}]")
     return " ← ".join(parts)
 
 
@@ -40,7 +42,7 @@ def hover_markdown(
     *,
     unknown: bool = False,
     show: Callable[[str], str] = str,
-    priority: Callable[[str, str], str] | None = None,
+    priority: Callable[[str, str], str | None] | None = None,
     model: list[str] | None = None,  # a real model's lines: its kind, its special-token mode
 ) -> str:
     """The hover for one token: piece, ID, where it is, index, chunk and its pieces,

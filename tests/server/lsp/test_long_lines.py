@@ -9,13 +9,12 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from glassllm import packaged
-from glassllm_server import document as document_module
 from glassllm_server import line_tokenizer as line_tokenizer_module
 from glassllm_server import line_tokens as line_tokens_module
 from glassllm_server.bands import Band, line_bands, window_bands
 from glassllm_server.features.highlight import NEARBY_COLUMNS
 from glassllm_server.hints import line_hints
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import OwnLineTokenizer
 from glassllm_server.line_tokens import SegmentedLineTokens
 from glassllm_server.positions import ENCODINGS, columns_to_units
 from tests.server.oracle import position_of, range_of
@@ -42,16 +41,15 @@ def overlapping(bands: list[Band], start: int, end: int) -> list[Band]:
 
 @pytest.fixture()
 def tiny_segments(monkeypatch):
-    # In every module that reads the limits (each imports them by name).
-    for module in (document_module, line_tokenizer_module):
-        monkeypatch.setattr(module, "LONG_LINE", 12)
+    # Where the limits are read (line_tokenizer imports LONG_LINE by name).
+    monkeypatch.setattr(line_tokenizer_module, "LONG_LINE", 12)
     monkeypatch.setattr(line_tokens_module, "SEGMENT", 4)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=_lines, data=st.data())
 def test_a_window_gives_the_whole_lines_hints_and_bands_in_it(tiny_segments, text, data):
-    tokens = LineTokenizer(packaged("pt"), "pt").line(text)
+    tokens = OwnLineTokenizer(packaged("pt"), "pt").line(text)
     if len(text) > 12:
         assert isinstance(tokens, SegmentedLineTokens)
     low = data.draw(st.integers(0, len(text)))

@@ -3,9 +3,9 @@
 import pytest
 
 from glassllm import packaged
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import OwnLineTokenizer
 
 
 @pytest.fixture(scope="module")
-def tokenizer() -> LineTokenizer:
-    return LineTokenizer(packaged("pt"), "pt")
+def tokenizer() -> OwnLineTokenizer:
+    return OwnLineTokenizer(packaged("pt"), "pt")

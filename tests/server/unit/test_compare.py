@@ -20,7 +20,7 @@ from glassllm_server.compare import (
 )
 from glassllm_server.document import Document
 from glassllm_server.explanation import explain_selection
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import line_tokenizer
 from glassllm_server.line_tokens import LONG_LINE
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
@@ -147,7 +147,7 @@ def test_the_page_and_glassllm_compare_agree_on_the_most_different_chunks():
 
 def test_document_counts_follow_edits_and_count_only_what_changed():
     text = "Era uma vez\numa menina\r\nbonita 🧪\n" * 20
-    document = Document("file:///a.txt", text, 1, LineTokenizer(PT, "pt"))
+    document = Document("file:///a.txt", text, 1, line_tokenizer(PT, "pt"))
     tok = ComparedTokenizer(EN, "en")
     counts = tok.document(document)
     assert tok.document(document) is counts
@@ -179,7 +179,7 @@ def test_document_counts_follow_edits_and_count_only_what_changed():
 
 
 def test_a_keystroke_leaves_only_its_own_line_to_count_again():
-    document = Document("file:///a.txt", "Era uma vez\numa menina\r\nbonita\n" * 3, 1, LineTokenizer(PT, "pt"))
+    document = Document("file:///a.txt", "Era uma vez\numa menina\r\nbonita\n" * 3, 1, line_tokenizer(PT, "pt"))
     tok = ComparedTokenizer(EN, "en")
     tok.document(document).count_pending(tok, document.lines, 10**6)
     document.apply_change(Point(4, 3), Point(4, 3), "x")  # the edit replaces lines 3 to 5
@@ -192,11 +192,11 @@ def test_a_keystroke_leaves_only_its_own_line_to_count_again():
 
 def test_document_counts_are_edited_in_place_unless_another_version_shares_them():
     text = "Era uma vez\numa menina\n" * 10
-    document = Document("file:///a.txt", text, 1, LineTokenizer(PT, "pt"))
+    document = Document("file:///a.txt", text, 1, line_tokenizer(PT, "pt"))
     tok = ComparedTokenizer(EN, "en")
     tok.document(document).count_pending(tok, document.lines, 10**6)
     snapshot = document.snapshot()
-    document.set_tokenizer(LineTokenizer(EN, "en"))
+    document.set_tokenizer(line_tokenizer(EN, "en"))
     assert tok.document(document) is tok.document(snapshot)  # the same lines, the same counts
     document.apply_change(Point(3, 0), Point(3, 0), "novo\n")
     counts = tok.document(document)
@@ -214,7 +214,7 @@ def test_document_counts_are_edited_in_place_unless_another_version_shares_them(
 
 
 def test_a_tokenizer_no_longer_compared_lets_go_of_its_document_counts():
-    document = Document("file:///b.txt", "um\ndois\n", 1, LineTokenizer(PT, "pt"))
+    document = Document("file:///b.txt", "um\ndois\n", 1, line_tokenizer(PT, "pt"))
     tok = ComparedTokenizer(EN, "en")
     gone = weakref.ref(tok.document(document))
     del tok

@@ -12,12 +12,11 @@ from hypothesis import strategies as st
 
 from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
-from glassllm_server import document as document_module
 from glassllm_server import line_tokenizer as line_tokenizer_module
 from glassllm_server import line_tokens as line_tokens_module
 from glassllm_server.compare import AnyCompared, ComparedTokenizer
 from glassllm_server.document import Document, ReadOnlyDocument, Stats
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import OwnLineTokenizer, line_tokenizer
 from glassllm_server.positions import LineIndex, Point
 from tests.server.oracle import TEXTS, TRICKY, lsp_lines
 
@@ -194,7 +193,7 @@ def test_an_edit_changes_the_lists_in_place_unless_a_snapshot_shares_them(tokeni
 def test_after_a_tokenizer_switch_an_edit_leaves_an_older_snapshot_its_text(tokenizer):
     document = Document("u", "um\ndois\n", 1, tokenizer)
     snapshot = document.snapshot()
-    document.set_tokenizer(LineTokenizer(packaged("en"), "en"))
+    document.set_tokenizer(line_tokenizer(packaged("en"), "en"))
     document.apply_change(Point(0, 0), Point(0, 0), "x")
     assert snapshot.text == "um\ndois\n"
     assert snapshot.stats() == Document("u", "um\ndois\n", 1, tokenizer).stats()
@@ -204,18 +203,18 @@ def test_after_a_tokenizer_switch_an_edit_leaves_an_older_snapshot_its_text(toke
 def test_the_lines_of_a_keystroke_take_their_chunks_from_the_lines_they_replace(monkeypatch):
     """A chunk typed long ago may have left the chunk cache: the edited line finds its
     unchanged chunks in the line it replaces, and tokenizes only the changed one."""
-    tokenizer = LineTokenizer(packaged("pt"), "pt")
+    tokenizer = OwnLineTokenizer(packaged("pt"), "pt")
     document = Document("u", "Era uma vez um gato\nque miava\nà noite\n", 1, tokenizer)
     document.stats()
     tokenizer._chunks.clear()
     tokenizer._lines.clear()
     made: list[str] = []
-    chunk = LineTokenizer._chunk
-    monkeypatch.setattr(LineTokenizer, "_chunk", lambda self, text: made.append(text) or chunk(self, text))
+    chunk = OwnLineTokenizer._chunk
+    monkeypatch.setattr(OwnLineTokenizer, "_chunk", lambda self, text: made.append(text) or chunk(self, text))
     document.apply_change(Point(1, 4), Point(1, 4), "x")
     assert document.complete  # a keystroke's lines are tokenized at once
     assert made == ["▁xmiava"]
-    assert document.stats() == Document("u", document.text, 1, LineTokenizer(packaged("pt"), "pt")).stats()
+    assert document.stats() == Document("u", document.text, 1, line_tokenizer(packaged("pt"), "pt")).stats()
 
 
 def test_inserting_a_newline_after_a_lone_cr_makes_one_crlf_line_break(tokenizer):
@@ -233,7 +232,7 @@ def test_full_replacement_and_tokenizer_switch(tokenizer):
     assert document.lines == [""]
     assert document.stats() == Stats(0, 0, 0, 0)
     document.replace_text("Once upon a time")
-    english = LineTokenizer(packaged("en"), "en")
+    english = line_tokenizer(packaged("en"), "en")
     document.set_tokenizer(english)
     assert as_offsets(document, every_token(document)) == library_spans(english, "Once upon a time")
 
@@ -317,16 +316,15 @@ _spaced = st.lists(st.sampled_from([*list("ab  é́🙂猫\t\r\n▁_.,!\u200d"),
 
 @pytest.fixture()
 def tiny_segments(monkeypatch):
-    # In every module that reads the limits (each imports them by name).
-    for module in (document_module, line_tokenizer_module):
-        monkeypatch.setattr(module, "LONG_LINE", 12)
+    # Where the limits are read (line_tokenizer imports LONG_LINE by name).
+    monkeypatch.setattr(line_tokenizer_module, "LONG_LINE", 12)
     monkeypatch.setattr(line_tokens_module, "SEGMENT", 4)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=_spaced, edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6), _spaced), max_size=4))
 def test_long_lines_in_segments_give_the_library_tokens_before_and_after_edits(tiny_segments, text, edits):
-    tokenizer = LineTokenizer(packaged("pt"), "pt")
+    tokenizer = line_tokenizer(packaged("pt"), "pt")
     document = Document("u", text, 1, tokenizer)
     document.stats()
     for first, second, inserted in edits:
@@ -374,7 +372,7 @@ def test_only_bounded_caches_grow_while_typing():
     from glassllm.caches import LruCache
     from tests.library.test_caches import new_words, sizes
 
-    tokenizer = LineTokenizer(packaged("pt"), "pt")
+    tokenizer = OwnLineTokenizer(packaged("pt"), "pt")
     tokenizer.line("warm\n")
     before = sizes(tokenizer)
     document = Document("file:///typing.txt", "uma vez\n" * 50, 1, tokenizer)

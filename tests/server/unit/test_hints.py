@@ -13,7 +13,7 @@ from glassllm import packaged
 from glassllm.formats.load import load_model
 from glassllm_server.document import Document, DocumentToken
 from glassllm_server.hints import HintCache, hint_window, hints_json, line_hints
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import line_tokenizer
 from glassllm_server.positions import Encoding, Point, column_units
 from glassllm_server.render.hints import LABELS, HintKind
 from glassllm_server.settings import Settings
@@ -108,7 +108,7 @@ def _units(document, point, encoding):
 
 def test_serialized_hints_follow_the_tokenizer(tokenizer):
     cache = HintCache()
-    english = LineTokenizer(packaged("en"), "en")
+    english = line_tokenizer(packaged("en"), "en")
     document = Document("u", "Era uma vez\n", 1, tokenizer)
     whole = (Point(0, 0), Point(0, 12))
     before = hints_json(document, *whole, Settings(token_boundaries=True), "utf-16", cache)
@@ -148,10 +148,10 @@ def test_a_long_range_gets_hints_around_the_focus_line(tokenizer):
 def test_the_json_answer_is_what_pygls_makes_of_the_same_hints(tokenizer, model, encoding, switches):
     # The answer is written as JSON text directly; pygls' converter (cattrs, lsprotocol's
     # InlayHint) must make the same objects of the same hints, line cut by a range too.
-    line_tokenizer = tokenizer if model == "pt" else LineTokenizer(load_model(model_file(model)), model)
+    shared = tokenizer if model == "pt" else line_tokenizer(load_model(model_file(model)), model)
     text = TRICKY + "Era uma vez, um 🧑‍🔬 e\u0301 café\tfim\r\n" * 3 + ".\n\n  Fim  \n"
     settings = Settings(chunk_boundaries=switches[0], space_markers=switches[1], token_boundaries=switches[2])
-    document = Document("file:///pasta/ação.txt", text, 7, line_tokenizer)
+    document = Document("file:///pasta/ação.txt", text, 7, shared)
     last = len(document.lines) - 1
     for start, end in [(Point(0, 0), Point(last, len(document.lines[last]))), (Point(1, 2), Point(3, 5))]:
         hints = []

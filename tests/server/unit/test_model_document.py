@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glassllm import packaged
+from glassllm import AnyTokenizer, packaged
 from glassllm.formats.load import load_model
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import ModelLineTokens
 from glassllm_server.compare import ComparedCounts, ComparedModel
 from glassllm_server.document import Document, ReadOnlyDocument
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import LineTokenizer, ModelLineTokenizer, line_tokenizer
 from glassllm_server.positions import Point
 from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TRICKY, lsp_lines
@@ -71,11 +71,11 @@ def tokenizer(name: str) -> ModelTokenizer:
 
 
 @functools.cache
-def line_tokenizer(name: str) -> LineTokenizer:
-    return LineTokenizer(tokenizer(name), name)
+def model_road(name: str) -> LineTokenizer:
+    return ModelLineTokenizer(tokenizer(name), name)
 
 
-def expected_lines(tok: ModelTokenizer, text: str) -> list[list[tuple[int, int, int]]]:
+def expected_lines(tok: AnyTokenizer, text: str) -> list[list[tuple[int, int, int]]]:
     """Each LSP line's ``(id, start, end)``: the library's tokens of the whole text, each
     cut at the line breaks it crosses (a part on every line it reaches)."""
     lines = lsp_lines(text)
@@ -121,7 +121,7 @@ def check(document: Document, tok: ModelTokenizer) -> None:
 
 @pytest.mark.parametrize("name", MODELS)
 def test_the_tricky_document_has_the_library_tokens_line_by_line(name):
-    document = Document("u", TRICKY + ".\n\n\n  Fim.\r\n\r\n<|endoftext|>", 1, line_tokenizer(name))
+    document = Document("u", TRICKY + ".\n\n\n  Fim.\r\n\r\n<|endoftext|>", 1, model_road(name))
     check(document, tokenizer(name))
 
 
@@ -130,7 +130,7 @@ def test_the_tricky_document_has_the_library_tokens_line_by_line(name):
 @given(text=texts, data=st.data())
 def test_edits_keep_the_library_tokens(name, text, data):
     tok = tokenizer(name)
-    document = Document("u", text, 1, line_tokenizer(name))
+    document = Document("u", text, 1, model_road(name))
     check(document, tok)
     for _ in range(4):
         random_edit(document, data)
@@ -142,7 +142,7 @@ def test_edits_keep_the_library_tokens(name, text, data):
 @given(text=texts, data=st.data())
 def test_range_stats_count_the_library_tokens_that_overlap(name, text, data):
     tok = tokenizer(name)
-    document = Document("u", text, 1, line_tokenizer(name))
+    document = Document("u", text, 1, model_road(name))
     lines = lsp_lines(text)
     starts = [sum(map(len, lines[:number])) for number in range(len(lines))]
     first = data.draw(st.integers(0, len(text)))
@@ -167,7 +167,7 @@ def test_range_stats_count_the_library_tokens_that_overlap(name, text, data):
 def test_a_token_across_a_blank_line_has_its_whole_range_and_its_index():
     tok = tokenizer("llama3")
     text = "Era uma vez.\n\nOutra"
-    document = Document("u", text, 1, line_tokenizer("llama3"))
+    document = Document("u", text, 1, model_road("llama3"))
     ids = tok.encode(text)
     token = document.token_at(Point(1, 0))
     assert token is not None
@@ -180,7 +180,7 @@ def test_a_token_across_a_blank_line_has_its_whole_range_and_its_index():
 
 def test_sentencepiece_adds_its_dummy_prefix_to_the_first_line_only():
     tok = tokenizer("mistral-v1")
-    document = Document("u", "um\ndois\n", 1, line_tokenizer("mistral-v1"))
+    document = Document("u", "um\ndois\n", 1, model_road("mistral-v1"))
     assert document.block_of(1) == (1, 2)  # every line is a block of its own
     first, second = document.line_spans(0), document.line_spans(1)
     assert first[0].start == 0 and tok.readable(first[0].piece).startswith("▁")
@@ -191,7 +191,7 @@ def test_sentencepiece_adds_its_dummy_prefix_to_the_first_line_only():
 def test_a_range_from_the_start_leaves_out_the_dummy_prefix_as_the_library_rule_does():
     # The dummy prefix holds no character: a range counts an empty token only where it
     # ends one (after the range's start), as for glassllm's own NFC leftovers.
-    document = Document("u", "\n  ", 1, line_tokenizer("mistral-v1"))
+    document = Document("u", "\n  ", 1, model_road("mistral-v1"))
     assert document.stats(Point(0, 0), Point(1, 0)).tokens == 1
     assert document.stats().tokens == len(tokenizer("mistral-v1").encode("\n  "))
 
@@ -202,7 +202,7 @@ def test_a_range_from_the_start_leaves_out_the_dummy_prefix_as_the_library_rule_
 def test_a_compared_model_counts_the_document_through_edits(name, text, data):
     tok = tokenizer(name)
     compared = ComparedModel(tok, name)
-    document = Document("u", text, 1, LineTokenizer(packaged("pt"), "pt"))
+    document = Document("u", text, 1, line_tokenizer(packaged("pt"), "pt"))
     for _ in range(3):
         counts = compared.document(document)
         assert counts.count_pending(compared, document.lines, 10**6)
@@ -222,7 +222,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
     """An edit changes the per-line lists in place only when no snapshot holds them."""
     tok = tokenizer(name)
     compared = ComparedModel(tok, name)
-    document = Document("u", text, 1, line_tokenizer(name))
+    document = Document("u", text, 1, model_road(name))
     held: list[tuple[ReadOnlyDocument, str]] = []
     for _ in range(6):
         requests_between_edits(document, compared, held, data)
@@ -244,7 +244,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
 def test_a_compared_models_range_counts_take_whole_blocks_from_the_document_counts(name, text, data):
     tok = tokenizer(name)
     compared = ComparedModel(tok, name)
-    document = Document("u", text, 1, LineTokenizer(packaged("pt"), "pt"))
+    document = Document("u", text, 1, line_tokenizer(packaged("pt"), "pt"))
     for _ in range(3):
         text, lines = document.text, document.lines
         first = data.draw(st.integers(0, len(text)))

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import SegmentedModelLineTokens, segment_cuts
 from glassllm_server.document import Document
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import ModelLineTokenizer
 from glassllm_server.positions import Point
 from tests.server.unit.test_model_document import FRAGMENTS, MODELS, check, document_lines, random_edit, tokenizer
 
@@ -26,9 +26,9 @@ texts = st.lists(st.sampled_from(PROSE * 4 + FRAGMENTS), max_size=40).map("".joi
 
 
 @functools.cache
-def small_segments(name: str) -> LineTokenizer:
+def small_segments(name: str) -> ModelLineTokenizer:
     """A line tokenizer that cuts every block of over 40 characters in segments of 12."""
-    found = LineTokenizer(tokenizer(name), name)
+    found = ModelLineTokenizer(tokenizer(name), name)
     found.long_block, found.segment = 40, 12
     return found
 
@@ -124,9 +124,9 @@ def _prose(length: int, seed: int) -> str:
 @pytest.mark.parametrize("name", ["llama3", "mistral-v1"])
 def test_an_edit_in_a_very_long_line_tokenizes_one_segment_again(name, monkeypatch):
     tok = tokenizer(name)
-    line_tokenizer = LineTokenizer(tok, name)
+    shared = ModelLineTokenizer(tok, name)
     text = _prose(60_000, 1) + "\n"
-    document = Document("u", text, 1, line_tokenizer)
+    document = Document("u", text, 1, shared)
     check(document, tok)
     assert isinstance(document.line_tokens(0), SegmentedModelLineTokens)
     tokenized: list[int] = []
@@ -141,7 +141,7 @@ def test_an_edit_in_a_very_long_line_tokenizes_one_segment_again(name, monkeypat
     document.apply_change(middle, middle, "abc ")
     check(document, tok)
     # The segment the edit touched, and maybe the one after it (its cut moved).
-    assert 0 < sum(tokenized) <= 3 * line_tokenizer.segment
+    assert 0 < sum(tokenized) <= 3 * shared.segment
     monkeypatch.undo()
     check_hovers_near(document, tok, Point(0, 30_000))
 
@@ -177,7 +177,7 @@ def check_hovers_near(document: Document, tok: ModelTokenizer, point: Point) -> 
 def test_an_edit_in_a_long_run_of_blank_lines_keeps_the_library_tokens(name):
     # Llama 3's ``\s*[\r\n]+`` makes one chunk of the whole run: no cut is exact in it.
     tok = tokenizer(name)
-    document = Document("u", "Fim.\n" + "\n" * 20_000 + "Outra", 1, LineTokenizer(tok, name))
+    document = Document("u", "Fim.\n" + "\n" * 20_000 + "Outra", 1, ModelLineTokenizer(tok, name))
     check_large(document, tok)
     middle = Point(10_000, 0)
     document.apply_change(middle, middle, "a")

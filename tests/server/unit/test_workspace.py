@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 
 from glassllm_server import workspace
-from glassllm_server.line_tokenizer import LineTokenizer
+from glassllm_server.line_tokenizer import OwnLineTokenizer
 from glassllm_server.workspace import OpenDocuments
 
 URI = "file:///typing.txt"
@@ -54,7 +54,7 @@ def _young(thing: object) -> bool:
     return any(found is thing for found in gc.get_objects())
 
 
-async def test_a_large_documents_tokens_are_frozen(collector, tokenizer: LineTokenizer):
+async def test_a_large_documents_tokens_are_frozen(collector, tokenizer: OwnLineTokenizer):
     documents = OpenDocuments()
     frozen = gc.get_freeze_count()
     document = documents.open(URI, TEXT, 1, tokenizer)
@@ -65,7 +65,7 @@ async def test_a_large_documents_tokens_are_frozen(collector, tokenizer: LineTok
     assert not _young(document.line_tokens(LINES // 2))
 
 
-async def test_an_edits_copies_of_the_line_lists_are_frozen_at_once(collector, tokenizer: LineTokenizer):
+async def test_an_edits_copies_of_the_line_lists_are_frozen_at_once(collector, tokenizer: OwnLineTokenizer):
     documents = OpenDocuments()
     document = documents.open(URI, TEXT, 1, tokenizer)
     await documents.tokenized(document)
@@ -81,7 +81,7 @@ async def test_an_edits_copies_of_the_line_lists_are_frozen_at_once(collector, t
     assert gc.isenabled()
 
 
-async def test_a_garbage_cycle_made_while_typing_is_collected_by_the_next_edit(collector, tokenizer: LineTokenizer):
+async def test_a_garbage_cycle_made_while_typing_is_collected_by_the_next_edit(collector, tokenizer: OwnLineTokenizer):
     documents = OpenDocuments()
     document = documents.open(URI, TEXT, 1, tokenizer)
     await documents.tokenized(document)
@@ -96,7 +96,7 @@ async def test_a_garbage_cycle_made_while_typing_is_collected_by_the_next_edit(c
 
 
 async def test_typing_while_a_large_document_is_tokenized_walks_none_of_its_new_objects(
-    collector, tokenizer: LineTokenizer, monkeypatch: pytest.MonkeyPatch
+    collector, tokenizer: OwnLineTokenizer, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setattr(workspace, "FREEZE_OBJECTS", LINES // 2)
     documents = OpenDocuments()
