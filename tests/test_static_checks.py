@@ -1,6 +1,7 @@
 """The project's static checks, run by the suite so that ``pytest`` (the README's test
 command, and CI's) is the one command: ruff's linter and its formatter, and pyright over
-the library, the server and the tests, each configured in pyproject.toml.
+the library, the server and the tests, each configured in pyproject.toml; and no function
+of the library, the server or the corpora's script longer than a screen.
 
 The tools are the ones the ``test`` extra installs into this interpreter's environment
 (``python -m ruff``, ``python -m pyright``); pyright resolves imports in that same
@@ -10,6 +11,7 @@ needs nothing else.
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -37,3 +39,20 @@ def test_the_check_passes(name: str):
     )
     if found.returncode != 0:
         pytest.fail(f"`{name}` found problems:\n{found.stdout}{found.stderr}", pytrace=False)
+
+
+# A function longer than this (its def to its last line) is split along its seams.
+MAX_FUNCTION_LINES = 60
+
+
+def test_no_function_is_longer_than_sixty_lines():
+    long = [
+        f"{path.relative_to(ROOT)}: {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for folder in ("glassllm", "server", "corpora")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long
