@@ -16,6 +16,7 @@ from pathlib import Path
 
 from glassllm.formats.files import parse_tokenizer_file, read_bounded_bytes
 from glassllm.formats.hf_bpe import load_hf_bpe
+from glassllm.formats.hf_word_models import load_hf_word_model
 from glassllm.formats.hub import PREFIX, resolve
 from glassllm.formats.sentencepiece_bpe import is_sentencepiece, load_sentencepiece
 from glassllm.formats.tekken import is_tekken, load_tekken
@@ -25,9 +26,12 @@ from glassllm.tokenizer import Tokenizer
 
 __all__ = ["EXPECTED", "load_model", "model_kind", "read_model_file"]
 
-EXPECTED = "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE), a Tekken JSON or a SentencePiece BPE .model"
+EXPECTED = (
+    "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE, WordPiece or WordLevel), a Tekken JSON"
+    " or a SentencePiece BPE .model"
+)
 _EXPECTED_PT = (
-    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE), um JSON "
+    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE, WordPiece ou WordLevel), um JSON "
     "Tekken ou um .model BPE do SentencePiece"
 )
 
@@ -81,6 +85,8 @@ def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenize
     if kind == "sentencepiece":
         return load_sentencepiece(path, data, match_specials=match_specials)
     if kind == "hf" and isinstance(parsed, dict):
+        if parsed["model"].get("type") in ("WordPiece", "WordLevel"):
+            return load_hf_word_model(path, parsed, match_specials=match_specials)
         return load_hf_bpe(path, parsed, match_specials=match_specials)
     if kind == "tekken" and isinstance(parsed, dict):
         return load_tekken(path, parsed, match_specials=match_specials)
