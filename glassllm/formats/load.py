@@ -3,7 +3,8 @@
 :func:`load_model` takes a file (or ``hf:ORG/NAME``) and recognizes its format from the
 content: a Hugging Face ``tokenizer.json`` of a BPE model (byte-level: GPT-2, Llama 3,
 GPT-4o…; or Metaspace ``▁`` with byte fallback: Llama 2, Mistral converted;
-:mod:`~glassllm.formats.hf_bpe`), a Tekken JSON (:mod:`~glassllm.formats.tekken`) or a
+:mod:`~glassllm.formats.hf_bpe`; or WordPiece and WordLevel,
+:mod:`~glassllm.formats.hf_word_models`), a Tekken JSON (:mod:`~glassllm.formats.tekken`) or a
 SentencePiece BPE ``.model`` (:mod:`~glassllm.formats.sentencepiece_bpe`). Each satisfies
 :class:`glassllm.pipeline.any_tokenizer.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
 does, so the command line and :func:`glassllm.compare` take any of them.
