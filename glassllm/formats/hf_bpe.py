@@ -28,8 +28,8 @@ for a SentencePiece model; ``split`` cuts before each ``▁``). ``model.byte_fal
 character that is no vocabulary entry into its ``<0xXX>`` bytes, ``fuse_unk`` makes a
 run of unknown ones one ``unk_token``.
 
-A WordPiece or WordLevel model is :mod:`~glassllm.formats.hf_word_models`'s. Anything else
-(a Unigram model, another normalizer) gets a ``ValueError`` that names it.
+A WordPiece, WordLevel or Unigram model is :mod:`~glassllm.formats.hf_word_models`'s.
+Anything else (another normalizer, say) gets a ``ValueError`` that names it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :func:`load_model` takes a file (or ``hf:ORG/NAME``) and recognizes its format from the
 content: a Hugging Face ``tokenizer.json`` of a BPE model (byte-level: GPT-2, Llama 3,
 GPT-4o…; or Metaspace ``▁`` with byte fallback: Llama 2, Mistral converted;
-:mod:`~glassllm.formats.hf_bpe`; or WordPiece and WordLevel,
+:mod:`~glassllm.formats.hf_bpe`; or WordPiece, WordLevel and Unigram,
 :mod:`~glassllm.formats.hf_word_models`), a Tekken JSON (:mod:`~glassllm.formats.tekken`) or a
 SentencePiece BPE ``.model`` (:mod:`~glassllm.formats.sentencepiece_bpe`). Each satisfies
 :class:`glassllm.pipeline.any_tokenizer.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
@@ -28,12 +28,12 @@ from glassllm.tokenizer import Tokenizer
 __all__ = ["EXPECTED", "load_model", "model_kind", "read_model_file"]
 
 EXPECTED = (
-    "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE, WordPiece or WordLevel), a Tekken JSON"
+    "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE, WordPiece, WordLevel or Unigram), a Tekken JSON"
     " or a SentencePiece BPE .model"
 )
 _EXPECTED_PT = (
-    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE, WordPiece ou WordLevel), um JSON "
-    "Tekken ou um .model BPE do SentencePiece"
+    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE, WordPiece, WordLevel ou Unigram),"
+    " um JSON Tekken ou um .model BPE do SentencePiece"
 )
 
 
@@ -86,7 +86,7 @@ def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenize
     if kind == "sentencepiece":
         return load_sentencepiece(path, data, match_specials=match_specials)
     if kind == "hf" and isinstance(parsed, dict):
-        if parsed["model"].get("type") in ("WordPiece", "WordLevel"):
+        if parsed["model"].get("type") in ("WordPiece", "WordLevel", "Unigram"):
             return load_hf_word_model(path, parsed, match_specials=match_specials)
         return load_hf_bpe(path, parsed, match_specials=match_specials)
     if kind == "tekken" and isinstance(parsed, dict):

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from glassllm.formats.hf_word_models import HFWordPiece, WordModel
+from glassllm.formats.hf_word_models import HFUnigram, HFWordPiece, WordModel
 from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
 from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT
@@ -76,17 +76,55 @@ def _wordpiece_replace() -> Any:
     return tokenizer, tokenizers.trainers.WordPieceTrainer(vocab_size=4000, special_tokens=SPECIALS)
 
 
+def _unigram_metaspace() -> Any:
+    """Unigram behind NFKC and a Metaspace pre-tokenizer (a prefix before every segment,
+    cut before each ``▁``), with the Metaspace decoder."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always", split=True)
+    tokenizer.decoder = tokenizers.decoders.Metaspace(prepend_scheme="always")
+    return tokenizer, tokenizers.trainers.UnigramTrainer(vocab_size=4000, special_tokens=SPECIALS, unk_token="[UNK]")
+
+
+def _unigram_first() -> Any:
+    """Unigram behind lowercasing and runs of whitespace made one space, a Metaspace prefix
+    before the text only, never cut at ``▁``."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.Lowercase(), normalizers.Replace(tokenizers.Regex(r"\s+"), " ")]
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first", split=False)
+    tokenizer.decoder = tokenizers.decoders.Metaspace(prepend_scheme="first")
+    return tokenizer, tokenizers.trainers.UnigramTrainer(vocab_size=3000, special_tokens=SPECIALS, unk_token="[UNK]")
+
+
+def _unigram_words() -> Any:
+    """Unigram over words cut at whitespace, no normalizer and no decoder."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return tokenizer, tokenizers.trainers.UnigramTrainer(vocab_size=3000, special_tokens=SPECIALS, unk_token="[UNK]")
+
+
 BUILDERS = {
     "bert": _bert,
     "wordpiece-nfkc": _wordpiece_nfkc,
     "wordlevel": _wordlevel,
     "wordpiece-replace": _wordpiece_replace,
+    "unigram-metaspace": _unigram_metaspace,
+    "unigram-first": _unigram_first,
+    "unigram-words": _unigram_words,
 }
 NAMES = tuple(BUILDERS)
 
 
 def _training_text() -> list[str]:
-    return [(CORPORA / language / "train.txt").read_text(encoding="utf-8")[:_TRAINED_ON] for language in ("pt", "en")]
+    """The start of each training corpus, line by line (a trainer given one long text with
+    no pre-tokenizer cut, as Metaspace without ``split``, would take it as one word)."""
+    return [
+        line
+        for language in ("pt", "en")
+        for line in (CORPORA / language / "train.txt").read_text(encoding="utf-8")[:_TRAINED_ON].splitlines()
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -220,3 +258,20 @@ def test_what_is_not_read_is_refused_in_one_line(word_files, tmp_path, change, r
     with pytest.raises(ValueError, match=rf"^{odd}: {refused} is not supported") as raised:
         load_model(odd)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("name", ["unigram-metaspace", "unigram-words"])
+def test_unigram_segmentations_show_the_path_taken_and_the_next_best(word_files, name):
+    ours, _ = _pair(word_files, name)
+    assert isinstance(ours, HFUnigram)
+    for explained in ours.explain("Era uma vez uma menina inacreditavelmente bonita"):
+        best, *others = ours.segmentations(explained.chunk)
+        assert best.pieces == explained.pieces
+        assert best.total == pytest.approx(sum(best.scores))
+        assert best.scores == [ours.scores[ours.ids[piece]] for piece in best.pieces]
+        for other in others:
+            assert other.pieces != best.pieces and "".join(other.pieces) == explained.chunk
+            assert other.total <= best.total and other.total == pytest.approx(sum(other.scores))
+    assert len(ours.segmentations("menina")) == 2
+    unknown = ours.segmentations("\u2603\u2603")[0]
+    assert unknown.scores == [ours.unknown_score] * 2 and ours.encode("\u2603\u2603")[-1] == ours.unk_id
