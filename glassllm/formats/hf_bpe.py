@@ -28,8 +28,8 @@ for a SentencePiece model; ``split`` cuts before each ``▁``). ``model.byte_fal
 character that is no vocabulary entry into its ``<0xXX>`` bytes, ``fuse_unk`` makes a
 run of unknown ones one ``unk_token``.
 
-Anything else (a Unigram or WordPiece model, another normalizer) gets a ``ValueError``
-that names it.
+A WordPiece, WordLevel or Unigram model is :mod:`~glassllm.formats.hf_word_models`'s.
+Anything else (another normalizer, say) gets a ``ValueError`` that names it.
 """
 
 from __future__ import annotations
@@ -46,7 +46,16 @@ from glassllm.formats.patterns import compile_pattern, looks_back
 from glassllm.pipeline.normalize import normalize_with_offsets
 from glassllm.shown.problems import problem
 
-__all__ = ["GPT2_PATTERN", "HFByteLevelBPE", "HFMetaspaceBPE", "Split", "load_hf_bpe"]
+__all__ = [
+    "GPT2_PATTERN",
+    "HFByteLevelBPE",
+    "HFMetaspaceBPE",
+    "Split",
+    "added_tokens",
+    "entries",
+    "load_hf_bpe",
+    "post_processor_around",
+]
 
 # ByteLevel's own pattern, when ``use_regex`` is set.
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -103,7 +112,7 @@ class HFByteLevelBPE(ByteLevelModel):
     ) -> None:
         super().__init__(
             source,
-            _entries(vocab, specials, always_matched),
+            entries(vocab, specials, always_matched),
             specials,
             always_matched=always_matched,
             match_specials=match_specials,
@@ -159,7 +168,7 @@ class HFMetaspaceBPE(MetaspaceModel):
         prefix, prefix_over_space, split = layout
         super().__init__(
             source,
-            _entries(vocab, specials, always_matched),
+            entries(vocab, specials, always_matched),
             specials,
             pieces=dict(vocab),
             # HF's byte fallback looks each byte up as "<0xXX>" in the vocabulary.
@@ -186,7 +195,7 @@ class HFMetaspaceBPE(MetaspaceModel):
         return self._rank_of(f"{left} {right}")
 
 
-def _entries(vocab: dict[str, int], specials: dict[str, int], always_matched: dict[str, int]) -> list[str]:
+def entries(vocab: dict[str, int], specials: dict[str, int], always_matched: dict[str, int]) -> list[str]:
     """Each ID's vocabulary entry (added tokens' text where they have IDs of their own)."""
     size = max([*vocab.values(), *specials.values(), *always_matched.values()], default=-1) + 1
     entries = [""] * size
@@ -321,7 +330,7 @@ def _both_sides(merge: str) -> bool:
     return not merge.startswith(" ") and not merge.endswith(" ")
 
 
-def _around(path: str, spec: Any, added: dict[str, int]) -> tuple[list[int], list[int]]:
+def post_processor_around(path: str, spec: Any, added: dict[str, int]) -> tuple[list[int], list[int]]:
     """What a post-processor adds around a single text's tokens."""
     if spec is None or spec.get("type") in ("ByteLevel",):
         return [], []
@@ -330,7 +339,7 @@ def _around(path: str, spec: Any, added: dict[str, int]) -> tuple[list[int], lis
         before: list[int] = []
         after: list[int] = []
         for part in spec.get("processors") or []:
-            more_before, more_after = _around(path, part, added)
+            more_before, more_after = post_processor_around(path, part, added)
             before, after = more_before + before, after + more_after
         return before, after
     if kind == "TemplateProcessing":
@@ -344,10 +353,15 @@ def _around(path: str, spec: Any, added: dict[str, int]) -> tuple[list[int], lis
                 ids = ids_of.get(name) or ([added[name]] if name in added else [])
                 (after if seen_text else before).extend(ids)
         return before, after
+    if kind in ("BertProcessing", "RobertaProcessing"):
+        # A single text is [CLS] text [SEP] (RoBERTa: <s> text </s>); each is [token, ID].
+        cls, sep = spec.get("cls"), spec.get("sep")
+        if isinstance(cls, list) and isinstance(sep, list) and len(cls) == len(sep) == 2:
+            return [int(cls[1])], [int(sep[1])]
     raise _unsupported(path, f"the post-processor {kind!r}")
 
 
-def _added_tokens(path: str, tokens: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
+def added_tokens(path: str, tokens: list[Any]) -> tuple[dict[str, int], dict[str, int]]:
     """The added tokens, content → ID: the special ones (matched only when asked), then the
     others (always matched)."""
     specials: dict[str, int] = {}
@@ -378,9 +392,9 @@ def load_hf_bpe(
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
-    specials, always = _added_tokens(source, data.get("added_tokens") or [])
+    specials, always = added_tokens(source, data.get("added_tokens") or [])
     merges = _merge_keys(source, model.get("merges", []))
-    around = _around(source, data.get("post_processor"), {**always, **specials})
+    around = post_processor_around(source, data.get("post_processor"), {**always, **specials})
     layout = _metaspace_layout(source, normalizer, data.get("pre_tokenizer"))
     if layout is not None:
         if model.get("ignore_merges"):

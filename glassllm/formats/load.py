@@ -3,7 +3,8 @@
 :func:`load_model` takes a file (or ``hf:ORG/NAME``) and recognizes its format from the
 content: a Hugging Face ``tokenizer.json`` of a BPE model (byte-level: GPT-2, Llama 3,
 GPT-4o…; or Metaspace ``▁`` with byte fallback: Llama 2, Mistral converted;
-:mod:`~glassllm.formats.hf_bpe`), a Tekken JSON (:mod:`~glassllm.formats.tekken`) or a
+:mod:`~glassllm.formats.hf_bpe`; or WordPiece, WordLevel and Unigram,
+:mod:`~glassllm.formats.hf_word_models`), a Tekken JSON (:mod:`~glassllm.formats.tekken`) or a
 SentencePiece BPE ``.model`` (:mod:`~glassllm.formats.sentencepiece_bpe`). Each satisfies
 :class:`glassllm.pipeline.any_tokenizer.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
 does, so the command line and :func:`glassllm.compare` take any of them.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from glassllm.formats.files import parse_tokenizer_file, read_bounded_bytes
 from glassllm.formats.hf_bpe import load_hf_bpe
+from glassllm.formats.hf_word_models import load_hf_word_model
 from glassllm.formats.hub import PREFIX, resolve
 from glassllm.formats.sentencepiece_bpe import is_sentencepiece, load_sentencepiece
 from glassllm.formats.tekken import is_tekken, load_tekken
@@ -25,10 +27,13 @@ from glassllm.tokenizer import Tokenizer
 
 __all__ = ["EXPECTED", "load_model", "model_kind", "read_model_file"]
 
-EXPECTED = "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE), a Tekken JSON or a SentencePiece BPE .model"
+EXPECTED = (
+    "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE, WordPiece, WordLevel or Unigram), a Tekken JSON"
+    " or a SentencePiece BPE .model"
+)
 _EXPECTED_PT = (
-    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE), um JSON "
-    "Tekken ou um .model BPE do SentencePiece"
+    "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE, WordPiece, WordLevel ou Unigram),"
+    " um JSON Tekken ou um .model BPE do SentencePiece"
 )
 
 
@@ -81,6 +86,8 @@ def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenize
     if kind == "sentencepiece":
         return load_sentencepiece(path, data, match_specials=match_specials)
     if kind == "hf" and isinstance(parsed, dict):
+        if parsed["model"].get("type") in ("WordPiece", "WordLevel", "Unigram"):
+            return load_hf_word_model(path, parsed, match_specials=match_specials)
         return load_hf_bpe(path, parsed, match_specials=match_specials)
     if kind == "tekken" and isinstance(parsed, dict):
         return load_tekken(path, parsed, match_specials=match_specials)

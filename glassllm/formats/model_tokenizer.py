@@ -125,6 +125,11 @@ class ModelTokenizer:
         to ``text`` (``None``: the identity); ``at_start``: the segment opens the text."""
         return text, None
 
+    def _origin_span(self, origin: list[int], start: int, end: int) -> tuple[int, int]:
+        """Where the normalized ``[start, end)`` lies in the segment as given, read from the
+        ``origin`` that :meth:`_normalize` returned (a format may keep another map there)."""
+        return origin[start], origin[end]
+
     def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
         """Where the pre-tokenizer cuts ``normalized``: each chunk's ``[start, end)``."""
         return ((0, len(normalized)),)
@@ -268,7 +273,8 @@ class ModelTokenizer:
                 if origin is None:
                     span = (segment.start + start, segment.start + end)
                 else:
-                    span = (segment.start + origin[start], segment.start + origin[end])
+                    first, last = self._origin_span(origin, start, end)
+                    span = (segment.start + first, segment.start + last)
                 yield normalized[start:end], span[0], span[1], (segment.start, origin, start)
 
     def _encode_chunk(self, chunk: str) -> ChunkTokens:
@@ -315,7 +321,7 @@ class ModelTokenizer:
                 continue
             entry = self._encode_chunk(chunk)
             for token_id, piece, first, last in zip(entry.ids, entry.pieces, entry.starts, entry.ends, strict=True):
-                spans.append(TokenSpan(token_id, piece, *_place(place, first, last), index))
+                spans.append(TokenSpan(token_id, piece, *self._place(place, first, last), index))
         return spans
 
     def encode_columns(self, text: str, *, at_start: bool = True) -> TokenColumns:
@@ -413,6 +419,14 @@ class ModelTokenizer:
         found = self._rank(left, right)
         return None if found is None else self._step(Merge(found, 0, left, right))
 
+    def _place(self, place: tuple[int, list[int] | None, int], first: int, last: int) -> tuple[int, int]:
+        """A token's ``[first, last)`` in its chunk as offsets in the text as given."""
+        segment, origin, chunk = place
+        if origin is None:
+            return segment + chunk + first, segment + chunk + last
+        start, end = self._origin_span(origin, chunk + first, chunk + last)
+        return segment + start, segment + end
+
     def _symbols_of_piece(self, piece: str) -> list[str]:
         return self._symbols(piece)
 
@@ -442,10 +456,3 @@ def _first_ink(text: str) -> int | None:
 
 def _is_ascii_letter(character: str) -> bool:
     return character.isascii() and character.isalpha()
-
-
-def _place(place: tuple[int, list[int] | None, int], first: int, last: int) -> tuple[int, int]:
-    segment, origin, chunk = place
-    if origin is None:
-        return segment + chunk + first, segment + chunk + last
-    return segment + origin[chunk + first], segment + origin[chunk + last]

@@ -307,8 +307,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: não é um arquivo de tokenizador: esperava {expected_pt}",
     ),
     "model.not_bpe": (
-        "{path}: not a BPE model ({found}); glassllm reads BPE models",
-        "{path}: não é um modelo BPE ({found}); o glassllm lê modelos BPE",
+        "{path}: not a BPE model ({found}); glassllm reads BPE models"
+        " (and WordPiece, WordLevel, Unigram tokenizer.json)",
+        "{path}: não é um modelo BPE ({found}); o glassllm lê modelos BPE"
+        " (e tokenizer.json WordPiece, WordLevel, Unigram)",
     ),
     "hub.absent": (
         "{spec}: {repo} is not in the local Hugging Face cache ({cache}); glassllm never downloads: "

@@ -71,17 +71,17 @@ def test_anything_else_gets_one_error_naming_the_file_and_what_was_expected(tmp_
     assert EXPECTED in str(raised.value)
     assert describe(raised.value, "pt").endswith(
         "não é um arquivo de tokenizador: esperava um JSON de tokenizador do glassllm, um tokenizer.json "
-        "da Hugging Face (BPE), um JSON Tekken ou um .model BPE do SentencePiece"
+        "da Hugging Face (BPE, WordPiece, WordLevel ou Unigram), um JSON Tekken ou um .model BPE do SentencePiece"
     )
     with pytest.raises(FileNotFoundError, match=r"nowhere\.model"):
         load_tokenizer(tmp_path / "nowhere.model")
 
 
 def test_other_hf_models_are_refused_by_name(tmp_path):
-    wordpiece = tmp_path / "bert.json"
-    wordpiece.write_text(json.dumps({"version": "1.0", "model": {"type": "WordPiece", "vocab": {}}}), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bert\.json: not a BPE model \(Hugging Face WordPiece\)"):
-        load_tokenizer(wordpiece)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"version": "1.0", "model": {"type": "Bigram", "vocab": []}}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"other\.json: not a BPE model \(Hugging Face Bigram\)"):
+        load_tokenizer(other)
     fallback = tmp_path / "odd.json"
     model = {"type": "BPE", "vocab": {"a": 0}, "merges": [], "byte_fallback": True}
     fallback.write_text(json.dumps({"version": "1.0", "model": model}), encoding="utf-8")

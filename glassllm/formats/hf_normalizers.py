@@ -1,0 +1,233 @@
+"""Hugging Face ``tokenizer.json`` normalizers, each keeping where every normalized
+character came from in the text as given, as HF ``tokenizers`` aligns them.
+
+An :data:`Aligned` text is the normalized characters and, for each, its ``(start, end)``
+in the text as given. HF's rules, which the tests check character by character:
+
+- a character a normalizer leaves or maps to one character keeps its alignment;
+- characters it adds (a lowercase ``İ`` → ``i̇``, an NFD ``é`` → ``e`` + U+0301, ``ﬁ`` →
+  ``fi``, a ``Replace``'s content, a ``Prepend``) take the alignment of the character
+  they stand after (a ``Replace``: of the last character replaced; a ``Prepend``: of the
+  first character);
+- characters composed into one (NFC's ``e`` + U+0301 → ``é``) keep the first's;
+- removed characters vanish.
+
+:func:`build_normalizer` reads a ``normalizer`` object: ``NFC``, ``NFD``, ``NFKC``,
+``NFKD``, ``Lowercase``, ``Strip``, ``StripAccents``, ``Replace`` (a string or a
+regex), ``Prepend``, ``BertNormalizer`` and ``Sequence`` (an empty one too); any other
+gets a ``ValueError`` that names it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from glassllm.formats.patterns import compile_pattern
+from glassllm.pipeline.normalize import common_prefix, common_suffix
+
+__all__ = ["WHITE_SPACE", "Aligned", "Normalizer", "build_normalizer"]
+
+Aligned = tuple[str, list[tuple[int, int]]]
+Normalizer = Callable[[str, list[tuple[int, int]]], Aligned]
+
+# Rust's char::is_whitespace (Unicode White_Space), which HF's Strip and splits use.
+WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
+    map(chr, range(0x2000, 0x200B))
+)
+_MARKS = frozenset(("Mn", "Mc", "Me"))
+_OTHER = frozenset(("Cc", "Cf", "Cn", "Co", "Cs"))
+# The CJK blocks BERT puts spaces around (HF's is_chinese_char).
+_CJK = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B920, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
+
+
+def _unicode_form(form: str, text: str, align: list[tuple[int, int]]) -> Aligned:
+    """``text`` in the Unicode form ``form``, run by run of characters it changes together."""
+    if unicodedata.is_normalized(form, text):  # type: ignore[arg-type]
+        return text, align
+    parts: list[str] = []
+    aligned: list[tuple[int, int]] = []
+    for start, end in _segments(form, text):
+        original = text[start:end]
+        normalized = unicodedata.normalize(form, original)  # type: ignore[arg-type]
+        parts.append(normalized)
+        if normalized == original:
+            aligned.extend(align[start:end])
+            continue
+        head = common_prefix(original, normalized)
+        tail = common_suffix(original, normalized, min(len(original), len(normalized)) - head)
+        # What changed takes the alignments of the characters it came from, in order; the
+        # characters added past them stand after the last one (HF's insertions).
+        sources = align[start + head : end - tail] or [align[max(start + head - 1, start)]]
+        aligned.extend(align[start : start + head])
+        aligned.extend(sources[min(k, len(sources) - 1)] for k in range(len(normalized) - head - tail))
+        aligned.extend(align[end - tail : end])
+    return "".join(parts), aligned
+
+
+def _segments(form: str, text: str) -> list[tuple[int, int]]:
+    """Runs of ``text`` that ``form`` normalizes apart from each other (a starter and the
+    marks after it, joined to the run before where normalizing them together differs)."""
+    starts = [0, *(index for index in range(1, len(text)) if not unicodedata.combining(text[index])), len(text)]
+    spans: list[tuple[int, int]] = []
+    for start, end in itertools.pairwise(starts):
+        if spans:
+            first, last = spans[-1]
+            group, piece = text[first:last], text[start:end]
+            together = unicodedata.normalize(form, group + piece)  # type: ignore[arg-type]
+            apart = unicodedata.normalize(form, group) + unicodedata.normalize(form, piece)  # type: ignore[arg-type]
+            if together != apart:
+                spans[-1] = (first, end)
+                continue
+        spans.append((start, end))
+    return spans
+
+
+def _map_characters(mapping: Callable[[str], str], text: str, align: list[tuple[int, int]]) -> Aligned:
+    """Each character replaced by ``mapping`` of it (none, one or several), added ones
+    aligned with it."""
+    mapped = list(map(mapping, text))
+    if all(len(found) == 1 for found in mapped):
+        return "".join(mapped), align
+    aligned = [place for found, place in zip(mapped, align, strict=True) for _ in found]
+    return "".join(mapped), aligned
+
+
+def _lowercase(text: str, align: list[tuple[int, int]]) -> Aligned:
+    # Character by character, as Rust's char::to_lowercase: no final-sigma rule.
+    return _map_characters(str.lower, text, align)
+
+
+def _keep(keep: Callable[[str], bool], text: str, align: list[tuple[int, int]]) -> Aligned:
+    kept = [index for index, character in enumerate(text) if keep(character)]
+    if len(kept) == len(text):
+        return text, align
+    return "".join(text[index] for index in kept), [align[index] for index in kept]
+
+
+def _strip(left: bool, right: bool, text: str, align: list[tuple[int, int]]) -> Aligned:
+    start, end = 0, len(text)
+    while left and start < end and text[start] in WHITE_SPACE:
+        start += 1
+    while right and end > start and text[end - 1] in WHITE_SPACE:
+        end -= 1
+    return text[start:end], align[start:end]
+
+
+def _replace(pattern: re.Pattern[str], content: str, text: str, align: list[tuple[int, int]]) -> Aligned:
+    parts: list[str] = []
+    aligned: list[tuple[int, int]] = []
+    at = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if start == end:
+            continue
+        parts.append(text[at:start])
+        aligned.extend(align[at:start])
+        parts.append(content)
+        aligned.extend([align[end - 1]] * len(content))
+        at = end
+    if not parts:
+        return text, align
+    parts.append(text[at:])
+    aligned.extend(align[at:])
+    return "".join(parts), aligned
+
+
+def _prepend(prefix: str, text: str, align: list[tuple[int, int]]) -> Aligned:
+    if not text:
+        return text, align
+    return prefix + text, [align[0]] * len(prefix) + align
+
+
+def _is_cjk(character: str) -> bool:
+    point = ord(character)
+    return any(low <= point <= high for low, high in _CJK)
+
+
+def _bert_clean(character: str) -> str:
+    """BERT's clean_text: NUL, U+FFFD and other controls go, whitespace becomes a space."""
+    if character in "\t\n\r":
+        return " "
+    if character in "\x00\ufffd" or unicodedata.category(character) in _OTHER:
+        return ""
+    return " " if character in WHITE_SPACE else character
+
+
+def _bert(spec: dict[str, Any]) -> list[Normalizer]:
+    steps: list[Normalizer] = []
+    if spec.get("clean_text", True):
+        steps.append(partial(_map_characters, _bert_clean))
+    if spec.get("handle_chinese_chars", True):
+        steps.append(partial(_map_characters, lambda c: f" {c} " if _is_cjk(c) else c))
+    lowercase = spec.get("lowercase", True)
+    strip_accents = spec.get("strip_accents")
+    if lowercase if strip_accents is None else strip_accents:
+        steps.append(partial(_unicode_form, "NFD"))
+        steps.append(partial(_keep, lambda c: unicodedata.category(c) != "Mn"))
+    if lowercase:
+        steps.append(_lowercase)
+    return steps
+
+
+def _pattern(path: str, spec: dict[str, Any]) -> re.Pattern[str]:
+    pattern = spec.get("pattern") or {}
+    if isinstance(pattern.get("String"), str):
+        return re.compile(re.escape(pattern["String"]))
+    if isinstance(pattern.get("Regex"), str):
+        return compile_pattern(pattern["Regex"])
+    raise ValueError(f"{path}: the {spec.get('type')} pattern {pattern!r:.80} is not supported")
+
+
+def _steps(path: str, spec: Any) -> list[Normalizer]:
+    """The normalizers ``spec`` stands for, in order."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"{path}: a normalizer must be an object, found {spec!r:.80}")
+    kind = spec.get("type")
+    if kind == "Sequence":
+        return [step for part in spec.get("normalizers") or [] for step in _steps(path, part)]
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        return [partial(_unicode_form, kind)]
+    if kind == "Lowercase":
+        return [_lowercase]
+    if kind == "Strip":
+        return [partial(_strip, bool(spec.get("strip_left", True)), bool(spec.get("strip_right", True)))]
+    if kind == "StripAccents":
+        return [partial(_keep, lambda c: unicodedata.category(c) not in _MARKS)]
+    if kind == "Replace" and isinstance(spec.get("content"), str):
+        return [partial(_replace, _pattern(path, spec), spec["content"])]
+    if kind == "Prepend" and isinstance(spec.get("prepend"), str):
+        return [partial(_prepend, spec["prepend"])]
+    if kind == "BertNormalizer":
+        return _bert(spec)
+    raise ValueError(f"{path}: the normalizer {kind!r} is not supported")
+
+
+def build_normalizer(path: str, spec: Any) -> Normalizer | None:
+    """The normalizer of a ``tokenizer.json``'s ``normalizer`` object (``None``: there is
+    none, or it has no steps)."""
+    if spec is None:
+        return None
+    steps = _steps(path, spec)
+    if not steps:
+        return None
+
+    def normalize(text: str, align: list[tuple[int, int]]) -> Aligned:
+        for step in steps:
+            text, align = step(text, align)
+        return text, align
+
+    return normalize

@@ -1,0 +1,385 @@
+"""Hugging Face ``tokenizer.json`` files whose model does not merge: ``WordPiece`` (BERT
+and the embedding models built on it), ``WordLevel`` and ``Unigram``.
+
+The text goes through HF's own stages, read by :mod:`~glassllm.formats.hf_normalizers`
+(every character's place in the text as given kept, as HF keeps it) and
+:mod:`~glassllm.formats.hf_pre_tokenizers`; a ``Metaspace`` pre-tokenizer alone changes
+the text too (spaces as ``▁``, a ``▁`` before a segment, see :class:`WordModel`). Each
+chunk is then:
+
+- ``WordPiece``: cut greedily, longest match first: from each position the longest
+  vocabulary entry that starts there (after the first position with the
+  ``continuing_subword_prefix``, ``##``); where none does, or the word has more than
+  ``max_input_chars_per_word`` characters, the whole word is the ``unk_token``.
+  :meth:`HFWordPiece.lookups` shows every prefix tried;
+- ``WordLevel``: the word's own entry, or the ``unk_token``;
+- ``Unigram``: the cut whose pieces' scores sum highest (HF's Viterbi search, an unknown
+  character scoring the lowest score less 10); :meth:`HFUnigram.segmentations` shows it
+  and the next best.
+
+``decode`` is the file's decoder's: ``WordPiece`` (``##`` pieces joined to the piece
+before, the others after a space, with its ``cleanup`` of spaces before punctuation),
+``Metaspace`` (``▁`` as a space), or, with no decoder, HF's default: the pieces joined by
+spaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from glassllm.formats.hf_bpe import added_tokens, entries, post_processor_around
+from glassllm.formats.hf_normalizers import Normalizer, build_normalizer
+from glassllm.formats.hf_pre_tokenizers import PreTokenizer, build_pre_tokenizer
+from glassllm.formats.metaspace import SPACE
+from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
+from glassllm.pipeline.tokens import as_ids
+
+__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "load_hf_word_model"]
+
+# HF's WordPiece decoder's cleanup, in its order.
+_CLEANUP = (
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" do not", " don't"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+)
+
+
+class Lookup(NamedTuple):
+    """One position of WordPiece's greedy cut: the candidates tried there, longest first,
+    and the one found (``None``: none was, so the word is the unknown token)."""
+
+    start: int
+    tried: list[str]
+    found: str | None
+
+
+class WordModel(ModelTokenizer):
+    """What the three models share: HF's normalizer and pre-tokenizer, a vocabulary, an
+    unknown token, and the decoder (see the module's docstring). ``metaspace``: a Metaspace
+    pre-tokenizer's ``prepend_scheme``, whose text changes come after the normalizer's."""
+
+    def __init__(
+        self,
+        source: str,
+        vocab: dict[str, int],
+        stages: tuple[Normalizer | None, PreTokenizer],
+        unk_token: str,
+        decoder: Callable[[list[str]], str],
+        *,
+        metaspace: str | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(source, entries(vocab, options["specials"], options["always_matched"]), **options)
+        self.ids = dict(vocab)
+        self.unk_token = unk_token
+        self.unk_id = vocab.get(unk_token)
+        self._normalizer, self._pre_tokenizer = stages
+        self._decoder = decoder
+        self._cuttable = False
+        # A Metaspace pre-tokenizer's prepend_scheme ("always", "first", "never"), or None.
+        self._metaspace = metaspace
+        self._segments_open = metaspace == "always"
+
+    def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
+        if self._normalizer is None and self._metaspace is None:
+            return text, None
+        normalized, align = text, [(index, index + 1) for index in range(len(text))]
+        if self._normalizer is not None:
+            normalized, align = self._normalizer(normalized, align)
+        if self._metaspace is not None:
+            # Metaspace's own text changes: spaces become ▁ (one for one), and a ▁ put
+            # before a segment that opens without one, in the place of its first character.
+            normalized = normalized.replace(" ", SPACE)
+            if at_start and self._metaspace != "never" and normalized and not normalized.startswith(SPACE):
+                normalized, align = SPACE + normalized, [align[0], *align]
+        if len(normalized) == len(text) and all(pair == (index, index + 1) for index, pair in enumerate(align)):
+            return normalized, None
+        # Each normalized character's start and end, one after the other (see _origin_span).
+        return normalized, [offset for pair in align for offset in pair]
+
+    def _origin_span(self, origin: list[int], start: int, end: int) -> tuple[int, int]:
+        # From the first character's start to the last one's end, as HF places a token.
+        if start < end:
+            return origin[2 * start], origin[2 * end - 1]
+        at = origin[2 * start] if 2 * start < len(origin) else (origin[-1] if origin else 0)
+        return at, at
+
+    def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
+        return [(start, end) for start, end in self._pre_tokenizer(normalized, [(0, len(normalized))]) if start < end]
+
+    def _symbols(self, chunk: str) -> list[str]:
+        return [chunk]
+
+    def _rank(self, left: str, right: str) -> float | None:
+        return None
+
+    def _unknown(self, chunk: str) -> ChunkTokens:
+        if self.unk_id is None:
+            raise ValueError(f"{self.source}: {chunk!r:.40} is not in the vocabulary, nor is {self.unk_token!r}")
+        return ChunkTokens((self.unk_id,), (self.unk_token,), (0,), (len(chunk),))
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self._decoder([self.vocab[token_id] for token_id in as_ids(ids) if token_id not in self._special_ids])
+
+
+class HFWordPiece(WordModel):
+    """A ``WordPiece`` tokenizer.json (see the module's docstring)."""
+
+    kind = "Hugging Face WordPiece"
+
+    def __init__(self, *args: Any, prefix: str, longest: int, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.prefix = prefix
+        self.max_input_chars_per_word = longest
+
+    def lookups(self, chunk: str) -> list[Lookup]:
+        """Each position of the greedy cut of ``chunk`` (a pre-tokenizer's chunk, normalized)
+        with every candidate tried there, longest first; empty when the word is too long."""
+        if len(chunk) > self.max_input_chars_per_word:
+            return []
+        found: list[Lookup] = []
+        start = 0
+        while start < len(chunk):
+            lead = self.prefix if start else ""
+            tried = [lead + chunk[start:end] for end in range(len(chunk), start, -1)]
+            piece = next((candidate for candidate in tried if candidate in self.ids), None)
+            found.append(Lookup(start, tried[: tried.index(piece) + 1] if piece else tried, piece))
+            if piece is None:
+                break
+            start += len(piece) - len(lead)
+        return found
+
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
+        steps = self.lookups(chunk)
+        if not steps or steps[-1].found is None:
+            return self._unknown(chunk)
+        ends = [step.start for step in steps[1:]] + [len(chunk)]
+        return ChunkTokens(
+            tuple(self.ids[step.found] for step in steps if step.found),
+            tuple(step.found for step in steps if step.found),
+            tuple(step.start for step in steps),
+            tuple(ends),
+        )
+
+
+class HFWordLevel(WordModel):
+    """A ``WordLevel`` tokenizer.json: each chunk is its own entry or the unknown token."""
+
+    kind = "Hugging Face WordLevel"
+
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
+        token_id = self.ids.get(chunk)
+        if token_id is None:
+            return self._unknown(chunk)
+        return ChunkTokens((token_id,), (chunk,), (0,), (len(chunk),))
+
+
+def _wordpiece_decoder(prefix: str, cleanup: bool, pieces: list[str]) -> str:
+    """HF's WordPiece decoder: a continuation joins the piece before, others follow a space."""
+    shown = []
+    for index, piece in enumerate(pieces):
+        if index:
+            piece = piece.removeprefix(prefix) if piece.startswith(prefix) else " " + piece
+        if cleanup:
+            for dirty, clean in _CLEANUP:
+                piece = piece.replace(dirty, clean)
+        shown.append(piece)
+    return "".join(shown)
+
+
+def _metaspace_decoder(strip_first: bool, pieces: list[str]) -> str:
+    """HF's Metaspace decoder: ``▁`` is a space, but in the first piece, where every ``▁``
+    goes (the prefix, as HF drops it), unless the prefix is never put."""
+    shown = [piece.replace(SPACE, "" if strip_first and not index else " ") for index, piece in enumerate(pieces)]
+    return "".join(shown)
+
+
+def _decoder(path: str, spec: Any) -> Callable[[list[str]], str]:
+    """What ``decode`` does with the pieces (no decoder: HF joins them with spaces)."""
+    if spec is None:
+        return " ".join
+    kind = spec.get("type") if isinstance(spec, dict) else spec
+    if kind == "WordPiece":
+        return partial(_wordpiece_decoder, str(spec.get("prefix", "##")), bool(spec.get("cleanup", True)))
+    if kind == "Metaspace" and spec.get("replacement", SPACE) == SPACE:
+        return partial(_metaspace_decoder, spec.get("prepend_scheme", "always") != "never")
+    raise ValueError(f"{path}: the decoder {kind!r} is not supported with a WordPiece, WordLevel or Unigram model")
+
+
+def _check_added(path: str, tokens: list[Any], normalizer: Normalizer | None) -> None:
+    for token in tokens:
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if isinstance(token, dict) and token.get(flag):
+                raise ValueError(f"{path}: the added token {token.get('content')!r:.40} with {flag} is not supported")
+        if isinstance(token, dict) and normalizer and token.get("normalized") and not token.get("special"):
+            raise ValueError(
+                f"{path}: the added token {token.get('content')!r:.40} matched after normalization is not supported"
+            )
+
+
+class Segmentation(NamedTuple):
+    """One way to cut a chunk into Unigram pieces: each piece (an unknown character as
+    itself), its score (an unknown one's: the lowest score less 10, as HF scores it) and
+    the path's total."""
+
+    pieces: list[str]
+    scores: list[float]
+    total: float
+
+
+class HFUnigram(WordModel):
+    """A ``Unigram`` tokenizer.json: each chunk cut where the sum of its pieces' scores is
+    highest (HF's Viterbi search, ties to the piece found first); unknown characters in a
+    row are one unknown token. :meth:`segmentations` shows the best cut and the next best."""
+
+    kind = "Hugging Face Unigram"
+    priority_name = "score"
+
+    def __init__(self, source: str, pieces: list[tuple[str, float]], unk_id: int | None, *args: Any, **options: Any):
+        vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
+        unk_token = pieces[unk_id][0] if unk_id is not None else "<unk>"
+        super().__init__(source, vocab, args[0], unk_token, args[1], **options)
+        self.unk_id = unk_id
+        self.scores = [score for _, score in pieces]
+        # HF's kUnkPenalty: an unknown character scores 10 less than the lowest piece.
+        self.unknown_score = min(self.scores, default=0.0) - 10.0
+        self._longest = max((len(piece) for piece, _ in pieces), default=1)
+
+    def _edges(self, chunk: str, start: int) -> list[tuple[int, int | None, float]]:
+        """Each piece that starts at ``start``: ``(end, ID, score)``, shortest first, and an
+        unknown character where no piece is that one character (ID ``None``)."""
+        found: list[tuple[int, int | None, float]] = []
+        for end in range(start + 1, min(len(chunk), start + self._longest) + 1):
+            token_id = self.ids.get(chunk[start:end])
+            if token_id is not None:
+                found.append((end, token_id, self.scores[token_id]))
+        if not found or found[0][0] != start + 1:
+            found.insert(0, (start + 1, None, self.unknown_score))
+        return found
+
+    def _best_starts(self, chunk: str) -> list[tuple[int, int | None]]:
+        """Where the best path to each position starts, and its piece (HF's
+        ``encode_optimized``: a later candidate wins only with a strictly higher total)."""
+        totals = [0.0] * (len(chunk) + 1)
+        best: list[tuple[int, int | None]] = [(0, None)] * (len(chunk) + 1)
+        reached = [True] + [False] * len(chunk)
+        for start in range(len(chunk)):
+            base = totals[start]  # every position is reached: each character has an edge
+            for end, token_id, score in self._edges(chunk, start):
+                if not reached[end] or base + score > totals[end]:
+                    totals[end], best[end], reached[end] = base + score, (start, token_id), True
+        return best
+
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
+        best = self._best_starts(chunk)
+        spans: list[tuple[int, int, bool]] = []
+        end = len(chunk)
+        while end > 0:
+            start, token_id = best[end]
+            if token_id is None and spans and spans[-1][2]:
+                spans[-1] = (start, spans[-1][1], True)  # unknown characters in a row are fused
+            else:
+                spans.append((start, end, token_id is None))
+            end = start
+        spans.reverse()
+        if any(unknown for *_, unknown in spans) and self.unk_id is None:
+            return self._unknown(chunk)
+        ids = tuple(self.ids.get(chunk[start:end], self.unk_id or 0) for start, end, _ in spans)
+        shown = tuple(chunk[start:end] for start, end, _ in spans)
+        return ChunkTokens(ids, shown, tuple(span[0] for span in spans), tuple(span[1] for span in spans))
+
+    def segmentations(self, chunk: str, count: int = 2) -> list[Segmentation]:
+        """The ``count`` best cuts of ``chunk`` (a pre-tokenizer's chunk, normalized), best
+        first: the first is the one encoding takes (before unknown characters are fused)."""
+        # For each position, its best paths: (total, start, piece ID, rank of the path there).
+        paths: list[list[tuple[float, int, int | None, int]]] = [[] for _ in range(len(chunk) + 1)]
+        paths[0].append((0.0, 0, None, 0))
+        for start in range(len(chunk)):
+            for end, token_id, score in self._edges(chunk, start):
+                for rank, (total, *_) in enumerate(paths[start]):
+                    kept = paths[end]
+                    at = sum(1 for entry in kept if entry[0] >= total + score)
+                    kept.insert(at, (total + score, start, token_id, rank))
+                    del kept[count:]
+        return [self._path(chunk, paths, rank) for rank in range(len(paths[-1]))] if chunk else []
+
+    def _path(self, chunk: str, paths: list[list[tuple[float, int, int | None, int]]], rank: int) -> Segmentation:
+        pieces: list[str] = []
+        scores: list[float] = []
+        end, total = len(chunk), paths[-1][rank][0]
+        while end > 0:
+            _, start, token_id, rank = paths[end][rank]
+            pieces.append(chunk[start:end])
+            scores.append(self.unknown_score if token_id is None else self.scores[token_id])
+            end = start
+        return Segmentation(pieces[::-1], scores[::-1], total)
+
+
+def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, PreTokenizer], str | None]:
+    """The normalizer and the pre-tokenizer's cut, and a Metaspace pre-tokenizer's
+    prepend_scheme: alone, its changes are the text's (see WordModel._normalize), its
+    ``split`` a Split on ``▁`` merged with the next."""
+    normalizer = build_normalizer(path, data.get("normalizer"))
+    spec = data.get("pre_tokenizer")
+    if not (isinstance(spec, dict) and spec.get("type") == "Metaspace"):
+        return (normalizer, build_pre_tokenizer(path, spec)), None
+    scheme = spec.get("prepend_scheme") or ("always" if spec.get("add_prefix_space", True) else "never")
+    if spec.get("replacement", SPACE) != SPACE or scheme not in ("always", "first", "never"):
+        raise ValueError(f"{path}: the Metaspace pre-tokenizer {spec!r:.120} is not supported")
+    split = {"type": "Split", "pattern": {"String": SPACE}, "behavior": "MergedWithNext"}
+    return (normalizer, build_pre_tokenizer(path, split if spec.get("split", True) else None)), scheme
+
+
+def _unigram_pieces(path: str, model: dict[str, Any]) -> list[tuple[str, float]]:
+    vocab = model.get("vocab")
+    if not isinstance(vocab, list) or not all(
+        isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], int | float)
+        for entry in vocab
+    ):
+        raise ValueError(f"{path}: a Unigram model.vocab must be [piece, score] pairs")
+    if model.get("byte_fallback"):
+        raise ValueError(f"{path}: byte_fallback in a Unigram model is not supported")
+    return [(piece, float(score)) for piece, score in vocab]
+
+
+def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials: bool = False) -> WordModel:
+    """A WordPiece, WordLevel or Unigram tokenizer from the parsed ``tokenizer.json`` ``data``."""
+    source = str(path)
+    model = data["model"]
+    stages, metaspace = _stages(source, data)
+    _check_added(source, data.get("added_tokens") or [], stages[0])
+    specials, always = added_tokens(source, data.get("added_tokens") or [])
+    options: dict[str, Any] = {
+        "specials": specials,
+        "always_matched": always,
+        "match_specials": match_specials,
+        "around": post_processor_around(source, data.get("post_processor"), {**always, **specials}),
+        "metaspace": metaspace,
+    }
+    decoder = _decoder(source, data.get("decoder"))
+    if model["type"] == "Unigram":
+        unk_id = model.get("unk_id")
+        pieces = _unigram_pieces(source, model)
+        if unk_id is not None and not (isinstance(unk_id, int) and 0 <= unk_id < len(pieces)):
+            raise ValueError(f"{source}: model.unk_id {unk_id!r:.20} is no piece's")
+        return HFUnigram(source, pieces, unk_id, stages, decoder, **options)
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
+        raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
+    unk = str(model.get("unk_token", "[UNK]" if model["type"] == "WordPiece" else "<unk>"))
+    if model["type"] == "WordLevel":
+        return HFWordLevel(source, vocab, stages, unk, decoder, **options)
+    prefix = str(model.get("continuing_subword_prefix", "##"))
+    longest = int(model.get("max_input_chars_per_word", 100))
+    return HFWordPiece(source, vocab, stages, unk, decoder, prefix=prefix, longest=longest, **options)

@@ -1,0 +1,277 @@
+"""WordPiece and WordLevel ``tokenizer.json`` files against HF ``tokenizers``.
+
+No third-party file is committed: each tokenizer is assembled with HF's own Python API
+from the components it tests, trained (``WordPieceTrainer``, ``WordLevelTrainer``) on
+the start of the repository's training corpora, and saved once per session into a
+temporary folder. HF reading that file is the oracle: IDs and offsets on both held-out
+books, the seeds, and hypothesis text; special-token text both ways; what the
+post-processor adds around a text; ``decode``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from glassllm.formats.hf_word_models import HFUnigram, HFWordPiece, WordModel
+from glassllm.formats.load import load_model
+from tests.conftest import CORPORA
+from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT
+
+tokenizers = pytest.importorskip("tokenizers")
+normalizers, pre_tokenizers = tokenizers.normalizers, tokenizers.pre_tokenizers
+SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+# Characters of each training corpus read: enough for a real vocabulary, trained in a second.
+_TRAINED_ON = 600_000
+
+
+def _bert() -> Any:
+    """BERT's layout: its normalizer, pre-tokenizer, post-processor and decoder."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer()
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = tokenizers.decoders.WordPiece()
+    return tokenizer, tokenizers.trainers.WordPieceTrainer(vocab_size=6000, special_tokens=SPECIALS)
+
+
+def _wordpiece_nfkc() -> Any:
+    """WordPiece behind NFKC, lowercasing and stripping, cut at spaces, punctuation and
+    each digit, with its own prefix and a short word limit."""
+    tokenizer = tokenizers.Tokenizer(
+        tokenizers.models.WordPiece(unk_token="[UNK]", continuing_subword_prefix="++", max_input_chars_per_word=12)
+    )
+    tokenizer.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase(), normalizers.Strip()])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Whitespace(), pre_tokenizers.Digits(individual_digits=True)]
+    )
+    tokenizer.decoder = tokenizers.decoders.WordPiece(prefix="++", cleanup=False)
+    trainer = tokenizers.trainers.WordPieceTrainer(
+        vocab_size=3000, special_tokens=SPECIALS, continuing_subword_prefix="++"
+    )
+    return tokenizer, trainer
+
+
+def _wordlevel() -> Any:
+    """WordLevel behind NFD without accents, cut at whitespace and punctuation, with a
+    template around a text and no decoder."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordLevel(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents()])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation("contiguous")]
+    )
+    return tokenizer, tokenizers.trainers.WordLevelTrainer(vocab_size=5000, special_tokens=SPECIALS)
+
+
+def _wordpiece_replace() -> Any:
+    """WordPiece over spaces replaced by ``▁`` and a Split on ``▁`` merged with the next."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Replace(" ", "\u2581"), normalizers.Sequence([])])
+    tokenizer.pre_tokenizer = pre_tokenizers.Split("\u2581", "merged_with_next")
+    return tokenizer, tokenizers.trainers.WordPieceTrainer(vocab_size=4000, special_tokens=SPECIALS)
+
+
+def _unigram_metaspace() -> Any:
+    """Unigram behind NFKC and a Metaspace pre-tokenizer (a prefix before every segment,
+    cut before each ``▁``), with the Metaspace decoder."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always", split=True)
+    tokenizer.decoder = tokenizers.decoders.Metaspace(prepend_scheme="always")
+    return tokenizer, tokenizers.trainers.UnigramTrainer(vocab_size=4000, special_tokens=SPECIALS, unk_token="[UNK]")
+
+
+def _unigram_first() -> Any:
+    """Unigram behind lowercasing and runs of whitespace made one space, a Metaspace prefix
+    before the text only, never cut at ``▁``."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.Lowercase(), normalizers.Replace(tokenizers.Regex(r"\s+"), " ")]
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first", split=False)
+    tokenizer.decoder = tokenizers.decoders.Metaspace(prepend_scheme="first")
+    return tokenizer, tokenizers.trainers.UnigramTrainer(vocab_size=3000, special_tokens=SPECIALS, unk_token="[UNK]")
+
+
+def _unigram_words() -> Any:
+    """Unigram over words cut at whitespace, no normalizer and no decoder."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return tokenizer, tokenizers.trainers.UnigramTrainer(vocab_size=3000, special_tokens=SPECIALS, unk_token="[UNK]")
+
+
+BUILDERS = {
+    "bert": _bert,
+    "wordpiece-nfkc": _wordpiece_nfkc,
+    "wordlevel": _wordlevel,
+    "wordpiece-replace": _wordpiece_replace,
+    "unigram-metaspace": _unigram_metaspace,
+    "unigram-first": _unigram_first,
+    "unigram-words": _unigram_words,
+}
+NAMES = tuple(BUILDERS)
+
+
+def _training_text() -> list[str]:
+    """The start of each training corpus, line by line (a trainer given one long text with
+    no pre-tokenizer cut, as Metaspace without ``split``, would take it as one word)."""
+    return [
+        line
+        for language in ("pt", "en")
+        for line in (CORPORA / language / "train.txt").read_text(encoding="utf-8")[:_TRAINED_ON].splitlines()
+    ]
+
+
+@pytest.fixture(scope="session")
+def word_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("word-models")
+    texts = _training_text()
+    files = {}
+    for name, build in BUILDERS.items():
+        tokenizer, trainer = build()
+        tokenizer.train_from_iterator(texts, trainer=trainer)
+        cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+        if name == "bert":
+            tokenizer.post_processor = tokenizers.processors.BertProcessing(("[SEP]", sep), ("[CLS]", cls))
+        elif name == "wordlevel":
+            tokenizer.post_processor = tokenizers.processors.TemplateProcessing(
+                single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+            )
+        files[name] = folder / f"{name}.json"
+        tokenizer.save(str(files[name]))
+    return files
+
+
+def _pair(word_files: dict[str, Path], name: str, match_specials: bool = False) -> tuple[WordModel, Any]:
+    ours = load_model(word_files[name], match_specials=match_specials)
+    assert isinstance(ours, WordModel)
+    oracle = tokenizers.Tokenizer.from_file(str(word_files[name]))
+    oracle.encode_special_tokens = not match_specials
+    return ours, oracle
+
+
+def _same(ours: WordModel, oracle: Any, text: str) -> None:
+    found = oracle.encode(text, add_special_tokens=False)
+    assert ours.encode(text) == found.ids, repr(text[:80])
+    spans = ours.encode_spans(text)
+    assert [span.id for span in spans] == found.ids
+    assert [(span.start, span.end) for span in spans] == found.offsets, repr(text[:80])
+
+
+@pytest.mark.parametrize("language", ["pt", "en"])
+@pytest.mark.parametrize("name", NAMES)
+def test_held_out_books_encode_exactly_with_hf_offsets(word_files, name, language):
+    _same(*_pair(word_files, name), (CORPORA / language / "heldout.txt").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seeds_and_hard_cases_encode_exactly_with_hf_offsets(word_files, name):
+    ours, oracle = _pair(word_files, name)
+    for text in [*SEED_TEXTS, *HARD, "Ａｂｃ ﬁne ½ 12345", "  Olá,  MUNDO!! ", "x" * 30 + " y"]:
+        _same(ours, oracle, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_hypothesis_text_encodes_exactly_with_hf_offsets(word_files, name, text):
+    _same(*_pair(word_files, name), text)
+
+
+@pytest.mark.parametrize("match_specials", [False, True])
+@pytest.mark.parametrize("name", NAMES)
+def test_special_token_text_both_ways(word_files, name, match_specials):
+    ours, oracle = _pair(word_files, name, match_specials)
+    for text in ["[CLS] Era uma vez [SEP]", "a[MASK]b", "[UNK][PAD]", "[cls]"]:
+        _same(ours, oracle, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_what_the_post_processor_adds_is_around(word_files, name):
+    ours, oracle = _pair(word_files, name)
+    whole = oracle.encode("Era uma vez", add_special_tokens=True).ids
+    before, after = ours.around
+    assert [*before, *ours.encode("Era uma vez"), *after] == whole
+    assert bool(before) == (name in ("bert", "wordlevel"))
+
+
+@pytest.mark.parametrize("language", ["pt", "en"])
+@pytest.mark.parametrize("name", NAMES)
+def test_decode_is_hf_decode(word_files, name, language):
+    ours, oracle = _pair(word_files, name)
+    text = (CORPORA / language / "heldout.txt").read_text(encoding="utf-8")[:20_000] + " [CLS] don 't ."
+    ids = oracle.encode(text, add_special_tokens=True).ids
+    assert ours.decode(ids) == oracle.decode(ids)
+
+
+def test_wordpiece_lookups_show_the_greedy_cut_and_where_unk_came_from(word_files):
+    ours, _ = _pair(word_files, "bert")
+    assert isinstance(ours, HFWordPiece)
+    chunk = "inacreditavelmente"
+    steps = ours.lookups(chunk)
+    assert "".join(step.found.removeprefix("##") for step in steps if step.found) == chunk
+    for step in steps:
+        # Every longer candidate was tried first and is not in the vocabulary.
+        assert step.tried[-1] == step.found
+        assert not any(candidate in ours.ids for candidate in step.tried[:-1])
+        assert len({len(candidate) for candidate in step.tried}) == len(step.tried)
+    assert [piece for piece in (step.found for step in steps)] == ours.explain(chunk)[0].pieces
+    unknown = ours.lookups("\u2603x")
+    assert unknown[-1].found is None and ours.encode("\u2603x") == [ours.unk_id]
+    assert ours.lookups("a" * 101) == []
+
+
+def test_glassllm_encode_reads_a_wordpiece_file(word_files):
+    _, oracle = _pair(word_files, "bert")
+    done = subprocess.run(
+        [sys.executable, "-m", "glassllm.cli", "encode", "-t", str(word_files["bert"]), "Era uma vez"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == [str(i) for i in oracle.encode("Era uma vez", add_special_tokens=False).ids]
+
+
+@pytest.mark.parametrize(
+    ("change", "refused"),
+    [
+        ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "the normalizer 'Precompiled'"),
+        ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "the pre-tokenizer 'UnicodeScripts'"),
+        ({"pre_tokenizer": {"type": "ByteLevel"}}, "the pre-tokenizer 'ByteLevel'"),
+        ({"decoder": {"type": "ByteLevel"}}, "the decoder 'ByteLevel'"),
+        (
+            {"added_tokens": [{"id": 0, "content": "[UNK]", "special": True, "lstrip": True}]},
+            "the added token '\\[UNK\\]' with lstrip",
+        ),
+    ],
+)
+def test_what_is_not_read_is_refused_in_one_line(word_files, tmp_path, change, refused):
+    data = json.loads(word_files["bert"].read_text(encoding="utf-8"))
+    data.update(change)
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{odd}: {refused} is not supported") as raised:
+        load_model(odd)
+    assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("name", ["unigram-metaspace", "unigram-words"])
+def test_unigram_segmentations_show_the_path_taken_and_the_next_best(word_files, name):
+    ours, _ = _pair(word_files, name)
+    assert isinstance(ours, HFUnigram)
+    for explained in ours.explain("Era uma vez uma menina inacreditavelmente bonita"):
+        best, *others = ours.segmentations(explained.chunk)
+        assert best.pieces == explained.pieces
+        assert best.total == pytest.approx(sum(best.scores))
+        assert best.scores == [ours.scores[ours.ids[piece]] for piece in best.pieces]
+        for other in others:
+            assert other.pieces != best.pieces and "".join(other.pieces) == explained.chunk
+            assert other.total <= best.total and other.total == pytest.approx(sum(other.scores))
+    assert len(ours.segmentations("menina")) == 2
+    unknown = ours.segmentations("\u2603\u2603")[0]
+    assert unknown.scores == [ours.unknown_score] * 2 and ours.encode("\u2603\u2603")[-1] == ours.unk_id
