@@ -171,6 +171,15 @@ class ModelLineTokenizer(LineTokenizer):
     def __init__(self, tokenizer: ModelTokenizer, name: str) -> None:
         super().__init__(tokenizer, name)
         self.model = tokenizer
+        before, after = tokenizer.around
+        # Made once: every hover and stats request asks, and a model never changes.
+        self._facts = ModelFacts(
+            tokenizer.kind,
+            tokenizer.priority_name,
+            tokenizer.match_specials,
+            tokenizer.around,
+            (tokenizer.tokens(before), tokenizer.tokens(after)),
+        )
         self._blocks: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
             BLOCK_CACHE_CHARACTERS, _block_characters
         )
@@ -199,15 +208,7 @@ class ModelLineTokenizer(LineTokenizer):
 
     @property
     def facts(self) -> ModelFacts:
-        model = self.model
-        before, after = model.around
-        return ModelFacts(
-            model.kind,
-            model.priority_name,
-            model.match_specials,
-            model.around,
-            (model.tokens(before), model.tokens(after)),
-        )
+        return self._facts
 
     def can_cut(self, before: str, after: str) -> bool:
         # See ModelTokenizer.can_cut: the tokens of the two sides, tokenized apart.
