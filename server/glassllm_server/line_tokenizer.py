@@ -214,7 +214,7 @@ class ModelLineTokenizer(LineTokenizer):
         # See ModelTokenizer.can_cut: the tokens of the two sides, tokenized apart.
         return self.model.can_cut(before, after)
 
-    def block(self, lines: list[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+    def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
         if sum(map(len, lines)) > self.long_block:
             return tokenize_long_block(self._segments_of(lines), len(lines), at_start, self._segment_block)
         return self._cached_block(self._blocks, lines, at_start)
@@ -281,7 +281,7 @@ class OwnLineTokenizer(LineTokenizer):
         super().__init__(tokenizer, name)
         self.own = tokenizer
         self._chunks: LruCache[str, RawChunk] = LruCache(CHUNK_CACHE_LIMIT)
-        self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._lines: LruCache[str, AnyLineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
         self._piece_ids: dict[str, int] = {}
         vocab = tokenizer.vocab
         for index in range(len(SPECIALS), len(vocab)):
@@ -294,7 +294,7 @@ class OwnLineTokenizer(LineTokenizer):
         # glassllm's own chunks end at every line ending, and merges never cross a chunk.
         return True
 
-    def block(self, lines: list[str], at_start: bool) -> tuple[LineTokens, ...]:
+    def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
         return (self.line(lines[0]),)
 
     def edited(
@@ -309,7 +309,7 @@ class OwnLineTokenizer(LineTokenizer):
         if not unchanged:
             return []
         kept = set(new_lines)
-        previous = [found for line, found in unchanged.items() if isinstance(found, LineTokens) and line not in kept]
+        previous = [found for line, found in unchanged.items() if line not in kept]
         small = len(new_lines) <= EAGER_LINES
         long_ones = any(isinstance(found, SegmentedLineTokens) for found in previous)
         made: list[AnyLineTokens | None] = []
@@ -340,7 +340,7 @@ class OwnLineTokenizer(LineTokenizer):
         self._chunks.put(text, entry)
         return entry
 
-    def line(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
+    def line(self, text: str, replaced: Sequence[AnyLineTokens] = ()) -> AnyLineTokens:
         """The tokens of one line, its line ending included.
 
         ``replaced`` are the tokens of the lines an edit replaced by this one. A long line
@@ -358,7 +358,7 @@ class OwnLineTokenizer(LineTokenizer):
         self._lines.put(text, entry)
         return entry
 
-    def _tokenize(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
+    def _tokenize(self, text: str, replaced: Sequence[AnyLineTokens] = ()) -> LineTokens:
         chunked = chunk_text(text)
         chunks = chunked.chunks
         found = list(map(self._chunks.recent.get, chunks))
@@ -367,7 +367,7 @@ class OwnLineTokenizer(LineTokenizer):
             known = {
                 entry[0]: entry
                 for tokens in replaced
-                if not isinstance(tokens, SegmentedLineTokens)  # a long line's are its segments'
+                if isinstance(tokens, LineTokens)  # a long line's are its segments'
                 for entry in tokens.chunks
             }
             found = [entry or known.get(text) or chunk(text) for entry, text in zip(found, chunks, strict=False)]
@@ -389,14 +389,14 @@ class OwnLineTokenizer(LineTokenizer):
         self._preparing = None
         return True
 
-    def _segment(self, text: str) -> LineTokens:
+    def _segment(self, text: str) -> AnyLineTokens:
         # Segments are cached like lines (a long segment, where no cut was safe, is not:
         # the cache must not keep megabytes of old text alive).
         return self.line(text) if len(text) <= LONG_LINE else self._tokenize(text)
 
-    def _long_line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None) -> LineTokens:
-        head: list[tuple[str, LineTokens]] = []
-        tail: list[tuple[str, LineTokens]] = []
+    def _long_line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None) -> AnyLineTokens:
+        head: list[tuple[str, AnyLineTokens]] = []
+        tail: list[tuple[str, AnyLineTokens]] = []
         if previous is not None:
             # The old segments that reach the new text unchanged, from either end, and
             # whose cuts are still safe (the characters on both sides unchanged).
