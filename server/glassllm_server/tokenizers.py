@@ -22,7 +22,7 @@ from glassllm.formats.hub import PREFIX
 from glassllm.packaged import load_problem
 from glassllm_server.client import Client
 from glassllm_server.commands import TOKENIZERS_CHANGED
-from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with
+from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.line_tokenizer import LineTokenizer, line_tokenizer
 from glassllm_server.loads import Loads
@@ -174,7 +174,7 @@ class Tokenizers:
 
     # The compared tokenizers
 
-    def compared(self) -> list[AnyCompared]:
+    def compared(self) -> list[ComparedTokenizer]:
         """The tokenizers to compare with (``glassllm.compareWith``) that are ready. A file
         not loaded yet starts loading (off the event loop) and is left out until it is
         ready; one that fails is reported once and left out until the settings change."""
