@@ -57,9 +57,9 @@ __all__ = [
     "CHUNKS_SHIFT",
     "UNKNOWN_SHIFT",
     "LineTokenizer",
-    "ModelFacts",
     "ModelLineTokenizer",
     "OwnLineTokenizer",
+    "TokenizerFacts",
     "by_family",
     "line_tokenizer",
     "readable_explanation",
@@ -97,22 +97,38 @@ class LineTokenizer(ABC):
     tokens line by line, and what a hover or the stats say of it beside its name. Shared
     by every open document; made by :func:`line_tokenizer`."""
 
-    # Whether a line's tokens depend on its own text alone: then an edit tokenizes its
-    # lines at once from the lines it replaced, and a line's bands may be kept by its text.
+    # Whether a line's tokens depend on its own text alone (every line is a block, and
+    # whatever the lines around it): then an edit tokenizes its lines at once from the
+    # lines it replaced, a line's bands may be kept by its text, and its compared counts
+    # outlive an edit that left it as it was.
     lines_alone: bool
-    # What a cut between two lines is before the tokenizer is asked: True when every line
-    # is a block, None when it must be decided (see can_cut).
-    undecided_cut: bool | None
 
     def __init__(self, tokenizer: AnyTokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name
         self.unk_id = tokenizer.unk_id
+        before, after = tokenizer.around
+        # Made once: every hover and stats request asks, and a tokenizer never changes.
+        self.facts = TokenizerFacts(
+            tokenizer.kind,
+            tokenizer.priority_name,
+            tokenizer.has_counts,
+            tokenizer.match_specials,
+            tokenizer.around,
+            (tokenizer.tokens(before), tokenizer.tokens(after)),
+        )
 
-    @abstractmethod
+    @property
+    def undecided_cut(self) -> bool | None:
+        """What a cut between two lines is before :meth:`can_cut` is asked: True where
+        every line is a block, None where it must be decided."""
+        return True if self.lines_alone else None
+
     def can_cut(self, before: str, after: str) -> bool:
         """Whether a document can be tokenized apart before line ``after`` (``before``:
-        the line above): the two blocks' tokens are then those of the text whole."""
+        the line above): the two blocks' tokens are then those of the text whole (see
+        :meth:`AnyTokenizer.can_cut <glassllm.AnyTokenizer.can_cut>`)."""
+        return self.tokenizer.can_cut(before, after)
 
     @abstractmethod
     def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
@@ -166,18 +182,14 @@ class LineTokenizer(ABC):
         explains its merges by their training counts instead)."""
         return None
 
-    @property
-    def facts(self) -> ModelFacts | None:
-        """What the hover and the stats say of the tokenizer beside its name (None:
-        nothing, glassllm's own adds nothing around a text and reads no special text)."""
-        return None
 
-
-class ModelFacts(NamedTuple):
-    """What the hover and the stats say of a real model's tokenizer beside its name."""
+class TokenizerFacts(NamedTuple):
+    """What the hover and the stats may say of a tokenizer beside its name (see
+    :func:`glassllm_server.render.model.facts_lines`)."""
 
     kind: str
     priority_name: str  # what orders its merges: "rank" or "score"
+    has_counts: bool  # whether its merges carry training counts
     match_specials: bool
     around: tuple[tuple[int, ...], tuple[int, ...]]  # the IDs it adds before and after a text
     around_pieces: tuple[list[str], list[str]]
@@ -207,20 +219,10 @@ class ModelLineTokenizer(LineTokenizer):
     :mod:`glassllm_server.blocks`), each kept by its text."""
 
     lines_alone = False
-    undecided_cut = None
 
     def __init__(self, tokenizer: ModelTokenizer, name: str) -> None:
         super().__init__(tokenizer, name)
         self.model = tokenizer
-        before, after = tokenizer.around
-        # Made once: every hover and stats request asks, and a model never changes.
-        self._facts = ModelFacts(
-            tokenizer.kind,
-            tokenizer.priority_name,
-            tokenizer.match_specials,
-            tokenizer.around,
-            (tokenizer.tokens(before), tokenizer.tokens(after)),
-        )
         self._blocks: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
             BLOCK_CACHE_CHARACTERS, _block_characters
         )
@@ -250,10 +252,6 @@ class ModelLineTokenizer(LineTokenizer):
 
     def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
         return self.model.merge_order(left, right)
-
-    @property
-    def facts(self) -> ModelFacts:
-        return self._facts
 
     def count_block(self, lines: Sequence[str], at_start: bool) -> tuple[int, ...]:
         key = ("".join(lines), at_start)
@@ -299,10 +297,6 @@ class ModelLineTokenizer(LineTokenizer):
             [token_id for part in parts for token_id in part.ids],
         )
         return readable_explanation(joined, self.model.readable)
-
-    def can_cut(self, before: str, after: str) -> bool:
-        # See ModelTokenizer.can_cut: the tokens of the two sides, tokenized apart.
-        return self.model.can_cut(before, after)
 
     def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
         if sum(map(len, lines)) > self.long_block:
@@ -365,7 +359,6 @@ class OwnLineTokenizer(LineTokenizer):
     chunk and line caches."""
 
     lines_alone = True
-    undecided_cut = True
 
     def __init__(self, tokenizer: Tokenizer, name: str) -> None:
         super().__init__(tokenizer, name)
@@ -386,10 +379,6 @@ class OwnLineTokenizer(LineTokenizer):
         self._segment_counts: LruCache[str, int] = LruCache(SEGMENT_CACHE_CHARACTERS, len)
         self._chunk_counts: LruCache[str, int] = LruCache(CHUNK_CACHE_LIMIT)
         self._known: frozenset[str] | None = None
-
-    def can_cut(self, before: str, after: str) -> bool:
-        # glassllm's own chunks end at every line ending, and merges never cross a chunk.
-        return True
 
     def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
         return (self.line(lines[0]),)

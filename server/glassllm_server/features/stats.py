@@ -14,7 +14,7 @@ from glassllm_server.document import Stats
 from glassllm_server.feature import Feature, on_command, on_message
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import compared_summary
-from glassllm_server.render.model import model_lines
+from glassllm_server.render.model import facts_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
 __all__ = ["TokenCount"]
@@ -70,8 +70,10 @@ class TokenCount(Feature):
         compare = await compare_stats(self.tokenizers.compared(), document, span, stats.chunks)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
         facts = document.tokenizer.facts
-        if facts is not None:
-            # What the model adds around a text is not the text's: shown and counted apart.
+        if not facts.has_counts:
+            # A real model's (its merges ship no training counts): its format, its
+            # special-token mode, and what it adds around a text, which is not the
+            # text's: shown and counted apart.
             before, after = facts.around
             result["model"] = {
                 "kind": facts.kind,
@@ -95,8 +97,8 @@ class TokenCount(Feature):
             tokenizer=self.tokenizers.label(),
         )
         message += compared_summary(result["compare"], self.tokenizers.label, messages)
-        facts = snapshot.document.tokenizer.facts
-        if facts is not None:
-            message += ". " + ". ".join(model_lines(facts, messages))
+        lines = facts_lines(snapshot.document.tokenizer.facts, messages)
+        if lines:
+            message += ". " + ". ".join(lines)
         self.client.show(message)
         return result
