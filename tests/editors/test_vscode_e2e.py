@@ -132,6 +132,27 @@ class VSCode:
         self.home, self.data, self.extensions, self.folder = (
             root / name for name in ("home", "data", "extensions", "work")
         )
+        self._write_profile(login_path, settings, machine, login_variables)
+        env = dict(
+            os.environ,
+            **(login_variables or {}),
+            HOME=str(self.home),
+            SHELL="/bin/bash",
+            PATH=f"{NODE_BIN}:{SYSTEM_PATH}",
+        )
+        env.pop("PYTHONPATH", None)
+        port = self._start_code_server(env, vsix)
+        self.playwright = sync_playwright().start()
+        self.browser = self.playwright.chromium.launch(executable_path=shutil.which("chromium"))
+        self.page = self.browser.new_page(viewport={"width": 1280, "height": 720})
+        self.page.set_default_timeout(WAIT_MS)
+        self.page.goto(f"http://127.0.0.1:{port}/?folder={self.folder}")
+        self.page.wait_for_selector(".statusbar")
+
+    def _write_profile(
+        self, login_path: str, settings: dict, machine: dict | None, login_variables: dict[str, str] | None
+    ) -> None:
+        """The home, the user's and the machine's settings, and the folder with `conto.txt`."""
         for folder in (self.home, self.data / "User", self.extensions, self.folder):
             folder.mkdir(parents=True)
         # The extension host's PATH is the login shell's (bash -il reads .bash_profile).
@@ -153,14 +174,10 @@ class VSCode:
         (self.data / "Machine").mkdir()
         (self.data / "Machine" / "settings.json").write_text(json.dumps(machine or {}, indent=2))
         (self.folder / "conto.txt").write_text(TEXT, encoding="utf-8")
-        env = dict(
-            os.environ,
-            **(login_variables or {}),
-            HOME=str(self.home),
-            SHELL="/bin/bash",
-            PATH=f"{NODE_BIN}:{SYSTEM_PATH}",
-        )
-        env.pop("PYTHONPATH", None)
+
+    def _start_code_server(self, env: dict[str, str], vsix: Path) -> int:
+        """Install the extension, start code-server on a free port and wait until it
+        answers; the port."""
         folders = ["--user-data-dir", str(self.data), "--extensions-dir", str(self.extensions)]
         installed = subprocess.run(
             [CODE_SERVER, *folders, "--install-extension", str(vsix)],
@@ -171,7 +188,7 @@ class VSCode:
         )
         assert installed.returncode == 0, installed.stdout + installed.stderr
         port = _free_port()
-        self.log = (root / "code-server.log").open("w")
+        self.log = (self.root / "code-server.log").open("w")
         self.process = subprocess.Popen(
             [
                 CODE_SERVER,
@@ -189,23 +206,16 @@ class VSCode:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        url = f"http://127.0.0.1:{port}/?folder={self.folder}"
         deadline = time.monotonic() + 60
         while True:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
-                break
+                return port
             except OSError as error:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    log = (root / "code-server.log").read_text()
+                    log = (self.root / "code-server.log").read_text()
                     raise AssertionError(f"code-server did not start:\n{log}") from error
                 time.sleep(0.2)
-        self.playwright = sync_playwright().start()
-        self.browser = self.playwright.chromium.launch(executable_path=shutil.which("chromium"))
-        self.page = self.browser.new_page(viewport={"width": 1280, "height": 720})
-        self.page.set_default_timeout(WAIT_MS)
-        self.page.goto(url)
-        self.page.wait_for_selector(".statusbar")
 
     def close(self) -> None:
         self.browser.close()
