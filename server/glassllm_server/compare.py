@@ -170,8 +170,11 @@ class DocumentCounts:
         # Whether a line's counts depend on its own text alone (see LineTokenizer.lines_alone).
         self._lines_alone = lines_alone
         self._counts: list[int | None] = [None] * line_count
-        # The block each counted line was counted in (glassllm's own: the line alone).
-        self._blocks: list[object | None] = [None] * line_count
+        # The block each counted line was counted in; None where every line is a block
+        # of its own (nothing to record: a list as long as the document, copied at each
+        # edit a snapshot saw, would cost the typing).
+        blocks: list[object | None] = [None] * (0 if lines_alone else line_count)
+        self._blocks = None if lines_alone else blocks
         self._total = 0  # of the lines that have a count
         self._gaps = Gaps.everywhere(line_count)  # the lines without a count
 
@@ -190,6 +193,16 @@ class DocumentCounts:
         following._total = self._total - sum(filter(None, replaced))
         following._gaps = self._gaps.replaced(replaced.count(None), first, stop, new_count)
         following._counts[first:stop] = [None] * new_count
+        if self._blocks is None:
+            # Every line is a block: one the edit left as it was (the lines around a
+            # keystroke) keeps its count.
+            kept = {line: count for line, count in zip(old_lines, replaced, strict=False) if count is not None}
+            for number, line in enumerate(new_lines, first):
+                count = following._counts[number] = kept.get(line)
+                if count is not None:
+                    following._total += count
+                    following._gaps.filled()
+            return following
         # The blocks of the first and the last replaced line, and the lines next to them
         # (after the edit, upward and downward) that shared them.
         edges = ((self._blocks[first], first - 1, -1), (self._blocks[stop - 1], first + new_count, 1))
@@ -204,15 +217,6 @@ class DocumentCounts:
                     following._gaps.emptied(line)
                 following._counts[line] = blocks[line] = None
                 line += step
-        if self._lines_alone:
-            # A line the edit left as it was (the lines around a keystroke) keeps its count.
-            kept = {line: count for line, count in zip(old_lines, replaced, strict=False) if count is not None}
-            for number, line in enumerate(new_lines, first):
-                count = kept.get(line)
-                if count is not None:
-                    following._counts[number], blocks[number] = count, object()
-                    following._total += count
-                    following._gaps.filled()
         return following
 
     def count_pending(self, tokenizer: ComparedTokenizer, lines: Sequence[str], max_lines: int) -> bool:
@@ -230,16 +234,16 @@ class DocumentCounts:
 
     def count_block(self, tokenizer: ComparedTokenizer, lines: Sequence[str], line: int) -> int:
         """Count the block that holds line ``line``; the line after it."""
-        counts = self._counts
+        counts, blocks = self._counts, self._blocks
         first, stop = tokenizer.block_of(lines, line)
-        block = object()
         for number, count in enumerate(tokenizer.lines.count_block(lines[first:stop], first == 0), first):
             known = counts[number]
             if known is None:
                 self._gaps.filled()
             self._total += count - (known or 0)
             counts[number] = count
-            self._blocks[number] = block
+        if blocks is not None:
+            blocks[first:stop] = [object()] * (stop - first)
         return stop
 
     def whole_blocks(
@@ -258,20 +262,24 @@ class DocumentCounts:
                 line = self.count_block(tokenizer, lines, line)
             else:
                 line += 1
+
+        def same(one: int, other: int) -> bool:
+            return one == other if blocks is None else blocks[one] is blocks[other]
+
         low, high = first, stop
-        if low == 0 or blocks[low - 1] is blocks[low]:
-            edge = blocks[low]
-            while low < high and blocks[low] is edge:
+        if low == 0 or same(low - 1, low):
+            edge = low
+            while low < high and same(low, edge):
                 low += 1
-        if high < len(blocks) and blocks[high] is blocks[high - 1]:
-            edge = blocks[high - 1]
-            while high > low and blocks[high - 1] is edge:
+        if high < len(counts) and same(high, high - 1):
+            edge = high - 1
+            while high > low and same(high - 1, edge):
                 high -= 1
         return low, high, sum(filter(None, counts[low:high]))
 
     def in_block(self, line: int) -> bool:
         """Whether line ``line`` has a count, counted in its block."""
-        return self._counts[line] is not None and self._blocks[line] is not None
+        return self._counts[line] is not None and (self._blocks is None or self._blocks[line] is not None)
 
     def totals(self, name: str) -> ComparedCounts:
         """The document's counts, once :meth:`count_pending` is done."""
