@@ -75,6 +75,16 @@ class JsonString:
         anchor = bisect_right(self._offsets, offset) - 1
         return Point(self.line, self._columns[anchor] + offset - self._offsets[anchor])
 
+    def offset_at(self, column: int) -> int | None:
+        """The code point of :attr:`text` whose source holds ``column`` of :attr:`line`
+        (the escape it is inside, whole); None outside the string's characters."""
+        if not self._columns[0] <= column < self.point(len(self.text)).column:
+            return None
+        anchor = bisect_right(self._columns, column) - 1
+        if anchor % 2:  # inside an escape: its code point
+            return self._offsets[anchor]
+        return self._offsets[anchor] + column - self._columns[anchor]
+
     def span(self, start: int, end: int) -> tuple[Point, Point]:
         """The document range of code points ``start:end`` of :attr:`text`, escapes whole."""
         return self.point(start), self.point(end)

@@ -36,6 +36,10 @@ def assert_lands_on_each_character(document: str, parsed: JsonText) -> None:
         assert line[string.point(0).column - 1] == '"' == line[string.point(len(string.text)).column]
         for offset, character in enumerate(string.text):
             assert json.loads(f'"{source_of(document, string, offset, offset + 1)}"') == character
+            start, end = string.span(offset, offset + 1)
+            assert {string.offset_at(column) for column in range(start.column, end.column)} == {offset}
+        assert string.offset_at(string.point(0).column - 1) is None
+        assert string.offset_at(string.point(len(string.text)).column) is None
 
 
 def strings_of(value: Any, path: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], str]:
