@@ -13,13 +13,28 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from typing import Literal
+from weakref import WeakKeyDictionary
 
+from glassllm.caches import LruCache
+from glassllm.file_tokens import counting_kind
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
 from glassllm_server.counted import CountedUnit
 from glassllm_server.document import ReadOnlyDocument
+from glassllm_server.json_strings import JsonString, JsonTextError, parse_json
 from glassllm_server.positions import Point
 
-__all__ = ["DocumentUnit", "TextUnit", "counted_units"]
+__all__ = ["RECORD_CACHE_CHARACTERS", "DocumentUnit", "TextUnit", "counted_units", "record_units", "whole_document"]
+
+# Records' encodings by their line's text, per tokenizer: an edit re-encodes the lines it
+# changed, not the dataset. Weighed by the lines' characters (with the token offsets a
+# few tens of bytes each): some 40 MB at most.
+RECORD_CACHE_CHARACTERS = 1 << 20
+
+# A record line's text encoded: its tokens' starts and ends in the text, and the string's
+# map to the line's columns (parsed as line 0); False for a line that is no record.
+_Encoded = tuple[tuple[int, ...], tuple[int, ...], JsonString] | Literal[False]
+_records: WeakKeyDictionary[AnyTokenizer, LruCache[str, _Encoded]] = WeakKeyDictionary()
 
 
 class DocumentUnit:
@@ -68,8 +83,16 @@ class TextUnit:
 
 
 def counted_units(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None = None) -> list[CountedUnit]:
-    """What ``document`` is counted in, with ``tokenizer`` (None: the document's own):
-    the whole document, as ``glassllm tokens`` counts a file."""
+    """What ``document`` is counted in, with ``tokenizer`` (None: the document's own).
+
+    A ``.jsonl`` document with ``{"text": …}`` records: one unit per record line (a line
+    that is no such record, as while one is typed, gives none); otherwise the whole
+    document, as ``glassllm tokens`` counts a file.
+    """
+    if counting_kind(document.uri) == "jsonl":
+        records = record_units(document, tokenizer or document.tokenizer.tokenizer)
+        if records:
+            return records
     return [whole_document(document, tokenizer)]
 
 
@@ -85,3 +108,45 @@ def whole_document(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None) -
         return Point(min(line, len(document.lines) - 1), offset - starts[min(line, len(document.lines) - 1)])
 
     return TextUnit(tuple(span.start for span in spans), tuple(span.end for span in spans), 0, locate)
+
+
+def record_units(document: ReadOnlyDocument, tokenizer: AnyTokenizer) -> list[CountedUnit]:
+    """One unit per line of ``document`` that is a ``{"text": …}`` record, its text
+    encoded with ``tokenizer``."""
+    cache = _records.get(tokenizer)
+    if cache is None:
+        cache = _records[tokenizer] = LruCache(RECORD_CACHE_CHARACTERS, len)
+    units: list[CountedUnit] = []
+    for number, line in enumerate(document.lines):
+        encoded = cache.get(line)
+        if encoded is None:
+            encoded = _encode_record(line, tokenizer)
+            cache.put(line, encoded)
+        if encoded is not False:
+            starts, ends, string = encoded
+            units.append(TextUnit(starts, ends, number, _on_line(string, number)))
+    return units
+
+
+def _encode_record(line: str, tokenizer: AnyTokenizer) -> _Encoded:
+    """A record line's text encoded, or False when the line is no ``{"text": …}`` record."""
+    if not line.strip():
+        return False
+    try:
+        parsed = parse_json(line)
+    except JsonTextError:
+        return False
+    string = parsed.strings.get(("text",))
+    if not isinstance(parsed.value, dict) or string is None:
+        return False
+    spans = tokenizer.encode_spans(string.text)
+    return tuple(span.start for span in spans), tuple(span.end for span in spans), string
+
+
+def _on_line(string: JsonString, line: int) -> Callable[[int], Point]:
+    """``string``'s map (parsed as line 0) for the document's line ``line``."""
+
+    def locate(offset: int) -> Point:
+        return Point(line, string.point(offset).column)
+
+    return locate

@@ -331,12 +331,6 @@ def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(emacs_with_
 # count, so appending a line passes it.
 BUDGET_SESSION = Path(__file__).with_name("emacs_budget_session.el")
 BUDGET_LINE = "E foram felizes para sempre.\n"
-
-
-def _count(text: str) -> int:
-    return sum(len(spans) for _, spans in _spans_by_line(text))
-
-
 BUDGET = _count(TEXT) + 3
 
 

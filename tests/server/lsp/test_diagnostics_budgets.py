@@ -3,11 +3,13 @@ budget, exactly placed in UTF-8, UTF-16 and UTF-32, appearing and disappearing w
 typing; the settings' budgets (``glassllm.maxTokens``, ``glassllm.budgets``) and the
 repository's (``.glassllm.toml``, ``pyproject.toml``), the settings winning; bad
 settings and a broken configuration told once. Also the ``budget`` of ``glassllm/stats``
-and the code lens's ``3,900 / 4,096``."""
+and the code lens's ``3,900 / 4,096``. A ``.jsonl`` dataset of ``{"text": …}`` records
+gets the budget per line, placed through the records' JSON escapes."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from tests.server.session import (
     configure,
     eventually,
     identifier,
+    new_uri,
     open_document,
 )
 
@@ -266,3 +269,81 @@ async def test_a_broken_repository_configuration_is_told_once(client: GlassClien
     shown = [m.message for m in client.messages[before:]]
     assert len(shown) == 1, shown
     assert "unknown key 'maxtokens'" in shown[0] and "repository's budgets are not checked" in shown[0]
+
+
+def record_line(value: str) -> str:
+    """A ``{"text": value}`` record as json.dumps writes it (escapes for all but ASCII)."""
+    return json.dumps({"text": value})
+
+
+def value_offsets(line_start: int, value: str) -> list[int]:
+    """Oracle: the document offset of each code point of ``value`` in its record line
+    starting at ``line_start``, and of the closing quote; json.dumps escapes a string one
+    code point at a time, so each one's source is its own dump's."""
+    offsets, at = [], line_start + len('{"text": "')
+    for character in value:
+        offsets.append(at)
+        at += len(json.dumps(character)) - 2
+    return [*offsets, at]
+
+
+def open_dataset(client: GlassClient, text: str) -> str:
+    uri = new_uri("data").removesuffix(".txt") + ".jsonl"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="jsonl", version=1, text=text)
+        )
+    )
+    return uri
+
+
+VALUES = [
+    "Era uma vez",
+    'caf\u00e9 🙂 e um gato\nque comia "muito" pão, \U0001f468\u200d\U0001f469',
+    "oi",
+]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+async def test_a_dataset_gets_the_budget_per_line_on_the_escapes_as_written(client: GlassClient, ending: str):
+    limit = 6
+    lines = [record_line(value) for value in VALUES]
+    text = ending.join(lines) + ending
+    configure(client, {"maxTokens": limit})
+    uri = open_dataset(client, text)
+    (diagnostic,) = await settle(client, uri, 1)
+    line_start = len(lines[0]) + len(ending)
+    offsets = value_offsets(line_start, VALUES[1])
+    token = PT.encode_spans(VALUES[1])[limit]
+    assert diagnostic.range == range_of(text, offsets[token.start], offsets[token.end], client.encoding)
+    over = len(PT.encode(VALUES[1])) - limit
+    assert diagnostic.message == f"token {limit + 1} of {limit} — {over} over, Portuguese"
+    answer = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+    assert (answer.budget.tokens, answer.budget.units, answer.budget.unitsOver) == (len(PT.encode(VALUES[1])), 3, 1)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=identifier(uri)))
+    assert lenses is not None
+    titles = {lens.range.start.line: lens.command.title for lens in lenses[1:] if lens.command is not None}
+    assert titles == {number: f"{len(PT.encode(value))} / {limit}" for number, value in enumerate(VALUES)}
+
+
+async def test_typing_in_a_record_passes_its_budget_and_deleting_comes_back(client: GlassClient):
+    first = record_line("Era uma vez")
+    text = first + "\n" + record_line("oi") + "\n"
+    limit = len(PT.encode("Era uma vez um gato"))
+    configure(client, {"maxTokens": limit})
+    uri = open_dataset(client, text)
+    assert await settle(client, uri, 0) == []
+    # Typing inside the first record's string, before its closing quote.
+    at = range_of(text, len(first) - 2, len(first) - 2, client.encoding).start
+    change_document(client, uri, 2, (types.Range(start=at, end=at), " um gato que comia"))
+    typed = text[: len(first) - 2] + " um gato que comia" + text[len(first) - 2 :]
+    (diagnostic,) = await settle(client, uri, 1)
+    value = "Era uma vez um gato que comia"
+    token = PT.encode_spans(value)[limit]
+    offsets = value_offsets(0, value)
+    assert diagnostic.range == range_of(typed, offsets[token.start], offsets[token.end], client.encoding)
+    # A line broken mid-typing is no record: it is not counted, and nothing breaks.
+    change_document(client, uri, 3, typed.replace('"}', "", 1))
+    assert await settle(client, uri, 0) == []
+    change_document(client, uri, 4, text)
+    assert await settle(client, uri, 0) == []
