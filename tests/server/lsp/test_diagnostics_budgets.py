@@ -213,6 +213,26 @@ async def test_the_portuguese_message(client_pt: GlassClient):
     configure(client_pt, {})
 
 
+async def test_a_budget_tokenizer_that_does_not_load_is_told_once_and_checks_nothing(client: GlassClient):
+    missing = "/nonexistent/budget-tokenizer.json"
+    before = len(client.messages)
+    configure(client, {"budgets": [{"files": "*.txt", "maxTokens": 2, "tokenizer": missing}]})
+    uri = open_document(client, "Era uma vez um gato")
+    for version in range(2, 4):
+        change_document(client, uri, version, "Era uma vez um gato" * version)
+
+    # Pulled or pushed, the diagnostics ask for the budget's tokenizer.
+    assert await settle(client, uri, 0) == []
+
+    async def told() -> bool:
+        return len(client.messages) > before
+
+    assert await eventually(told)
+    await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+    shown = [m.message for m in client.messages[before:]]
+    assert len(shown) == 1 and shown[0].startswith(f"glassllm: cannot count a budget with the tokenizer {missing}: ")
+
+
 def file_document(client: GlassClient, path: Path, text: str) -> str:
     path.write_text(text, encoding="utf-8")
     uri = path.as_uri()
