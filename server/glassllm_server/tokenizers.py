@@ -54,6 +54,7 @@ class Tokenizers:
         # The tokenizers budgets name apart from the one in use (see for_budget): loaded
         # ones, and those that failed (told once, left out until the settings change).
         self._budget_tokenizers: dict[tuple[str, bool], AnyTokenizer | Exception] = {}
+        self._budget_loading: set[tuple[str, bool]] = set()
         # The tokenizers glassllm/stats counted with when the client last learned of them
         # (the first settings, then each TOKENIZERS_CHANGED), by identity.
         self._announced: tuple[object, ...] | None = None
@@ -231,13 +232,14 @@ class Tokenizers:
             return packaged(name)
         key = (name, self.session.settings.match_special_tokens)
         found = self._budget_tokenizers.get(key)
-        if found is None:
+        if found is None and key not in self._budget_loading:
+            self._budget_loading.add(key)
             self.loads.start(key).add_done_callback(functools.partial(self._budget_loaded, key))
-            return None
-        return None if isinstance(found, Exception) else found
+        return None if found is None or isinstance(found, Exception) else found
 
     def _budget_loaded(self, key: tuple[str, bool], load: asyncio.Future[AnyTokenizer]) -> None:
-        if load.cancelled() or key in self._budget_tokenizers:  # the server stops, or told already
+        self._budget_loading.discard(key)
+        if load.cancelled():  # the server stops
             return
         error = load.exception()
         if isinstance(error, Exception):
