@@ -27,8 +27,8 @@ from glassllm_server.positions import Point
 __all__ = ["RECORD_CACHE_CHARACTERS", "DocumentUnit", "TextUnit", "counted_units", "record_units", "whole_document"]
 
 # Records' encodings by their line's text, per tokenizer: an edit re-encodes the lines it
-# changed, not the dataset. Weighed by the lines' characters (with the token offsets a
-# few tens of bytes each): some 40 MB at most.
+# changed, not the dataset. Bounded by the lines' characters, as the line tokenizers'
+# caches are (a dataset larger than that is encoded again, not kept).
 RECORD_CACHE_CHARACTERS = 1 << 20
 
 # A record line's text encoded: its tokens' starts and ends in the text, and the string's
@@ -104,8 +104,9 @@ def whole_document(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None) -
     starts = document.index.starts
 
     def locate(offset: int) -> Point:
-        line = max(bisect_right(starts, offset) - 1, 0)
-        return Point(min(line, len(document.lines) - 1), offset - starts[min(line, len(document.lines) - 1)])
+        # The text's end is on the last line (``starts`` ends with the text's length).
+        line = min(bisect_right(starts, offset) - 1, len(document.lines) - 1)
+        return Point(line, offset - starts[line])
 
     return TextUnit(tuple(span.start for span in spans), tuple(span.end for span in spans), 0, locate)
 
