@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 from weakref import WeakKeyDictionary
 
-from glassllm.caches import LruCache
 from glassllm.file_tokens import counting_kind
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
 from glassllm_server.counted import CountedUnit
@@ -24,17 +23,36 @@ from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.json_strings import JsonString, JsonTextError, parse_json
 from glassllm_server.positions import Point
 
-__all__ = ["RECORD_CACHE_CHARACTERS", "DocumentUnit", "TextUnit", "counted_units", "record_units", "whole_document"]
-
-# Records' encodings by their line's text, per tokenizer: an edit re-encodes the lines it
-# changed, not the dataset. Bounded by the lines' characters, as the line tokenizers'
-# caches are (a dataset larger than that is encoded again, not kept).
-RECORD_CACHE_CHARACTERS = 1 << 20
+__all__ = ["DocumentUnit", "TextUnit", "counted_units", "record_units", "whole_document"]
 
 # A record line's text encoded: its tokens' starts and ends in the text, and the string's
 # map to the line's columns (parsed as line 0); False for a line that is no record.
 _Encoded = tuple[tuple[int, ...], tuple[int, ...], JsonString] | Literal[False]
-_records: WeakKeyDictionary[AnyTokenizer, LruCache[str, _Encoded]] = WeakKeyDictionary()
+
+
+class _Records:
+    """Whose line state a dataset's encodings are, per tokenizer (see
+    :meth:`ReadOnlyDocument.line_state`, which holds its owners weakly)."""
+
+
+_owners: WeakKeyDictionary[AnyTokenizer, _Records] = WeakKeyDictionary()
+
+
+class _RecordLines:
+    """Each line's record encoded with one tokenizer (None: not yet), carried through
+    edits: an edit encodes again the lines it changed, not the dataset."""
+
+    def __init__(self, line_count: int) -> None:
+        self.encoded: list[_Encoded | None] = [None] * line_count
+
+    def replaced(self, first: int, old_lines: list[str], new_lines: list[str], in_place: bool) -> _RecordLines:
+        stop = first + len(old_lines)
+        # The lines handed over around an edit that it left as they were keep theirs.
+        kept = dict(zip(old_lines, self.encoded[first:stop], strict=True))
+        following = _RecordLines(0)
+        following.encoded = self.encoded if in_place else self.encoded.copy()
+        following.encoded[first:stop] = [kept.get(line) for line in new_lines]
+        return following
 
 
 class DocumentUnit:
@@ -114,15 +132,15 @@ def whole_document(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None) -
 def record_units(document: ReadOnlyDocument, tokenizer: AnyTokenizer) -> list[CountedUnit]:
     """One unit per line of ``document`` that is a ``{"text": …}`` record, its text
     encoded with ``tokenizer``."""
-    cache = _records.get(tokenizer)
-    if cache is None:
-        cache = _records[tokenizer] = LruCache(RECORD_CACHE_CHARACTERS, len)
+    owner = _owners.get(tokenizer)
+    if owner is None:
+        owner = _owners[tokenizer] = _Records()
+    encodings = document.line_state(owner, _RecordLines).encoded
     units: list[CountedUnit] = []
     for number, line in enumerate(document.lines):
-        encoded = cache.get(line)
+        encoded = encodings[number]
         if encoded is None:
-            encoded = _encode_record(line, tokenizer)
-            cache.put(line, encoded)
+            encoded = encodings[number] = _encode_record(line, tokenizer)
         if encoded is not False:
             starts, ends, string = encoded
             units.append(TextUnit(starts, ends, number, _on_line(string, number)))

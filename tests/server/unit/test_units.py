@@ -116,3 +116,31 @@ def test_a_dataset_without_records_is_one_document_and_a_text_file_is_never_reco
     record = '{"text": "Era uma vez"}\n'
     assert [type(unit) for unit in counted_units(Document("file:///d/x.txt", record, 1, PT_ROAD))] == [DocumentUnit]
     assert len(record_units(Document("file:///d/x.jsonl", record * 3, 1, PT_ROAD), PT)) == 3
+
+
+class CountingTokenizer:
+    """The Portuguese tokenizer, counting the texts it encodes."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode_spans(self, text: str, *, at_start: bool = True):
+        self.encoded.append(text)
+        return PT.encode_spans(text, at_start=at_start)
+
+
+def test_an_edit_encodes_again_only_the_records_it_changed():
+    counting = CountingTokenizer()
+    lines = [json.dumps({"text": f"registro {number} de um gato"}) for number in range(50)]
+    document = Document("file:///d/data.jsonl", "\n".join(lines) + "\n", 1, PT_ROAD)
+    before = record_units(document.snapshot(), counting)  # type: ignore[arg-type]
+    assert len(before) == 50 and len(counting.encoded) == 50
+    counting.encoded.clear()
+    column = lines[10].index("gato")
+    document.apply_change(Point(10, column), Point(10, column + 4), "cão")
+    after = record_units(document.snapshot(), counting)  # type: ignore[arg-type]
+    assert counting.encoded == ["registro 10 de um cão"]
+    fresh = record_units(Document("file:///d/data.jsonl", document.text, 1, PT_ROAD), PT)
+    assert [ranges(unit) for unit in after] == [ranges(unit) for unit in fresh]
+    # The snapshot taken before the edit keeps its own encodings.
+    assert [unit.count for unit in before] == [len(PT.encode(json.loads(line)["text"])) for line in lines]
