@@ -74,7 +74,14 @@ are the server's, listed in glassllm's README; false is :json-false.
 :tokenizer is \"pt\", \"en\", the file of a glassllm tokenizer or of a real
 model's (a Hugging Face tokenizer.json such as Llama 3's, a Tekken JSON, a
 SentencePiece BPE .model such as Mistral's), or \"hf:ORG/NAME\", a model in
-the local Hugging Face cache; :compareWith takes the same names."
+the local Hugging Face cache; :compareWith takes the same names.
+Token budgets: :maxTokens for every document, :budgets by glob (relative to
+the project's root, the last match winning), as in
+\=(:maxTokens 8000 :budgets [(:files \"prompts/**\" :maxTokens 2000
+:severity \"warning\")]); past its budget a document has a diagnostic on its
+first token over, and the mode line shows \" 3,900 / 4,096 tokens\".  Without
+them, the repository's budgets apply (pyproject.toml's [tool.glassllm] or
+.glassllm.toml); these settings win when they give a file a budget."
   :type 'plist)
 
 (defcustom glassllm-count-delay 0.3
@@ -355,11 +362,17 @@ file in glassllm's cache folder, to hand over."
   "The timer that asks for the count after the latest edit.")
 
 (defun glassllm--mode-line ()
-  "The token count for the mode line: \" 1,234 tokens\".
-Empty before the server's first answer."
-  (if-let* ((tokens (glassllm--field glassllm--count :tokens)))
-      (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens"))
-    ""))
+  "The token count for the mode line: \" 1,234 tokens\", or \" 3,900 / 4,096
+tokens\" when a token budget applies (counted with its tokenizer; a dataset's
+largest line).  Empty before the server's first answer."
+  (let ((tokens (glassllm--field glassllm--count :tokens))
+        (budget (glassllm--field glassllm--count :budget)))
+    (cond ((and budget (glassllm--field budget :maxTokens))
+           (format " %s / %s tokens"
+                   (glassllm--grouped (glassllm--field budget :tokens))
+                   (glassllm--grouped (glassllm--field budget :maxTokens))))
+          (tokens (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens")))
+          (t ""))))
 
 (defun glassllm--grouped (number)
   "NUMBER with its thousands grouped as the server's language writes them."

@@ -807,3 +807,62 @@ class TestATokenizerFileThatLoadsSlowly:
         assert unknown > 0 and len(ids) != _count(TEXT)
         assert vscode_slow.status_text(portuguese) == portuguese
         assert vscode_slow.status_text(english) == english
+
+
+# A token budget in the user's settings (glassllm.maxTokens), a few tokens past the
+# document's count, so typing a line passes it.
+BUDGET = _count(TEXT) + 3
+BUDGET_LINE = "E foram felizes para sempre."
+
+
+@pytest.fixture(scope="class")
+def vscode_budget(vsix, tmp_path_factory) -> Iterator[VSCode]:
+    editor = VSCode(tmp_path_factory.mktemp("vscode-budget"), vsix, SYSTEM_PATH, {"glassllm.maxTokens": BUDGET})
+    try:
+        editor.open_file("conto.txt")
+        yield editor
+    finally:
+        editor.close()
+
+
+def _line_tokens(text: str) -> list[tuple[int, int, int]]:
+    """(line, start, end) of every token, each line tokenized alone as the server does."""
+    found = []
+    for number, line in enumerate(text.splitlines(keepends=True)):
+        found += [(number, span.start, span.end) for span in PT.encode_spans(line)]
+    return found
+
+
+class TestTokenBudget:
+    def test_a_budget_diagnostic_appears_past_the_budget_and_goes_when_back_under(self, vscode_budget):
+        editor, page = vscode_budget, vscode_budget.page
+        under = f"{_count(TEXT)} / {BUDGET} tokens"
+        assert editor.status_text(under) == under
+        errors = page.locator(".monaco-editor .squiggly-error")
+        assert errors.count() == 0
+        page.locator(".monaco-editor .view-lines").first.click()
+        page.keyboard.press("Control+End")
+        page.keyboard.type(BUDGET_LINE)
+        typed = TEXT + BUDGET_LINE
+        total = sum(len(PT.encode_spans(line)) for line in typed.splitlines(keepends=True))
+        over = f"{total} / {BUDGET} tokens"
+        assert editor.status_text(over) == over
+        errors.first.wait_for()
+        assert errors.count() == 1
+        # The Problems panel: the message and where it is (VS Code's columns are UTF-16 units).
+        line, start, _ = _line_tokens(typed)[BUDGET]
+        column = len(typed.splitlines()[line][:start].encode("utf-16-le")) // 2 + 1
+        page.keyboard.press("Control+Shift+M")
+        message = f"token {BUDGET + 1} of {BUDGET} — {total - BUDGET} over, Portuguese"
+        row = page.locator(".markers-panel .monaco-list-row", has_text=message)
+        row.first.wait_for()
+        assert f"[Ln {line + 1}, Col {column}]" in " ".join(row.first.inner_text().split())
+        editor.capture("vscode-budget.png")
+        # Deleting the line back takes it away.
+        page.locator(".monaco-editor .view-lines").first.click()
+        page.keyboard.press("Control+End")
+        page.keyboard.press("Shift+Home")
+        page.keyboard.press("Backspace")
+        assert editor.status_text(under) == under
+        errors.first.wait_for(state="detached")
+        assert errors.count() == 0

@@ -413,7 +413,8 @@ function! s:Grouped(number) abort
   return substitute(string(a:number), '\d\zs\ze\(\d\d\d\)\+$', l:separator, 'g')
 endfunction
 
-" The status line's text: "1,234 tokens", or "12/1,234 tokens" with a visual selection;
+" The status line's text: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
+" applies, or "12/1,234 tokens" with a visual selection;
 " empty in buffers glassllm does not serve. It never waits for the server: it shows the
 " latest answer, and a new answer redraws the status line.
 function! glassllm#statusline(...) abort
@@ -424,8 +425,13 @@ function! glassllm#statusline(...) abort
   endif
   let l:total = l:state.document.tokens
   let l:text = s:Grouped(l:total) . (l:total == 1 ? ' token' : ' tokens')
+  let l:budget = get(l:state.document, 'budget', v:null)
   if !empty(l:state.selection) && s:InVisualMode() && l:buffer == bufnr('')
     let l:text = s:Grouped(l:state.selection.tokens) . '/' . l:text
+  elseif type(l:budget) is v:t_dict
+    " A token budget applies (glassllm.maxTokens, glassllm.budgets or the repository's):
+    " its use, counted with its tokenizer (a dataset's largest line).
+    let l:text = s:Grouped(l:budget.tokens) . ' / ' . s:Grouped(l:budget.maxTokens) . ' tokens'
   endif
   return l:text
 endfunction

@@ -17,6 +17,24 @@ export interface Stats {
   compare?: ComparedStats[];
   /** Present when the tokenizer is a real model's. */
   model?: ModelStats;
+  /** Present for a whole document that a token budget applies to. */
+  budget?: BudgetStats;
+}
+
+/** A document's use of its token budget (glassllm.maxTokens, glassllm.budgets or the repository's). */
+export interface BudgetStats {
+  /** The count it is checked against: the document's, or a dataset's largest line's. */
+  tokens: number;
+  maxTokens: number;
+  /** How many units (the document, or a dataset's lines) are over, of how many. */
+  unitsOver: number;
+  units: number;
+  severity: 'error' | 'warning';
+  files: string;
+  /** The tokenizer it counts with, in words. */
+  tokenizer: string;
+  /** "settings", or the configuration file it comes from. */
+  source: string;
 }
 
 /** What the server says of a real model's tokenizer beside its counts. */
@@ -76,14 +94,19 @@ export function sumStats(parts: readonly Stats[]): Stats | undefined {
 }
 
 /**
- * The status bar item's text: "1,234 tokens", or "12 / 1,234 tokens" while text is
- * selected, with a warning sign when the document has characters the tokenizer does not know.
+ * The status bar item's text: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
+ * applies, or "12 / 1,234 tokens" while text is selected, with a warning sign when the
+ * document has characters the tokenizer does not know.
  */
 export function statusText(document: Stats, selection: Stats | undefined, language: Language): string {
   const format = numberFormat(language);
-  const count = selection
-    ? `${format.format(selection.tokens)} / ${tokenCount(document.tokens, language)}`
-    : tokenCount(document.tokens, language);
+  const budget = document.budget;
+  let count = tokenCount(document.tokens, language);
+  if (selection) {
+    count = `${format.format(selection.tokens)} / ${count}`;
+  } else if (budget) {
+    count = `${format.format(budget.tokens)} / ${format.format(budget.maxTokens)} ${MESSAGES[language].tokens}`;
+  }
   const unknown = document.unknown > 0 ? ` $(warning) ${format.format(document.unknown)}` : '';
   return `$(symbol-text) ${count}${unknown}`;
 }
@@ -127,6 +150,22 @@ function modelLine(model: ModelStats, language: Language): string {
   return `${words.model}: ${parts.join(' · ')}`;
 }
 
+/** How far over its budget the document is: undefined under it, else the budget's severity. */
+export function budgetState(document: Stats): 'error' | 'warning' | undefined {
+  const budget = document.budget;
+  return budget && budget.unitsOver > 0 ? budget.severity : undefined;
+}
+
+/** "Budget: 3,900 / 4,096 tokens (**, settings, Portuguese)", with the lines over it for a dataset. */
+function budgetLine(budget: BudgetStats, language: Language): string {
+  const words = MESSAGES[language];
+  const format = numberFormat(language);
+  const use = `${format.format(budget.tokens)} / ${format.format(budget.maxTokens)} ${words.tokens}`;
+  const source = budget.source === 'settings' ? words.budgetSettings : budget.source;
+  const over = budget.units > 1 ? ` · ${words.unitsOver(format.format(budget.unitsOver), format.format(budget.units))}` : '';
+  return `${words.budget}: ${use} (${budget.files}, ${source}, ${budget.tokenizer})${over}`;
+}
+
 /**
  * The hover text of the status bar item: every figure of the document and the selection,
  * each followed by the counts of the compared tokenizers.
@@ -138,6 +177,7 @@ export function statusTooltip(document: Stats, selection: Stats | undefined, lan
     ...(document.model ? [modelLine(document.model, language)] : []),
     `${words.document}: ${describe(document, language)}`,
     ...comparedLines(document, language),
+    ...(document.budget ? [budgetLine(document.budget, language)] : []),
   ];
   if (selection) {
     lines.push(`${words.selection}: ${describe(selection, language)}`, ...comparedLines(selection, language));

@@ -1,4 +1,6 @@
-"""Diagnostics: each run of characters the tokenizer does not know, as Information.
+"""Diagnostics: each run of characters the tokenizer does not know, as Information, and
+where a document (or a dataset's line) passes its token budget (see
+:mod:`glassllm_server.budgets`), as its budget's severity.
 
 Clients that pull (``textDocument/diagnostic``) ask when they need them; for the others
 the server publishes after each change, debounced, and clears them when the document
@@ -14,6 +16,7 @@ import logging
 
 from lsprotocol import types
 
+from glassllm_server.budgets import BudgetCheck
 from glassllm_server.feature import Feature, on_document
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, content_length
@@ -61,11 +64,14 @@ class Diagnostics(Feature):
         """The result ID and the diagnostics of ``snapshot``, computed once per state."""
         session, document = self.session, snapshot.document
         await session.open_documents.tokenized(document)
-        state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding)
+        check = self.budgets.check(document)
+        state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding, check)
         answer = self.answers.get(document.uri)
         if answer is not None and answer[0] == state:
             return answer[1], answer[2]
         items = _compute(snapshot, session.messages, self.tokenizers.name()) if session.settings.diagnostics else []
+        if check is not None:
+            items += _over_budget(snapshot, check, session.messages, self.tokenizers.name(check.applied.tokenizer))
         result_id = str(next(self.result_ids))
         self.answers[document.uri] = (state, result_id, items)
         return result_id, items
@@ -83,6 +89,7 @@ class Diagnostics(Feature):
             task.cancel()
         if uri not in self.session.open_documents:
             self.answers.pop(uri, None)
+            self.budgets.forget(uri)
             if self.pushes():
                 self.client.publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return
@@ -134,6 +141,36 @@ def _compute(snapshot: DocumentSnapshot, messages: Messages, tokenizer: str) -> 
         text = document.lines[number]
         message = unknown_message(messages, characters, 1, tokenizer, line_endings=endings, number=messages.integer)
         items.append(_diagnostic(snapshot, Point(number, content_length(text)), Point(number, len(text)), message))
+    return items
+
+
+def _over_budget(
+    snapshot: DocumentSnapshot, check: BudgetCheck, messages: Messages, tokenizer: str
+) -> list[types.Diagnostic]:
+    """One diagnostic per unit past its budget, on its first token past it."""
+    limit = check.limit
+    severity = types.DiagnosticSeverity.Error
+    if check.applied.budget.severity == "warning":
+        severity = types.DiagnosticSeverity.Warning
+    items = []
+    for unit in check.over()[:DIAGNOSTIC_LIMIT]:
+        message = messages(
+            "budget.over",
+            number=messages.integer(limit + 1),
+            limit=messages.integer(limit),
+            over=messages.integer(unit.count - limit),
+            tokenizer=tokenizer,
+        )
+        start, end = unit.token_range(limit)
+        items.append(
+            types.Diagnostic(
+                range=snapshot.range(start, end),
+                message=message,
+                severity=severity,
+                source="glassllm",
+                code="token-budget",
+            )
+        )
     return items
 
 

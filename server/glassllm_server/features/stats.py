@@ -1,5 +1,7 @@
 """Token count: the ``glassllm/stats`` request and the ``glassllm.showStats`` command
-(which the first-line code lens runs, see :mod:`.code_lens`)."""
+(which the first-line code lens runs, see :mod:`.code_lens`). For a whole document
+with a token budget, the answer's ``budget`` says how much of it is used (the status
+bar's ``3,900 / 4,096``)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from glassllm_server.budgets import budget_json
 from glassllm_server.commands import STATS_REQUEST, Command
 from glassllm_server.compare_counts import compare_stats
 from glassllm_server.document import Stats
@@ -69,6 +72,9 @@ class TokenCount(Feature):
             stats = document.stats(*span)
         compare = await compare_stats(self.tokenizers.compared(), document, span, stats.chunks)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
+        check = self.budgets.check(document) if span is None else None
+        if check is not None:
+            result["budget"] = budget_json(check, self.tokenizers.name(check.applied.tokenizer), self.session.messages)
         facts = document.tokenizer.facts
         if not facts.has_counts:
             # A real model's (its merges ship no training counts): its format, its
@@ -97,6 +103,8 @@ class TokenCount(Feature):
             tokenizer=self.tokenizers.label(),
         )
         message += compared_summary(result["compare"], self.tokenizers.label, messages)
+        if "budget" in result:
+            message += ". " + result["budget"]["text"]
         lines = facts_lines(snapshot.document.tokenizer.facts, messages)
         if lines:
             message += ". " + ". ".join(lines)

@@ -73,7 +73,8 @@ local function tokenizer_name(tokenizer)
   return (generic and folder ~= '' and folder ~= '.') and (folder .. '/' .. name) or name
 end
 
---- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode, followed
+--- The text for a statusline: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
+--- applies, or "12/1,234 tokens" in visual mode, followed
 --- with `statusline_compare` by each compared tokenizer's ("· en 15/1,500").
 --- Empty in buffers glassllm does not serve. Never waits for the server: it shows the
 --- last answer, and a fresh one redraws the statusline when it arrives. Statusline plugins
@@ -91,8 +92,13 @@ function M.statusline(bufnr)
   local total = state.document.tokens
   local text = group_digits(total, separator) .. (total == 1 and ' token' or ' tokens')
   local selection = state.selection and in_visual_mode() and state.selection or nil
+  local budget = state.document.budget
   if selection then
     text = group_digits(selection.tokens, separator) .. '/' .. text
+  elseif type(budget) == 'table' then
+    -- A token budget applies (glassllm.maxTokens, glassllm.budgets or the repository's):
+    -- its use, counted with its tokenizer (a dataset's largest line): "3,900 / 4,096 tokens".
+    text = group_digits(budget.tokens, separator) .. ' / ' .. group_digits(budget.maxTokens, separator) .. ' tokens'
   end
   if M.config.statusline_compare then
     for index, compared in ipairs(state.document.compare or {}) do
