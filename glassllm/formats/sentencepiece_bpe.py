@@ -29,15 +29,18 @@ from bisect import bisect_left
 from functools import cached_property
 from pathlib import Path
 
+from glassllm.formats.charsmap import Charsmap
 from glassllm.formats.merging import Merge
 from glassllm.formats.metaspace import BYTE_PIECE, MetaspaceModel, Prefix
 from glassllm.formats.protobuf import fields, float32, signed
+from glassllm.formats.sentencepiece_normalizer import SentencePieceNormalizer
+from glassllm.formats.sentencepiece_unigram import SentencePieceUnigram
 from glassllm.shown.problems import problem
 
 __all__ = ["SentencePieceBPE", "is_sentencepiece", "load_sentencepiece"]
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-_BPE = 2
+_UNIGRAM, _BPE = 1, 2
 _MODEL_TYPES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
 
 
@@ -115,12 +118,11 @@ def is_sentencepiece(data: bytes) -> bool:
         return False
 
 
-def load_sentencepiece(path: str | Path, data: bytes, *, match_specials: bool = False) -> SentencePieceBPE:
-    """A SentencePiece BPE model from the bytes ``data`` of the ``.model`` file at ``path``."""
-    source = str(path)
+def _read(source: str, data: bytes) -> tuple[list[tuple[str, float, int]], list[dict[int, int | bytes]]]:
+    """The pieces ``(text, score, type)`` of a ``ModelProto``, and its trainer,
+    normalizer and denormalizer specs (field number → value)."""
     pieces: list[tuple[str, float, int]] = []
-    trainer: dict[int, int | bytes] = {}
-    normalizer: dict[int, int | bytes] = {}
+    specs: list[dict[int, int | bytes]] = [{}, {}, {}]
     try:
         for number, value in fields(data):
             if number == 1 and isinstance(value, bytes):
@@ -131,15 +133,60 @@ def load_sentencepiece(path: str | Path, data: bytes, *, match_specials: bool = 
                     raise ValueError("a piece is malformed")
                 raw_score = piece.get(2, 0)
                 pieces.append((text.decode("utf-8"), float32(raw_score) if isinstance(raw_score, int) else 0.0, kind))
-            elif number == 2 and isinstance(value, bytes):
-                trainer = dict(fields(value))
-            elif number == 3 and isinstance(value, bytes):
-                normalizer = dict(fields(value))
+            elif number in (2, 3, 5) and isinstance(value, bytes):
+                specs[(2, 3, 5).index(number)] = dict(fields(value))
     except (ValueError, UnicodeDecodeError) as error:
         raise ValueError(f"{source}: not a SentencePiece model ({error})") from None
     if not pieces:
         raise ValueError(f"{source}: not a SentencePiece model (no pieces)")
+    return pieces, specs
+
+
+def _normalizer(
+    source: str, spec: dict[int, int | bytes], user: list[str], *, prefix: bool = True
+) -> SentencePieceNormalizer:
+    """A ``NormalizerSpec``'s normalizer (``prefix=False``: without the dummy prefix)."""
+    blob = spec.get(2, b"")
+    charsmap = Charsmap(blob, source) if isinstance(blob, bytes) and blob else None
+    return SentencePieceNormalizer(
+        charsmap,
+        add_dummy_prefix=prefix and bool(spec.get(3, 1)),
+        remove_extra_whitespaces=bool(spec.get(4, 1)),
+        escape_whitespaces=bool(spec.get(5, 1)),
+        user=user,
+    )
+
+
+def load_sentencepiece(
+    path: str | Path, data: bytes, *, match_specials: bool = False
+) -> SentencePieceBPE | SentencePieceUnigram:
+    """A SentencePiece model, BPE or Unigram, from the bytes ``data`` of the ``.model``
+    file at ``path``."""
+    source = str(path)
+    pieces, (trainer, normalizer, denormalizer) = _read(source, data)
     model_type = trainer.get(3, 1)
+    if trainer.get(24, 0):
+        raise ValueError(f"{source}: treat_whitespace_as_suffix is not supported")
+    unk, bos = trainer.get(40, 0), trainer.get(41, 1)
+    unk_id = signed(unk) if isinstance(unk, int) else 0
+    bos_id = signed(bos) if isinstance(bos, int) else -1
+    if model_type == _UNIGRAM:
+        user = [piece for piece, _, kind in pieces if kind == USER_DEFINED]
+        surface = trainer.get(44, " \u2047 ".encode())
+        return SentencePieceUnigram(
+            source,
+            pieces,
+            normalizers=(
+                _normalizer(source, normalizer, user),
+                _normalizer(source, normalizer, user, prefix=False),
+                _normalizer(source, denormalizer, []) if denormalizer.get(2) else None,
+            ),
+            byte_fallback=bool(trainer.get(35, 0)),
+            unk_id=unk_id if 0 <= unk_id < len(pieces) else 0,
+            bos_id=bos_id,
+            unk_surface=surface.decode("utf-8", "replace") if isinstance(surface, bytes) else " \u2047 ",
+            match_specials=match_specials,
+        )
     if model_type != _BPE:
         name = _MODEL_TYPES.get(model_type, str(model_type)) if isinstance(model_type, int) else "?"
         raise problem(ValueError, "model.not_bpe", path=source, found=f"SentencePiece {name}")
@@ -151,15 +198,12 @@ def load_sentencepiece(path: str | Path, data: bytes, *, match_specials: bool = 
         raise ValueError(f"{source}: remove_extra_whitespaces is not supported")
     if not normalizer.get(5, 1):
         raise ValueError(f"{source}: a model that keeps spaces unescaped is not supported")
-    if trainer.get(24, 0):
-        raise ValueError(f"{source}: treat_whitespace_as_suffix is not supported")
-    unk, bos = trainer.get(40, 0), trainer.get(41, 1)
     return SentencePieceBPE(
         source,
         pieces,
         byte_fallback=bool(trainer.get(35, 0)),
         dummy_prefix=bool(normalizer.get(3, 1)),
-        unk_id=signed(unk) if isinstance(unk, int) else 0,
-        bos_id=signed(bos) if isinstance(bos, int) else -1,
+        unk_id=unk_id,
+        bos_id=bos_id,
         match_specials=match_specials,
     )
