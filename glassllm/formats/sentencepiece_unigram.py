@@ -33,10 +33,12 @@ from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.sentencepiece_normalizer import SPACE, SentencePieceNormalizer
 from glassllm.pipeline.tokens import as_ids
 
-__all__ = ["SentencePieceUnigram", "UnigramPath"]
+__all__ = ["Decoder", "SentencePieceUnigram", "UnigramPath"]
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _FLOAT = struct.Struct("<f")
+# What SentencePiece decodes an unknown piece to, unless the model says otherwise.
+UNK_SURFACE = " \u2047 "
 _FLT_MIN = 1.1754943508222875e-38  # SentencePiece's starting highest score (FLT_MIN)
 
 
@@ -67,11 +69,11 @@ class SentencePieceUnigram(ModelTokenizer):
         source: str,
         pieces: Sequence[tuple[str, float, int]],
         *,
-        normalizers: tuple[SentencePieceNormalizer, SentencePieceNormalizer, SentencePieceNormalizer | None],
+        normalizers: tuple[SentencePieceNormalizer, SentencePieceNormalizer],
         byte_fallback: bool,
         unk_id: int,
         bos_id: int,
-        unk_surface: str,
+        decoding: tuple[str, SentencePieceNormalizer | None] = (UNK_SURFACE, None),
         match_specials: bool = False,
     ) -> None:
         super().__init__(
@@ -81,9 +83,8 @@ class SentencePieceUnigram(ModelTokenizer):
             match_specials=match_specials,
             around=((bos_id,) if 0 <= bos_id < len(pieces) else (), ()),
         )
-        # The text's start and a segment after a matched special token (no dummy prefix);
-        # the denormalizer decode applies, if the model has one.
-        self.normalizer, self._continuing, self._denormalizer = normalizers
+        # For the text's start, and for a segment after a matched special token (no dummy prefix).
+        self.normalizer, self._continuing = normalizers
         self.ids: dict[str, int] = {}
         for index, (piece, _, kind) in enumerate(pieces):
             if kind in (NORMAL, USER_DEFINED) and piece not in self.ids:
@@ -104,8 +105,16 @@ class SentencePieceUnigram(ModelTokenizer):
         }
         self._byte_ids = {index: byte for byte, index in self._bytes.items()}
         self._byte_pieces = frozenset(self.vocab[index] for index in self._byte_ids)
-        self._unknown_ids = frozenset(index for index, (_, _, kind) in enumerate(pieces) if kind == UNKNOWN)
-        self._unk_surface = unk_surface
+        self._decoder = Decoder(
+            self.vocab,
+            {
+                piece_type: {index for index, (_, _, kind) in enumerate(pieces) if kind == piece_type}
+                for piece_type in (CONTROL, UNKNOWN)
+            },
+            self._byte_ids,
+            decoding,
+            (self.normalizer.add_dummy_prefix, self.normalizer.remove_extra_whitespaces),
+        )
         self._longest = max((len(piece) for piece in self.ids), default=1)
         # A run of ▁ and what follows it up to the next, or the text before the first:
         # chunks no piece crosses (see the module's docstring).
@@ -195,45 +204,7 @@ class SentencePieceUnigram(ModelTokenizer):
         return f"<{piece[3:5]}>" if piece in self._byte_pieces else piece
 
     def decode(self, ids: Iterable[int]) -> str:
-        """The text of ``ids`` as SentencePiece's ``DecodeIds`` gives it: control pieces
-        vanish, an unknown one is its surface (`` ⁇ ``), byte pieces in a row are their
-        UTF-8, and the ``▁`` of the dummy prefix goes."""
-        parts: list[str] = []
-        pending = bytearray()
-        opening, prefix_seen, written = True, False, False
-        for token_id in as_ids(ids):
-            byte = self._byte_ids.get(token_id)
-            if byte is not None:
-                pending.append(byte)
-                continue
-            if pending:
-                parts.append(pending.decode("utf-8", "replace"))
-                pending.clear()
-                written = True
-            if prefix_seen or written:
-                opening = False
-            shown, prefix_seen = self._decoded(token_id, opening)
-            parts.append(shown)
-            written = written or bool(shown)
-        if pending:
-            parts.append(pending.decode("utf-8", "replace"))
-        text = "".join(parts)
-        return self._denormalizer.normalize(text)[0] if self._denormalizer else text
-
-    def _decoded(self, token_id: int, opening: bool) -> tuple[str, bool]:
-        """A piece's text, and whether it was the dummy prefix's (SentencePiece's
-        ``DecodeSentencePiece``: with extra spaces removed, every ``▁`` before the first
-        text goes)."""
-        if token_id in self._special_ids:
-            return "", False
-        if token_id in self._unknown_ids:
-            return self._unk_surface, False
-        piece = self.vocab[token_id]
-        spec = self.normalizer
-        seen = False
-        if opening and (spec.add_dummy_prefix or spec.remove_extra_whitespaces) and piece.startswith(SPACE):
-            piece, seen = piece[1:], not spec.remove_extra_whitespaces
-        return piece.replace(SPACE, " "), seen
+        return self._decoder.decode(ids)
 
     def segmentations(self, chunk: str, count: int = 2) -> list[UnigramPath]:
         """The ``count`` best cuts of ``chunk`` (normalized), best first, with each piece's
@@ -270,3 +241,60 @@ class SentencePieceUnigram(ModelTokenizer):
             scores.append(self.unknown_score if token_id is None else self.scores[token_id])
             end = start
         return UnigramPath(pieces[::-1], scores[::-1], total)
+
+
+class Decoder:
+    """SentencePiece's ``DecodeIds``: control pieces vanish, an unknown one is its surface
+    (`` ⁇ ``), byte pieces in a row are their UTF-8, and the ``▁`` of the dummy prefix goes
+    (with extra spaces removed, every ``▁`` before the first text); then the model's
+    denormalizer, if it has one. ``kinds``: the IDs of the control and unknown pieces;
+    ``decoding``: the unknown piece's surface and the denormalizer; ``spec``:
+    ``(add_dummy_prefix, remove_extra_whitespaces)``."""
+
+    def __init__(
+        self,
+        vocab: list[str],
+        kinds: dict[int, set[int]],
+        byte_ids: dict[int, int],
+        decoding: tuple[str, SentencePieceNormalizer | None],
+        spec: tuple[bool, bool],
+    ) -> None:
+        self._vocab, self._byte_ids = vocab, byte_ids
+        self._unk_surface, self._denormalizer = decoding
+        self._controls, self._unknowns = frozenset(kinds[CONTROL]), frozenset(kinds[UNKNOWN])
+        self._prefixed, self._stripped = spec
+
+    def decode(self, ids: Iterable[int]) -> str:
+        parts: list[str] = []
+        pending = bytearray()
+        opening, prefix_seen, written = True, False, False
+        for token_id in as_ids(ids):
+            byte = self._byte_ids.get(token_id)
+            if byte is not None:
+                pending.append(byte)
+                continue
+            if pending:
+                parts.append(pending.decode("utf-8", "replace"))
+                pending.clear()
+                written = True
+            if prefix_seen or written:
+                opening = False
+            shown, prefix_seen = self._piece(token_id, opening)
+            parts.append(shown)
+            written = written or bool(shown)
+        if pending:
+            parts.append(pending.decode("utf-8", "replace"))
+        text = "".join(parts)
+        return self._denormalizer.normalize(text)[0] if self._denormalizer else text
+
+    def _piece(self, token_id: int, opening: bool) -> tuple[str, bool]:
+        """A piece's text, and whether it held the dummy prefix."""
+        if token_id in self._controls:
+            return "", False
+        if token_id in self._unknowns:
+            return self._unk_surface, False
+        piece = self._vocab[token_id]
+        seen = False
+        if opening and (self._prefixed or self._stripped) and piece.startswith(SPACE):
+            piece, seen = piece[1:], not self._stripped
+        return piece.replace(SPACE, " "), seen

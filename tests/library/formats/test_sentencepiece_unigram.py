@@ -49,9 +49,8 @@ _TRAINED_ON = 40_000
 _BOOK = 20_000
 
 
-@pytest.fixture(scope="session")
-def unigram_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("sentencepiece-unigram")
+def train(folder: Path, model_type: str, names: tuple[str, ...]) -> dict[str, Path]:
+    """The models ``names`` of :data:`MODELS` of ``model_type``, trained in ``folder``."""
     corpus = folder / "train.txt"
     corpus.write_text(
         "".join(
@@ -61,15 +60,21 @@ def unigram_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     (folder / "custom.tsv").write_text(_CUSTOM_RULE, encoding="utf-8")
     files = {}
-    for name, options in MODELS.items():
+    for name in names:
+        options = MODELS[name]
         if "normalization_rule_tsv" in options:
             options = {**options, "normalization_rule_tsv": str(folder / options["normalization_rule_tsv"])}
         prefix = folder / name
         sentencepiece.SentencePieceTrainer.train(
-            input=str(corpus), model_prefix=str(prefix), model_type="unigram", **_COMMON, **options
+            input=str(corpus), model_prefix=str(prefix), model_type=model_type, **_COMMON, **options
         )
         files[name] = prefix.with_suffix(".model")
     return files
+
+
+@pytest.fixture(scope="session")
+def unigram_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return train(tmp_path_factory.mktemp("sentencepiece-unigram"), "unigram", NAMES)
 
 
 def _pair(files: dict[str, Path], name: str) -> tuple[SentencePieceUnigram, Any]:
@@ -78,7 +83,8 @@ def _pair(files: dict[str, Path], name: str) -> tuple[SentencePieceUnigram, Any]
     return ours, sentencepiece.SentencePieceProcessor(model_file=str(files[name]))
 
 
-def _same(ours: SentencePieceUnigram, oracle: Any, text: str) -> None:
+def same(ours: Any, oracle: Any, text: str) -> None:
+    """``ours`` encodes ``text`` as ``oracle`` (``sentencepiece``) does: IDs and offsets."""
     found = oracle.encode(text, return_type="proto")
     ids = [piece.id for piece in found.pieces]
     assert ours.encode(text) == ids, repr(text[:80])
@@ -106,21 +112,21 @@ def _same(ours: SentencePieceUnigram, oracle: Any, text: str) -> None:
 @pytest.mark.parametrize("language", ["pt", "en"])
 @pytest.mark.parametrize("name", NAMES)
 def test_held_out_books_encode_exactly_with_sentencepiece_offsets(unigram_files, name, language):
-    _same(*_pair(unigram_files, name), (CORPORA / language / "heldout.txt").read_text(encoding="utf-8")[:_BOOK])
+    same(*_pair(unigram_files, name), (CORPORA / language / "heldout.txt").read_text(encoding="utf-8")[:_BOOK])
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_seeds_and_hard_cases_encode_exactly(unigram_files, name):
     ours, oracle = _pair(unigram_files, name)
     for text in [*SEED_TEXTS, *HARD, "  Ａｂｃ  ﬁne ½ 12345\u3000Ꭰ ß ǅ ", "x [REF] ação  y", "\u2603\u2603 a"]:
-        _same(ours, oracle, text)
+        same(ours, oracle, text)
 
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXT)
 def test_hypothesis_text_encodes_exactly(unigram_files, name, text):
-    _same(*_pair(unigram_files, name), text)
+    same(*_pair(unigram_files, name), text)
 
 
 @pytest.mark.parametrize("name", NAMES)
