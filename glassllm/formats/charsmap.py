@@ -99,6 +99,12 @@ class Charsmap:
         except UnicodeDecodeError:
             raise ValueError(f"{self._where}: the precompiled character map holds a string that is not UTF-8") from None
 
+    def first(self, data: bytes) -> str | None:
+        """The replacement of the shortest key that ``data`` opens with, as HF's
+        ``Precompiled`` picks it; ``None``: none does."""
+        found = self.prefixes(data, 0)
+        return self.replacement(found[0][1]) if found else None
+
     def longest(self, data: bytes, start: int) -> tuple[int, str] | None:
         """The longest key that ``data[start:]`` opens with, as SentencePiece picks it:
         its length in bytes and its replacement; ``None``: none does."""

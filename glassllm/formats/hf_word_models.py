@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from glassllm.formats.hf_bpe import added_tokens, entries, post_processor_around
-from glassllm.formats.hf_normalizers import Normalizer, build_normalizer
+from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import PreTokenizer, build_pre_tokenizer
 from glassllm.formats.metaspace import SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
@@ -77,7 +77,7 @@ class WordModel(ModelTokenizer):
         unk_token: str,
         decoder: Callable[[list[str]], str],
         *,
-        metaspace: str | None = None,
+        metaspace: tuple[str, bool] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(source, entries(vocab, options["specials"], options["always_matched"]), **options)
@@ -85,11 +85,13 @@ class WordModel(ModelTokenizer):
         self.unk_token = unk_token
         self.unk_id = vocab.get(unk_token)
         self._normalizer, self._pre_tokenizer = stages
+        self._words = build_pre_tokenizer(source, {"type": "WhitespaceSplit"})
         self._decoder = decoder
         self._cuttable = False
-        # A Metaspace pre-tokenizer's prepend_scheme ("always", "first", "never"), or None.
-        self._metaspace = metaspace
-        self._segments_open = metaspace == "always"
+        # A Metaspace pre-tokenizer's prepend_scheme ("always", "first", "never"), or None,
+        # and whether a WhitespaceSplit comes before it.
+        self._metaspace, self._after_words = metaspace or (None, False)
+        self._segments_open = self._metaspace == "always"
 
     def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
         if self._normalizer is None and self._metaspace is None:
@@ -97,7 +99,9 @@ class WordModel(ModelTokenizer):
         normalized, align = text, [(index, index + 1) for index in range(len(text))]
         if self._normalizer is not None:
             normalized, align = self._normalizer(normalized, align)
-        if self._metaspace is not None:
+        if self._after_words:
+            normalized, align = self._prefix_words(normalized, align, at_start)
+        elif self._metaspace is not None:
             # Metaspace's own text changes: spaces become ▁ (one for one), and a ▁ put
             # before a segment that opens without one, in the place of its first character.
             normalized = normalized.replace(" ", SPACE)
@@ -107,6 +111,25 @@ class WordModel(ModelTokenizer):
             return normalized, None
         # Each normalized character's start and end, one after the other (see _origin_span).
         return normalized, [offset for pair in align for offset in pair]
+
+    def _prefix_words(self, text: str, align: list[tuple[int, int]], at_start: bool) -> Aligned:
+        """Metaspace after a WhitespaceSplit: a ``▁`` before each word that opens without
+        one (``first``: the word at the text's very start only), in the place of its first
+        character; the words joined by one space, where the pre-tokenizer cuts them again."""
+        parts: list[str] = []
+        aligned: list[tuple[int, int]] = []
+        for start, end in self._words(text, [(0, len(text))]):
+            if parts:
+                parts.append(" ")
+                aligned.append(align[start - 1])
+            word = text[start:end]
+            first = self._metaspace == "always" or (self._metaspace == "first" and at_start and align[start][0] == 0)
+            if first and not word.startswith(SPACE):
+                parts.append(SPACE)
+                aligned.append(align[start])
+            parts.append(word)
+            aligned.extend(align[start:end])
+        return "".join(parts), aligned
 
     def _origin_span(self, origin: list[int], start: int, end: int) -> tuple[int, int]:
         # From the first character's start to the last one's end, as HF places a token.
@@ -287,10 +310,13 @@ class HFUnigram(WordModel):
         end = len(chunk)
         while end > 0:
             start, token_id = best[end]
-            if token_id is None and spans and spans[-1][2]:
-                spans[-1] = (start, spans[-1][1], True)  # unknown characters in a row are fused
+            # Unknown characters in a row are fused, and so is a piece whose ID is the
+            # unknown token's, as HF fuses them (by ID).
+            unknown = token_id is None or token_id == self.unk_id
+            if unknown and spans and spans[-1][2]:
+                spans[-1] = (start, spans[-1][1], True)
             else:
-                spans.append((start, end, token_id is None))
+                spans.append((start, end, unknown))
             end = start
         spans.reverse()
         if any(unknown for *_, unknown in spans) and self.unk_id is None:
@@ -326,19 +352,27 @@ class HFUnigram(WordModel):
         return Segmentation(pieces[::-1], scores[::-1], total)
 
 
-def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, PreTokenizer], str | None]:
+def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, PreTokenizer], tuple[str, bool] | None]:
     """The normalizer and the pre-tokenizer's cut, and a Metaspace pre-tokenizer's
-    prepend_scheme: alone, its changes are the text's (see WordModel._normalize), its
-    ``split`` a Split on ``▁`` merged with the next."""
+    prepend_scheme with whether it follows a ``WhitespaceSplit`` (T5's, XLM-R's layout):
+    its changes are the text's (see WordModel._normalize), its ``split`` a Split on ``▁``
+    merged with the next."""
     normalizer = build_normalizer(path, data.get("normalizer"))
     spec = data.get("pre_tokenizer")
+    words = False
+    if isinstance(spec, dict) and spec.get("type") == "Sequence":
+        parts = spec.get("pretokenizers") or []
+        if [part.get("type") for part in parts] == ["WhitespaceSplit", "Metaspace"]:
+            spec, words = parts[1], True
     if not (isinstance(spec, dict) and spec.get("type") == "Metaspace"):
         return (normalizer, build_pre_tokenizer(path, spec)), None
     scheme = spec.get("prepend_scheme") or ("always" if spec.get("add_prefix_space", True) else "never")
     if spec.get("replacement", SPACE) != SPACE or scheme not in ("always", "first", "never"):
         raise ValueError(f"{path}: the Metaspace pre-tokenizer {spec!r:.120} is not supported")
-    split = {"type": "Split", "pattern": {"String": SPACE}, "behavior": "MergedWithNext"}
-    return (normalizer, build_pre_tokenizer(path, split if spec.get("split", True) else None)), scheme
+    cuts: list[dict[str, Any]] = [{"type": "WhitespaceSplit"}] if words else []
+    if spec.get("split", True):
+        cuts.append({"type": "Split", "pattern": {"String": SPACE}, "behavior": "MergedWithNext"})
+    return (normalizer, build_pre_tokenizer(path, {"type": "Sequence", "pretokenizers": cuts})), (scheme, words)
 
 
 def _unigram_pieces(path: str, model: dict[str, Any]) -> list[tuple[str, float]]:
