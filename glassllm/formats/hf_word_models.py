@@ -269,11 +269,20 @@ class HFUnigram(WordModel):
     kind = "Hugging Face Unigram"
     priority_name = "score"
 
-    def __init__(self, source: str, pieces: list[tuple[str, float]], unk_id: int | None, *args: Any, **options: Any):
+    def __init__(
+        self,
+        source: str,
+        pieces: list[tuple[str, float]],
+        unk_id: int | None,
+        *args: Any,
+        byte_fallback: bool = False,
+        **options: Any,
+    ):
         vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
         unk_token = pieces[unk_id][0] if unk_id is not None else "<unk>"
         super().__init__(source, vocab, args[0], unk_token, args[1], **options)
         self.unk_id = unk_id
+        self.byte_fallback = byte_fallback
         self.scores = [score for _, score in pieces]
         # HF's kUnkPenalty: an unknown character scores 10 less than the lowest piece.
         self.unknown_score = min(self.scores, default=0.0) - 10.0
@@ -321,9 +330,21 @@ class HFUnigram(WordModel):
         spans.reverse()
         if any(unknown for *_, unknown in spans) and self.unk_id is None:
             return self._unknown(chunk)
-        ids = tuple(self.ids.get(chunk[start:end], self.unk_id or 0) for start, end, _ in spans)
-        shown = tuple(chunk[start:end] for start, end, _ in spans)
-        return ChunkTokens(ids, shown, tuple(span[0] for span in spans), tuple(span[1] for span in spans))
+        if not self.byte_fallback:
+            ids = tuple(self.ids.get(chunk[start:end], self.unk_id or 0) for start, end, _ in spans)
+            shown = tuple(chunk[start:end] for start, end, _ in spans)
+            return ChunkTokens(ids, shown, tuple(span[0] for span in spans), tuple(span[1] for span in spans))
+        found: list[tuple[int, str, int, int]] = []
+        for start, end, _ in spans:
+            text = chunk[start:end]
+            token_id = self.ids.get(text)
+            pieces = [f"<0x{byte:02X}>" for byte in text.encode("utf-8")]
+            if token_id is None and all(piece in self.ids for piece in pieces):
+                # HF's byte fallback: each byte of a run of unknown characters, each over the run.
+                found.extend((self.ids[piece], piece, start, end) for piece in pieces)
+            else:
+                found.append((self.unk_id if token_id is None else token_id, text, start, end))  # type: ignore[arg-type]
+        return ChunkTokens(*map(tuple, zip(*found, strict=True)))  # type: ignore[arg-type]
 
     def segmentations(self, chunk: str, count: int = 2) -> list[Segmentation]:
         """The ``count`` best cuts of ``chunk`` (a pre-tokenizer's chunk, normalized), best
@@ -382,8 +403,6 @@ def _unigram_pieces(path: str, model: dict[str, Any]) -> list[tuple[str, float]]
         for entry in vocab
     ):
         raise ValueError(f"{path}: a Unigram model.vocab must be [piece, score] pairs")
-    if model.get("byte_fallback"):
-        raise ValueError(f"{path}: byte_fallback in a Unigram model is not supported")
     return [(piece, float(score)) for piece, score in vocab]
 
 
@@ -407,7 +426,8 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         pieces = _unigram_pieces(source, model)
         if unk_id is not None and not (isinstance(unk_id, int) and 0 <= unk_id < len(pieces)):
             raise ValueError(f"{source}: model.unk_id {unk_id!r:.20} is no piece's")
-        return HFUnigram(source, pieces, unk_id, stages, decoder, **options)
+        byte_fallback = bool(model.get("byte_fallback"))
+        return HFUnigram(source, pieces, unk_id, stages, decoder, byte_fallback=byte_fallback, **options)
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")

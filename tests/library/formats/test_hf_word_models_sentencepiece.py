@@ -1,8 +1,9 @@
 """Unigram ``tokenizer.json`` files made from SentencePiece models, against HF
 ``tokenizers``: the ``Precompiled`` normalizer (a ``.model``'s character map), ``Nmt``,
-and the ``WhitespaceSplit`` + ``Metaspace`` pre-tokenizer of T5, XLM-R and mBART.
+and the ``WhitespaceSplit`` + ``Metaspace`` pre-tokenizer of T5, XLM-R and mBART, and
+Unigram's ``byte_fallback``.
 
-No third-party file is committed. Two tokenizers are assembled with HF's Python API and
+No third-party file is committed. Three tokenizers are assembled with HF's Python API and
 trained (``UnigramTrainer``, on the start of the training corpora); two are
 transformers' own conversion (``T5Tokenizer``, ``XLMRobertaTokenizer``) of a Unigram
 ``.model`` that ``sentencepiece`` trains: all in temporary folders. HF reading each file
@@ -61,7 +62,16 @@ def _nmt_layout() -> Any:
     return tokenizer
 
 
-BUILT = {"precompiled-t5": _t5_layout, "nmt": _nmt_layout}
+def _byte_fallback() -> Any:
+    """Unigram with byte fallback (set, with the ``<0xXX>`` pieces, after training, as
+    SentencePiece's converted models hold them) behind a Metaspace pre-tokenizer."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always", split=True)
+    tokenizer.decoder = tokenizers.decoders.Metaspace(prepend_scheme="always")
+    return tokenizer
+
+
+BUILT = {"precompiled-t5": _t5_layout, "nmt": _nmt_layout, "byte-fallback": _byte_fallback}
 CONVERTED = ("T5Tokenizer", "XLMRobertaTokenizer")
 NAMES = (*BUILT, *CONVERTED)
 
@@ -93,8 +103,13 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         tokenizer = build()
         trainer = tokenizers.trainers.UnigramTrainer(vocab_size=2000, special_tokens=SPECIALS, unk_token="<unk>")
         tokenizer.train_from_iterator(lines, trainer=trainer)
+        data = json.loads(tokenizer.to_str())
+        if name == "byte-fallback":  # the trainer's model leaves it off
+            data["model"]["byte_fallback"] = True
+            lowest = min(score for _, score in data["model"]["vocab"])
+            data["model"]["vocab"].extend([f"<0x{byte:02X}>", lowest] for byte in range(256))
         made[name] = folder / f"{name}.json"
-        tokenizer.save(str(made[name]))
+        made[name].write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     (folder / "corpus.txt").write_text("\n".join(lines), encoding="utf-8")
     sentencepiece.SentencePieceTrainer.train(
         input=str(folder / "corpus.txt"), model_prefix=str(folder / "spm"), vocab_size=1000, minloglevel=2
@@ -159,3 +174,12 @@ def test_decode_is_hf_decode(files, name):
     text = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[:3000] + "  ⿰ 👍🏽  x"
     ids = oracle.encode(text, add_special_tokens=True).ids
     assert ours.decode(ids) == oracle.decode(ids)
+
+
+def test_unknown_characters_fall_back_to_their_bytes_over_the_run(files):
+    ours, oracle = _pair(files, "byte-fallback")
+    spans = ours.encode_spans("a \u2603\u2603")
+    fallen = [span for span in spans if span.piece.startswith("<0x")]
+    assert [span.piece for span in fallen] == ["<0xE2>", "<0x98>", "<0x83>"] * 2
+    assert {(span.start, span.end) for span in fallen} == {(2, 4)}
+    _same(ours, oracle, "a \u2603\u2603")
