@@ -37,7 +37,7 @@ from glassllm.formats.metaspace import SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.pipeline.tokens import as_ids
 
-__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "load_hf_word_model"]
+__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "load_hf_word_model", "unigram_search"]
 
 # HF's WordPiece decoder's cleanup, in its order.
 _CLEANUP = (
@@ -166,6 +166,20 @@ class HFWordPiece(WordModel):
         self.prefix = prefix
         self.max_input_chars_per_word = longest
 
+    method = "the longest vocabulary entry at each position, greedily"
+
+    def search(self, chunk: str) -> dict[str, object]:
+        """The greedy cut of ``chunk``: each position's candidates, longest first, and the
+        one found (``null``: none, so the word is the unknown token); ``too_long``: the word
+        has more characters than ``max_input_chars_per_word``."""
+        steps = self.lookups(chunk)
+        return {
+            "kind": "WordPiece",
+            "lookups": [{"start": step.start, "tried": step.tried, "found": step.found} for step in steps],
+            "too_long": not steps and bool(chunk),
+            "unknown": not steps or steps[-1].found is None,
+        }
+
     def lookups(self, chunk: str) -> list[Lookup]:
         """Each position of the greedy cut of ``chunk`` (a pre-tokenizer's chunk, normalized)
         with every candidate tried there, longest first; empty when the word is too long."""
@@ -200,6 +214,11 @@ class HFWordLevel(WordModel):
     """A ``WordLevel`` tokenizer.json: each chunk is its own entry or the unknown token."""
 
     kind = "Hugging Face WordLevel"
+    method = "each word looked up whole"
+
+    def search(self, chunk: str) -> dict[str, object]:
+        """The lookup of ``chunk``: whether it is a vocabulary entry (else the unknown token)."""
+        return {"kind": "WordLevel", "lookup": chunk, "found": chunk in self.ids}
 
     def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
         token_id = self.ids.get(chunk)
@@ -346,6 +365,12 @@ class HFUnigram(WordModel):
                 found.append((self.unk_id if token_id is None else token_id, text, start, end))  # type: ignore[arg-type]
         return ChunkTokens(*map(tuple, zip(*found, strict=True)))  # type: ignore[arg-type]
 
+    method = "the cut whose pieces' scores sum highest"
+
+    def search(self, chunk: str) -> dict[str, object]:
+        """:func:`unigram_search` of :meth:`segmentations`."""
+        return unigram_search([path._asdict() for path in self.segmentations(chunk)])
+
     def segmentations(self, chunk: str, count: int = 2) -> list[Segmentation]:
         """The ``count`` best cuts of ``chunk`` (a pre-tokenizer's chunk, normalized), best
         first: the first is the one encoding takes (before unknown characters are fused)."""
@@ -371,6 +396,13 @@ class HFUnigram(WordModel):
             scores.append(self.unknown_score if token_id is None else self.scores[token_id])
             end = start
         return Segmentation(pieces[::-1], scores[::-1], total)
+
+
+def unigram_search(paths: list[dict[str, Any]]) -> dict[str, object]:
+    """A Unigram model's search for a chunk: the cut taken (``best``: its pieces, each
+    piece's score, the total) and the best other cut (``alternative``, ``null`` when there
+    is none): why this split won."""
+    return {"kind": "Unigram", "best": paths[0] if paths else None, "alternative": paths[1] if len(paths) > 1 else None}
 
 
 def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, PreTokenizer], tuple[str, bool] | None]:

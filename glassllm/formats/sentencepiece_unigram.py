@@ -29,6 +29,7 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from glassllm.formats.hf_word_models import unigram_search
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.sentencepiece_normalizer import SPACE, SentencePieceNormalizer
 from glassllm.pipeline.tokens import as_ids
@@ -205,6 +206,13 @@ class SentencePieceUnigram(ModelTokenizer):
 
     def decode(self, ids: Iterable[int]) -> str:
         return self._decoder.decode(ids)
+
+    method = "the cut whose pieces' scores sum highest"
+
+    def search(self, chunk: str) -> dict[str, object]:
+        """The cut taken and the best other one (see
+        :func:`~glassllm.formats.hf_word_models.unigram_search`)."""
+        return unigram_search([path._asdict() for path in self.segmentations(chunk)])
 
     def segmentations(self, chunk: str, count: int = 2) -> list[UnigramPath]:
         """The ``count`` best cuts of ``chunk`` (normalized), best first, with each piece's
