@@ -24,7 +24,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import argcomplete
 from argcomplete.shell_integration import shellcode
@@ -109,17 +109,23 @@ def _explain(args: argparse.Namespace, out: TextIO) -> None:
     tok = _load(args)
     explanations = tok.explain(_read_text(args))
     if args.json:
-        out.write(json.dumps([_explanation_json(item) for item in explanations], ensure_ascii=False) + "\n")
+        found = [_explanation_json(item, _chunk_search(tok, item)) for item in explanations]
+        out.write(json.dumps(found, ensure_ascii=False) + "\n")
         return
     shown = tok.readable
     if not isinstance(tok, Tokenizer):
-        order = "highest score first" if getattr(tok, "priority_name", "rank") == "score" else "lowest rank first"
-        out.write(f"{tok.kind}: merges {order}; this model ships no training counts\n")
+        method = getattr(tok, "method", "merges")
+        if method == "merges":
+            method += (
+                " highest score first" if getattr(tok, "priority_name", "rank") == "score" else " lowest rank first"
+            )
+        out.write(f"{tok.kind}: {method}; this model ships no training counts\n")
         if _around(tok):
             out.write(_around(tok) + "\n")
     for item in explanations:
         out.write(f"chunk {item.index}: '{visible(item.chunk)}'\n")
         out.write(f"  start    {' '.join(visible(shown(symbol)) for symbol in item.characters)}\n")
+        out.writelines(_search_lines(_chunk_search(tok, item), shown))
         if not item.steps and len(item.characters) > 1 and len(item.pieces) == 1:
             out.write("           the whole chunk is a vocabulary entry: no merges (as the model does)\n")
         for step in item.steps:
@@ -132,10 +138,50 @@ def _explain(args: argparse.Namespace, out: TextIO) -> None:
         out.write(f"  pieces   {' | '.join(visible(shown(piece)) for piece in item.pieces)}   ids [{ids}]\n")
 
 
-def _explanation_json(item: ChunkExplanation) -> dict[str, object]:
+def _chunk_search(tok: AnyTokenizer, item: ChunkExplanation) -> dict[str, Any] | None:
+    """How a model that does not merge cut the chunk (``None`` for BPE, whose steps say
+    it, and for a special token matched whole)."""
+    search = getattr(tok, "search", None)
+    matched = getattr(tok, "is_matched", None)
+    if search is None or (matched is not None and len(item.ids) == 1 and matched(item.ids[0])):
+        return None
+    return search(item.chunk)
+
+
+def _search_lines(search: dict[str, Any] | None, shown: Callable[[str], str]) -> list[str]:
+    """The lines ``explain`` prints for a model that does not merge (see ``search``)."""
+    if search is None:
+        return []
+    if search["kind"] == "WordLevel":
+        verdict = "found" if search["found"] else "not in the vocabulary: the unknown token"
+        return [f"  lookup   '{visible(search['lookup'])}' {verdict}\n"]
+    if search["kind"] == "WordPiece":
+        if search["too_long"]:
+            return ["  lookup   longer than max_input_chars_per_word: the unknown token\n"]
+        lines = []
+        for lookup in search["lookups"]:
+            found = (
+                f"found {visible(lookup['found'])}" if lookup["found"] else "none found: the word is the unknown token"
+            )
+            tried = ", ".join(visible(candidate) for candidate in lookup["tried"])
+            lines.append(f"  at {lookup['start']:<5} tried {tried} → {found}\n")
+        return lines
+    lines = []
+    for name, path in (("best", search["best"]), ("next", search["alternative"])):
+        if path is not None:
+            pieces = " | ".join(
+                f"{visible(shown(piece))} ({score:g})"
+                for piece, score in zip(path["pieces"], path["scores"], strict=True)
+            )
+            lines.append(f"  {name:<8} {pieces}   total {path['total']:g}\n")
+    return lines
+
+
+def _explanation_json(item: ChunkExplanation, search: dict[str, Any] | None = None) -> dict[str, object]:
     """One chunk of ``glassllm explain --json``: pieces as the tokenizer's vocabulary
     writes them (HF's tokens for a tokenizer.json), ``count`` where training recorded it,
-    ``score`` where scores order the merges."""
+    ``score`` where scores order the merges; ``search`` for a model that does not merge
+    (WordPiece, WordLevel, Unigram: see the tokenizer's ``search``)."""
     steps = []
     for step in item.steps:
         entry: dict[str, object] = {"rank": step.rank, "pair": list(step.pair), "result": step.result}
@@ -144,7 +190,10 @@ def _explanation_json(item: ChunkExplanation) -> dict[str, object]:
         if step.score is not None:
             entry["score"] = step.score
         steps.append(entry)
-    return {"chunk": item.chunk, "steps": steps, "pieces": item.pieces, "ids": item.ids}
+    found: dict[str, object] = {"chunk": item.chunk, "steps": steps, "pieces": item.pieces, "ids": item.ids}
+    if search is not None:
+        found["search"] = search
+    return found
 
 
 def _export(args: argparse.Namespace, out: TextIO) -> None:
@@ -325,7 +374,10 @@ def _add_text_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     explain.add_argument("text", nargs="?", help="the text (default: standard input)")
     explain.add_argument("--file", "-f", help="read the text from this file")
     explain.add_argument(
-        "--json", action="store_true", help='print [{"chunk", "steps": [{"rank", "pair", "result"}], "pieces", "ids"}]'
+        "--json",
+        action="store_true",
+        help='print [{"chunk", "steps": [{"rank", "pair", "result"}], "pieces", "ids"}]'
+        ' (and "search" for WordPiece, WordLevel, Unigram: docs/models.md)',
     )
     _html_options(explain)
     explain.set_defaults(run=_explain)

@@ -223,7 +223,7 @@ def _metaspace_layout(path: str, normalizer: Any, pre_tokenizer: Any) -> tuple[P
     and whether it cuts before each ``▁`` (see the module's docstring); ``None``: the file
     is not a Metaspace one."""
     if isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") == "Sequence":
-        parts = pre_tokenizer.get("pretokenizers") or []
+        parts = _pre_tokenizers(pre_tokenizer)
         if any(part.get("type") == "Metaspace" for part in parts):
             if len(parts) > 1:
                 raise _unsupported(path, "a Metaspace pre-tokenizer in a Sequence with others")
@@ -247,7 +247,11 @@ def _metaspace_layout(path: str, normalizer: Any, pre_tokenizer: Any) -> tuple[P
         if parts not in ([], [replace]) and not over_space:
             raise _unsupported(path, f"the normalizer {normalizer!r:.200} before a Metaspace pre-tokenizer")
         return prefixes[scheme], over_space, bool(pre_tokenizer.get("split", True))
-    if pre_tokenizer is not None or replace not in parts:
+    if replace not in parts:
+        return None
+    # The layouts below leave no space in the text: a pre-tokenizer that cuts only at
+    # spaces does nothing, and is no reason to refuse the file.
+    if not all(map(_cuts_nothing_without_spaces, _pre_tokenizers(pre_tokenizer))):
         return None
     if parts == [{"type": "Prepend", "prepend": SPACE}, replace]:
         return Prefix.SEGMENT, True, False
@@ -261,10 +265,36 @@ _DOUBLE_PREFIX = {"type": "Replace", "pattern": {"Regex": f"\\A{SPACE}"}, "conte
 
 
 def _normalizers(spec: Any) -> list[Any]:
-    """The normalizers of ``spec`` in order (a ``Sequence``'s, or itself)."""
-    if spec is None:
-        return []
-    return list(spec.get("normalizers") or []) if spec.get("type") == "Sequence" else [spec]
+    """The normalizers of ``spec`` in order: a ``Sequence``'s, nested ones flattened (an
+    empty one changes nothing), or itself."""
+    if not isinstance(spec, dict):
+        return [] if spec is None else [spec]
+    if spec.get("type") != "Sequence":
+        return [spec]
+    return [part for inner in spec.get("normalizers") or [] for part in _normalizers(inner)]
+
+
+def _pre_tokenizers(spec: Any) -> list[Any]:
+    """The pre-tokenizers of ``spec`` in order, nested ``Sequence``s flattened."""
+    if not isinstance(spec, dict):
+        return [] if spec is None else [spec]
+    if spec.get("type") != "Sequence":
+        return [spec]
+    return [part for inner in spec.get("pretokenizers") or [] for part in _pre_tokenizers(inner)]
+
+
+def _cuts_nothing_without_spaces(spec: Any) -> bool:
+    """Whether the pre-tokenizer ``spec`` leaves a text with no space as one chunk: a
+    ``Split`` on a string holding a space (Gemma's, after its normalizer has made every
+    space ``▁``) finds nothing to cut; inverted and ``Removed``, it would drop the text."""
+    if not isinstance(spec, dict) or spec.get("type") != "Split":
+        return False
+    pattern = spec.get("pattern") or {}
+    literal = pattern.get("String")
+    if literal is None and isinstance(pattern.get("Regex"), str) and not set(pattern["Regex"]) & set("\\.^$*+?{}[]|()"):
+        literal = pattern["Regex"]
+    removes_all = bool(spec.get("invert")) and spec.get("behavior") == "Removed"
+    return isinstance(literal, str) and " " in literal and not removes_all
 
 
 def _splits(path: str, spec: Any) -> list[Split]:
@@ -273,7 +303,7 @@ def _splits(path: str, spec: Any) -> list[Split]:
         raise _unsupported(path, "a BPE model without a ByteLevel pre-tokenizer")
     kind = spec.get("type")
     if kind == "Sequence":
-        parts = spec.get("pretokenizers") or []
+        parts = _pre_tokenizers(spec)
         found = [split for part in parts for split in _splits_of(path, part)]
         if not any(part.get("type") == "ByteLevel" for part in parts):
             raise _unsupported(path, "a pre-tokenizer without ByteLevel")
@@ -415,14 +445,16 @@ def load_hf_bpe(
         )
     if model.get("byte_fallback"):
         raise _unsupported(source, "byte_fallback without a Metaspace normalizer or pre-tokenizer")
-    if normalizer is not None and normalizer.get("type") != "NFC":
-        raise _unsupported(source, f"the normalizer {normalizer.get('type')!r}")
+    steps = _normalizers(normalizer)
+    if steps not in ([], [{"type": "NFC"}]):
+        kinds = [step.get("type") if isinstance(step, dict) else step for step in steps]
+        raise _unsupported(source, f"the normalizer {(kinds[0] if len(kinds) == 1 else kinds)!r}")
     return HFByteLevelBPE(
         source,
         vocab,
         merges,
         _splits(source, data.get("pre_tokenizer")),
-        nfc=normalizer is not None,
+        nfc=bool(steps),
         ignore_merges=bool(model.get("ignore_merges")),
         specials=specials,
         always_matched=always,

@@ -20,6 +20,7 @@ gets a ``ValueError`` that names it.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import re
 import unicodedata
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from glassllm.formats.charsmap import Charsmap
 from glassllm.formats.patterns import compile_pattern
 from glassllm.pipeline.normalize import common_prefix, common_suffix
 
@@ -192,6 +194,133 @@ def _pattern(path: str, spec: dict[str, Any]) -> re.Pattern[str]:
     raise ValueError(f"{path}: the {spec.get('type')} pattern {pattern!r:.80} is not supported")
 
 
+# HF's Nmt normalizer: the ASCII controls it drops, and what it makes a space.
+_NMT_DROPPED = frozenset(map(chr, [*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]))
+_NMT_SPACES = frozenset(map(chr, [0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581])) | {
+    "\ufeff",
+    "\ufffd",
+}
+
+
+def _nmt(character: str) -> str:
+    if character in _NMT_DROPPED:
+        return ""
+    return " " if character in _NMT_SPACES else character
+
+
+# Unicode's grapheme cluster rules (UAX #29) as far as HF's Precompiled needs them: a
+# cluster of under 6 bytes is looked up whole. Longer clusters (Hangul syllables from
+# jamo, emoji sequences, flags) are looked up character by character, as single
+# characters are, so those rules are not needed here.
+_JOINS_PREVIOUS = frozenset(("Mn", "Me", "Mc"))
+_JOINERS = frozenset("\u200c\u200d\u0e33\u0eb3\uff9e\uff9f") | frozenset(map(chr, range(0x1F3FB, 0x1F400)))
+# Spacing marks that Unicode gives no cluster property (they do not join).
+_LONE_MARKS = frozenset(
+    map(
+        chr,
+        [
+            *(0x102B, 0x102C, 0x1038, 0x1062, 0x1063, 0x1064, *range(0x1067, 0x106E), 0x1083, *range(0x1087, 0x108D)),
+            *(0x108F, 0x109A, 0x109B, 0x109C, 0x1A61, 0x1A63, 0x1A64, 0xAA7B, 0xAA7D, 0x11720, 0x11721),
+        ],
+    )
+)
+_PREPEND = frozenset(
+    map(
+        chr,
+        [
+            *(*range(0x0600, 0x0606), 0x06DD, 0x070F, 0x0890, 0x0891, 0x08E2, 0x0D4E, 0x110BD, 0x110CD),
+            *(0x111C2, 0x111C3, 0x11A3A, *range(0x11A84, 0x11A8A), 0x11D46, 0x11F02),
+        ],
+    )
+)
+_CONTROL_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
+
+
+def _is_control(character: str) -> bool:
+    return (
+        unicodedata.category(character) in _CONTROL_CATEGORIES
+        and character not in _JOINERS
+        and character not in _PREPEND
+    )
+
+
+def _joins_previous(character: str) -> bool:
+    if character in _JOINERS:
+        return True
+    return unicodedata.category(character) in _JOINS_PREVIOUS and character not in _LONE_MARKS
+
+
+def _joins(last: str, character: str) -> bool:
+    """Whether ``character`` continues the cluster that ``last`` ends."""
+    if last == "\r":
+        return character == "\n"
+    if last == "\n" or _is_control(last):
+        return False
+    if _joins_previous(character):
+        return True
+    return last in _PREPEND and character not in "\r\n" and not _is_control(character)
+
+
+def _graphemes(text: str) -> list[str]:
+    """``text`` cut into grapheme clusters (see above for how far)."""
+    clusters: list[str] = []
+    for character in text:
+        if clusters and _joins(clusters[-1][-1], character):
+            clusters[-1] += character
+        else:
+            clusters.append(character)
+    return clusters
+
+
+def _precompiled(charsmap: Charsmap, text: str, align: list[tuple[int, int]]) -> Aligned:
+    """HF's ``Precompiled``: each grapheme cluster of under 6 bytes that some key of the
+    map starts is replaced whole by the shortest such key's replacement; other clusters,
+    character by character. Placed as HF's ``NormalizedString::transform`` places them."""
+    changes: list[tuple[str, int]] = []
+    modified = False
+    for cluster in _graphemes(text):
+        if len(cluster.encode("utf-8", "surrogatepass")) < 6:
+            found = charsmap.first(cluster.encode("utf-8", "surrogatepass"))
+            if found is not None:
+                modified = True
+                _replaced(changes, cluster, found)
+                continue
+        for character in cluster:
+            found = charsmap.first(character.encode("utf-8", "surrogatepass"))
+            if found is None:
+                changes.append((character, 0))
+            else:
+                modified = True
+                _replaced(changes, character, found)
+    if not modified:
+        return text, align
+    parts: list[str] = []
+    aligned: list[tuple[int, int]] = []
+    at = 0
+    for character, change in changes:
+        parts.append(character)
+        if change > 0:  # added: where the character before it stands
+            aligned.append(align[at - 1] if at >= 1 else (0, 0))
+        else:  # in the place of the next one, and of -change more removed after it
+            aligned.append(align[min(at, len(align) - 1)])
+            at += 1 - change
+    return "".join(parts), aligned
+
+
+def _replaced(changes: list[tuple[str, int]], old: str, new: str) -> None:
+    """HF's ``replace``: ``new``'s characters in the place of ``old``'s; the last ones
+    added if longer, the last one removing the rest if shorter (the one before it, if
+    ``new`` is empty)."""
+    changes.extend((character, 0) for character in new)
+    difference = len(new) - len(old)
+    if difference > 0:
+        for index in range(len(changes) - difference, len(changes)):
+            changes[index] = (changes[index][0], 1)
+    elif difference < 0 and changes:
+        character, change = changes[-1]
+        changes[-1] = (character, change + difference)
+
+
 def _steps(path: str, spec: Any) -> list[Normalizer]:
     """The normalizers ``spec`` stands for, in order."""
     if not isinstance(spec, dict):
@@ -213,6 +342,14 @@ def _steps(path: str, spec: Any) -> list[Normalizer]:
         return [partial(_prepend, spec["prepend"])]
     if kind == "BertNormalizer":
         return _bert(spec)
+    if kind == "Nmt":
+        return [partial(_map_characters, _nmt)]
+    if kind == "Precompiled" and isinstance(spec.get("precompiled_charsmap"), str):
+        try:
+            blob = base64.b64decode(spec["precompiled_charsmap"], validate=True)
+        except ValueError:
+            raise ValueError(f"{path}: the Precompiled normalizer's charsmap is not base64") from None
+        return [partial(_precompiled, Charsmap(blob, path))] if blob else []
     raise ValueError(f"{path}: the normalizer {kind!r} is not supported")
 
 

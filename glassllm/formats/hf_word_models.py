@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from glassllm.formats.hf_bpe import added_tokens, entries, post_processor_around
-from glassllm.formats.hf_normalizers import Normalizer, build_normalizer
+from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import PreTokenizer, build_pre_tokenizer
 from glassllm.formats.metaspace import SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.pipeline.tokens import as_ids
 
-__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "load_hf_word_model"]
+__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "load_hf_word_model", "unigram_search"]
 
 # HF's WordPiece decoder's cleanup, in its order.
 _CLEANUP = (
@@ -77,7 +77,7 @@ class WordModel(ModelTokenizer):
         unk_token: str,
         decoder: Callable[[list[str]], str],
         *,
-        metaspace: str | None = None,
+        metaspace: tuple[str, bool] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(source, entries(vocab, options["specials"], options["always_matched"]), **options)
@@ -85,11 +85,13 @@ class WordModel(ModelTokenizer):
         self.unk_token = unk_token
         self.unk_id = vocab.get(unk_token)
         self._normalizer, self._pre_tokenizer = stages
+        self._words = build_pre_tokenizer(source, {"type": "WhitespaceSplit"})
         self._decoder = decoder
         self._cuttable = False
-        # A Metaspace pre-tokenizer's prepend_scheme ("always", "first", "never"), or None.
-        self._metaspace = metaspace
-        self._segments_open = metaspace == "always"
+        # A Metaspace pre-tokenizer's prepend_scheme ("always", "first", "never"), or None,
+        # and whether a WhitespaceSplit comes before it.
+        self._metaspace, self._after_words = metaspace or (None, False)
+        self._segments_open = self._metaspace == "always"
 
     def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
         if self._normalizer is None and self._metaspace is None:
@@ -97,7 +99,9 @@ class WordModel(ModelTokenizer):
         normalized, align = text, [(index, index + 1) for index in range(len(text))]
         if self._normalizer is not None:
             normalized, align = self._normalizer(normalized, align)
-        if self._metaspace is not None:
+        if self._after_words:
+            normalized, align = self._prefix_words(normalized, align, at_start)
+        elif self._metaspace is not None:
             # Metaspace's own text changes: spaces become ▁ (one for one), and a ▁ put
             # before a segment that opens without one, in the place of its first character.
             normalized = normalized.replace(" ", SPACE)
@@ -107,6 +111,25 @@ class WordModel(ModelTokenizer):
             return normalized, None
         # Each normalized character's start and end, one after the other (see _origin_span).
         return normalized, [offset for pair in align for offset in pair]
+
+    def _prefix_words(self, text: str, align: list[tuple[int, int]], at_start: bool) -> Aligned:
+        """Metaspace after a WhitespaceSplit: a ``▁`` before each word that opens without
+        one (``first``: the word at the text's very start only), in the place of its first
+        character; the words joined by one space, where the pre-tokenizer cuts them again."""
+        parts: list[str] = []
+        aligned: list[tuple[int, int]] = []
+        for start, end in self._words(text, [(0, len(text))]):
+            if parts:
+                parts.append(" ")
+                aligned.append(align[start - 1])
+            word = text[start:end]
+            first = self._metaspace == "always" or (self._metaspace == "first" and at_start and align[start][0] == 0)
+            if first and not word.startswith(SPACE):
+                parts.append(SPACE)
+                aligned.append(align[start])
+            parts.append(word)
+            aligned.extend(align[start:end])
+        return "".join(parts), aligned
 
     def _origin_span(self, origin: list[int], start: int, end: int) -> tuple[int, int]:
         # From the first character's start to the last one's end, as HF places a token.
@@ -143,6 +166,20 @@ class HFWordPiece(WordModel):
         self.prefix = prefix
         self.max_input_chars_per_word = longest
 
+    method = "the longest vocabulary entry at each position, greedily"
+
+    def search(self, chunk: str) -> dict[str, object]:
+        """The greedy cut of ``chunk``: each position's candidates, longest first, and the
+        one found (``null``: none, so the word is the unknown token); ``too_long``: the word
+        has more characters than ``max_input_chars_per_word``."""
+        steps = self.lookups(chunk)
+        return {
+            "kind": "WordPiece",
+            "lookups": [{"start": step.start, "tried": step.tried, "found": step.found} for step in steps],
+            "too_long": not steps and bool(chunk),
+            "unknown": not steps or steps[-1].found is None,
+        }
+
     def lookups(self, chunk: str) -> list[Lookup]:
         """Each position of the greedy cut of ``chunk`` (a pre-tokenizer's chunk, normalized)
         with every candidate tried there, longest first; empty when the word is too long."""
@@ -177,6 +214,11 @@ class HFWordLevel(WordModel):
     """A ``WordLevel`` tokenizer.json: each chunk is its own entry or the unknown token."""
 
     kind = "Hugging Face WordLevel"
+    method = "each word looked up whole"
+
+    def search(self, chunk: str) -> dict[str, object]:
+        """The lookup of ``chunk``: whether it is a vocabulary entry (else the unknown token)."""
+        return {"kind": "WordLevel", "lookup": chunk, "found": chunk in self.ids}
 
     def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
         token_id = self.ids.get(chunk)
@@ -246,11 +288,20 @@ class HFUnigram(WordModel):
     kind = "Hugging Face Unigram"
     priority_name = "score"
 
-    def __init__(self, source: str, pieces: list[tuple[str, float]], unk_id: int | None, *args: Any, **options: Any):
+    def __init__(
+        self,
+        source: str,
+        pieces: list[tuple[str, float]],
+        unk_id: int | None,
+        *args: Any,
+        byte_fallback: bool = False,
+        **options: Any,
+    ):
         vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
         unk_token = pieces[unk_id][0] if unk_id is not None else "<unk>"
         super().__init__(source, vocab, args[0], unk_token, args[1], **options)
         self.unk_id = unk_id
+        self.byte_fallback = byte_fallback
         self.scores = [score for _, score in pieces]
         # HF's kUnkPenalty: an unknown character scores 10 less than the lowest piece.
         self.unknown_score = min(self.scores, default=0.0) - 10.0
@@ -287,17 +338,38 @@ class HFUnigram(WordModel):
         end = len(chunk)
         while end > 0:
             start, token_id = best[end]
-            if token_id is None and spans and spans[-1][2]:
-                spans[-1] = (start, spans[-1][1], True)  # unknown characters in a row are fused
+            # Unknown characters in a row are fused, and so is a piece whose ID is the
+            # unknown token's, as HF fuses them (by ID).
+            unknown = token_id is None or token_id == self.unk_id
+            if unknown and spans and spans[-1][2]:
+                spans[-1] = (start, spans[-1][1], True)
             else:
-                spans.append((start, end, token_id is None))
+                spans.append((start, end, unknown))
             end = start
         spans.reverse()
         if any(unknown for *_, unknown in spans) and self.unk_id is None:
             return self._unknown(chunk)
-        ids = tuple(self.ids.get(chunk[start:end], self.unk_id or 0) for start, end, _ in spans)
-        shown = tuple(chunk[start:end] for start, end, _ in spans)
-        return ChunkTokens(ids, shown, tuple(span[0] for span in spans), tuple(span[1] for span in spans))
+        if not self.byte_fallback:
+            ids = tuple(self.ids.get(chunk[start:end], self.unk_id or 0) for start, end, _ in spans)
+            shown = tuple(chunk[start:end] for start, end, _ in spans)
+            return ChunkTokens(ids, shown, tuple(span[0] for span in spans), tuple(span[1] for span in spans))
+        found: list[tuple[int, str, int, int]] = []
+        for start, end, _ in spans:
+            text = chunk[start:end]
+            token_id = self.ids.get(text)
+            pieces = [f"<0x{byte:02X}>" for byte in text.encode("utf-8")]
+            if token_id is None and all(piece in self.ids for piece in pieces):
+                # HF's byte fallback: each byte of a run of unknown characters, each over the run.
+                found.extend((self.ids[piece], piece, start, end) for piece in pieces)
+            else:
+                found.append((self.unk_id if token_id is None else token_id, text, start, end))  # type: ignore[arg-type]
+        return ChunkTokens(*map(tuple, zip(*found, strict=True)))  # type: ignore[arg-type]
+
+    method = "the cut whose pieces' scores sum highest"
+
+    def search(self, chunk: str) -> dict[str, object]:
+        """:func:`unigram_search` of :meth:`segmentations`."""
+        return unigram_search([path._asdict() for path in self.segmentations(chunk)])
 
     def segmentations(self, chunk: str, count: int = 2) -> list[Segmentation]:
         """The ``count`` best cuts of ``chunk`` (a pre-tokenizer's chunk, normalized), best
@@ -326,19 +398,34 @@ class HFUnigram(WordModel):
         return Segmentation(pieces[::-1], scores[::-1], total)
 
 
-def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, PreTokenizer], str | None]:
+def unigram_search(paths: list[dict[str, Any]]) -> dict[str, object]:
+    """A Unigram model's search for a chunk: the cut taken (``best``: its pieces, each
+    piece's score, the total) and the best other cut (``alternative``, ``null`` when there
+    is none): why this split won."""
+    return {"kind": "Unigram", "best": paths[0] if paths else None, "alternative": paths[1] if len(paths) > 1 else None}
+
+
+def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, PreTokenizer], tuple[str, bool] | None]:
     """The normalizer and the pre-tokenizer's cut, and a Metaspace pre-tokenizer's
-    prepend_scheme: alone, its changes are the text's (see WordModel._normalize), its
-    ``split`` a Split on ``▁`` merged with the next."""
+    prepend_scheme with whether it follows a ``WhitespaceSplit`` (T5's, XLM-R's layout):
+    its changes are the text's (see WordModel._normalize), its ``split`` a Split on ``▁``
+    merged with the next."""
     normalizer = build_normalizer(path, data.get("normalizer"))
     spec = data.get("pre_tokenizer")
+    words = False
+    if isinstance(spec, dict) and spec.get("type") == "Sequence":
+        parts = spec.get("pretokenizers") or []
+        if [part.get("type") for part in parts] == ["WhitespaceSplit", "Metaspace"]:
+            spec, words = parts[1], True
     if not (isinstance(spec, dict) and spec.get("type") == "Metaspace"):
         return (normalizer, build_pre_tokenizer(path, spec)), None
     scheme = spec.get("prepend_scheme") or ("always" if spec.get("add_prefix_space", True) else "never")
     if spec.get("replacement", SPACE) != SPACE or scheme not in ("always", "first", "never"):
         raise ValueError(f"{path}: the Metaspace pre-tokenizer {spec!r:.120} is not supported")
-    split = {"type": "Split", "pattern": {"String": SPACE}, "behavior": "MergedWithNext"}
-    return (normalizer, build_pre_tokenizer(path, split if spec.get("split", True) else None)), scheme
+    cuts: list[dict[str, Any]] = [{"type": "WhitespaceSplit"}] if words else []
+    if spec.get("split", True):
+        cuts.append({"type": "Split", "pattern": {"String": SPACE}, "behavior": "MergedWithNext"})
+    return (normalizer, build_pre_tokenizer(path, {"type": "Sequence", "pretokenizers": cuts})), (scheme, words)
 
 
 def _unigram_pieces(path: str, model: dict[str, Any]) -> list[tuple[str, float]]:
@@ -348,8 +435,6 @@ def _unigram_pieces(path: str, model: dict[str, Any]) -> list[tuple[str, float]]
         for entry in vocab
     ):
         raise ValueError(f"{path}: a Unigram model.vocab must be [piece, score] pairs")
-    if model.get("byte_fallback"):
-        raise ValueError(f"{path}: byte_fallback in a Unigram model is not supported")
     return [(piece, float(score)) for piece, score in vocab]
 
 
@@ -373,7 +458,8 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         pieces = _unigram_pieces(source, model)
         if unk_id is not None and not (isinstance(unk_id, int) and 0 <= unk_id < len(pieces)):
             raise ValueError(f"{source}: model.unk_id {unk_id!r:.20} is no piece's")
-        return HFUnigram(source, pieces, unk_id, stages, decoder, **options)
+        byte_fallback = bool(model.get("byte_fallback"))
+        return HFUnigram(source, pieces, unk_id, stages, decoder, byte_fallback=byte_fallback, **options)
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")

@@ -5,7 +5,8 @@ content: a Hugging Face ``tokenizer.json`` of a BPE model (byte-level: GPT-2, Ll
 GPT-4o…; or Metaspace ``▁`` with byte fallback: Llama 2, Mistral converted;
 :mod:`~glassllm.formats.hf_bpe`; or WordPiece, WordLevel and Unigram,
 :mod:`~glassllm.formats.hf_word_models`), a Tekken JSON (:mod:`~glassllm.formats.tekken`) or a
-SentencePiece BPE ``.model`` (:mod:`~glassllm.formats.sentencepiece_bpe`). Each satisfies
+SentencePiece ``.model``, BPE (:mod:`~glassllm.formats.sentencepiece_bpe`) or Unigram
+(:mod:`~glassllm.formats.sentencepiece_unigram`). Each satisfies
 :class:`glassllm.pipeline.any_tokenizer.AnyTokenizer`, as glassllm's own :class:`~glassllm.Tokenizer`
 does, so the command line and :func:`glassllm.compare` take any of them.
 """
@@ -29,11 +30,11 @@ __all__ = ["EXPECTED", "load_model", "model_kind", "read_model_file"]
 
 EXPECTED = (
     "a glassllm tokenizer JSON, a Hugging Face tokenizer.json (BPE, WordPiece, WordLevel or Unigram), a Tekken JSON"
-    " or a SentencePiece BPE .model"
+    " or a SentencePiece .model (BPE or Unigram)"
 )
 _EXPECTED_PT = (
     "um JSON de tokenizador do glassllm, um tokenizer.json da Hugging Face (BPE, WordPiece, WordLevel ou Unigram),"
-    " um JSON Tekken ou um .model BPE do SentencePiece"
+    " um JSON Tekken ou um .model do SentencePiece (BPE ou Unigram)"
 )
 
 

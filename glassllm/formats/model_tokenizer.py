@@ -400,6 +400,16 @@ class ModelTokenizer:
             steps.append(MergeStep(rank, (merge.left, merge.right), result, None, pieces, score))
         return steps
 
+    # How the model turns a chunk into pieces, for a person: merges, or (a model that does
+    # not merge) the search that :meth:`search` shows.
+    method = "merges"
+
+    def search(self, chunk: str) -> dict[str, object] | None:
+        """How a model that does not merge cut ``chunk`` (a chunk as :meth:`explain` gives
+        it), as plain data (``glassllm explain --json``'s ``"search"``); ``None`` for a
+        BPE model, whose merge steps say it."""
+        return None
+
     def derivation(self, piece: str) -> list[tuple[str, str, str]]:
         """How ``piece`` (a vocabulary entry) is built: ``(result, left, right)``
         merges, the last one first."""

@@ -308,9 +308,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     ),
     "model.not_bpe": (
         "{path}: not a BPE model ({found}); glassllm reads BPE models"
-        " (and WordPiece, WordLevel, Unigram tokenizer.json)",
+        " (and WordPiece, WordLevel, Unigram tokenizer.json, SentencePiece Unigram .model)",
         "{path}: não é um modelo BPE ({found}); o glassllm lê modelos BPE"
-        " (e tokenizer.json WordPiece, WordLevel, Unigram)",
+        " (e tokenizer.json WordPiece, WordLevel, Unigram, .model Unigram do SentencePiece)",
     ),
     "hub.absent": (
         "{spec}: {repo} is not in the local Hugging Face cache ({cache}); glassllm never downloads: "

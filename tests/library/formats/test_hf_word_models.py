@@ -240,7 +240,7 @@ def test_glassllm_encode_reads_a_wordpiece_file(word_files):
 @pytest.mark.parametrize(
     ("change", "refused"),
     [
-        ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "the normalizer 'Precompiled'"),
+        ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": 7}}, "the normalizer 'Precompiled'"),
         ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "the pre-tokenizer 'UnicodeScripts'"),
         ({"pre_tokenizer": {"type": "ByteLevel"}}, "the pre-tokenizer 'ByteLevel'"),
         ({"decoder": {"type": "ByteLevel"}}, "the decoder 'ByteLevel'"),

@@ -71,7 +71,8 @@ def test_anything_else_gets_one_error_naming_the_file_and_what_was_expected(tmp_
     assert EXPECTED in str(raised.value)
     assert describe(raised.value, "pt").endswith(
         "não é um arquivo de tokenizador: esperava um JSON de tokenizador do glassllm, um tokenizer.json "
-        "da Hugging Face (BPE, WordPiece, WordLevel ou Unigram), um JSON Tekken ou um .model BPE do SentencePiece"
+        "da Hugging Face (BPE, WordPiece, WordLevel ou Unigram), um JSON Tekken"
+        " ou um .model do SentencePiece (BPE ou Unigram)"
     )
     with pytest.raises(FileNotFoundError, match=r"nowhere\.model"):
         load_tokenizer(tmp_path / "nowhere.model")
@@ -123,15 +124,15 @@ def test_a_metaspace_tokenizer_json_is_recognized_from_the_content(converted, tm
     assert loaded.encode("Era uma vez ⿰") == load_tokenizer(model_file("mistral-v1")).encode("Era uma vez ⿰")
 
 
-def test_a_unigram_sentencepiece_model_is_not_a_bpe_model(tmp_path):
+def test_a_char_sentencepiece_model_is_refused_by_its_type(tmp_path):
     sentencepiece = pytest.importorskip("sentencepiece")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text((CORPORA / "en" / "heldout.txt").read_text(encoding="utf-8")[:20000], encoding="utf-8")
     sentencepiece.SentencePieceTrainer.train(
-        input=str(corpus), model_prefix=str(tmp_path / "uni"), model_type="unigram", vocab_size=200, minloglevel=2
+        input=str(corpus), model_prefix=str(tmp_path / "char"), model_type="char", vocab_size=200, minloglevel=2
     )
-    with pytest.raises(ValueError, match=r"uni\.model: not a BPE model \(SentencePiece unigram\)"):
-        load_tokenizer(tmp_path / "uni.model")
+    with pytest.raises(ValueError, match=r"char\.model: not a BPE model \(SentencePiece char\)"):
+        load_tokenizer(tmp_path / "char.model")
 
 
 def test_a_truncated_sentencepiece_model_is_no_tokenizer(tmp_path):
