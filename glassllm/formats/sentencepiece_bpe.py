@@ -85,6 +85,7 @@ class SentencePieceBPE(MetaspaceModel):
             around=((bos_id,) if 0 <= bos_id < len(pieces) else (), ()),
         )
         self._score_of = self.scores.get
+        self._merge_table = ({piece: -score for piece, score in self.scores.items()}, "")
 
     def _rank(self, left: str, right: str) -> float | None:
         score = self._score_of(left + right)
