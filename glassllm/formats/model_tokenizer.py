@@ -341,7 +341,8 @@ class ModelTokenizer:
         """One :class:`~glassllm.TokenSpan` per token of ``encode(text)``, with offsets
         in ``text`` (see the module's docstring for split characters); ``at_start=False``:
         ``text`` continues a text (see :meth:`can_cut`)."""
-        columns = self.encode_columns(text, at_start=at_start)
+        require_text(text)
+        columns = self._columns(text, at_start)
         # Records of strings and ints only: the collections that allocating millions of
         # them triggers would find nothing to free.
         with collector_paused():
@@ -363,6 +364,9 @@ class ModelTokenizer:
         """:meth:`encode_spans` as columns: what the language server keeps of a document,
         built column by column, each a pass in C, without a record per token."""
         require_text(text)
+        return self._columns(text, at_start)
+
+    def _columns(self, text: str, at_start: bool) -> TokenColumns:
         if type(self)._origin_span is not ModelTokenizer._origin_span:
             spans = self._spans_one_by_one(text, at_start)
             return TokenColumns(*(list(column) for column in zip(*spans, strict=True))) if spans else _no_columns()
