@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from itertools import accumulate, chain, islice, repeat
-from operator import itemgetter
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import itemgetter, not_
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -244,23 +244,23 @@ class Tokenizer:
 
     def _cached(self, chunks: list[str], cache: LruCache[str, _T]) -> list[_T]:
         """Each chunk's entry in ``cache`` (the full one or the IDs-only one), encoding
-        the chunks not seen yet."""
+        the chunks not seen yet: each distinct one once, and kept apart from the cache,
+        so a text of more distinct chunks than the cache holds still gets them all."""
         found = list(map(cache.recent.get, chunks))
         if None in found:
-            for index, entry in enumerate(found):
+            fresh: dict[str, _T] = {}
+            for chunk in set(compress(chunks, map(not_, found))):
+                entry = cache.get(chunk)
                 if entry is None:
-                    chunk = chunks[index]
-                    entry = cache.get(chunk)
-                    if entry is None:
-                        self._encode_chunk(chunk)  # fills both caches
-                        entry = cache.recent[chunk]
-                    found[index] = entry
+                    encoded = self._encode_chunk(chunk)  # fills both caches
+                    entry = encoded if cache is self._cache else encoded.ids  # type: ignore[assignment]
+                fresh[chunk] = entry  # type: ignore[assignment]
+            found = list(map(fresh.get, chunks, found))
         return found  # type: ignore[return-value]
 
     def _encode_chunk(self, chunk: str) -> _Encoded:
         pieces, _ = apply_merges(chunk, self.ranks)
-        get = self._ids.get
-        ids = tuple(get(piece, UNK_ID) for piece in pieces)
+        ids = tuple(map(self._ids.get, pieces, repeat(UNK_ID)))
         entry = _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
         self._cache.put(chunk, entry)
         self._ids_cache.put(chunk, ids)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
+from itertools import accumulate
 
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.pipeline.tokens import as_ids
@@ -88,14 +89,12 @@ class ByteLevelModel(ModelTokenizer):
         return list(piece)
 
     def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
-        ids = []
-        for piece in pieces:
-            token_id = self.ids.get(piece)
-            if token_id is None:
-                raise ValueError(f"{self.source}: the piece {readable(piece)!r} is not in the vocabulary")
-            ids.append(token_id)
+        ids = tuple(map(self.ids.get, pieces))
+        if None in ids:
+            missing = pieces[ids.index(None)]
+            raise ValueError(f"{self.source}: the piece {readable(missing)!r} is not in the vocabulary")
         starts, ends = char_ranges(chunk, list(map(len, pieces)))
-        return ChunkTokens(tuple(ids), tuple(pieces), starts, ends)
+        return ChunkTokens(ids, tuple(pieces), starts, ends)  # type: ignore[arg-type]
 
     def readable(self, piece: str) -> str:
         return piece if piece in self.specials or piece in self._matched else readable(piece)
@@ -110,11 +109,8 @@ def char_ranges(chunk: str, byte_lengths: list[int]) -> tuple[tuple[int, ...], t
     """Character offsets in ``chunk`` of consecutive runs of its UTF-8 bytes: a run covers
     every character it holds a byte of."""
     if chunk.isascii():
-        starts, at = [], 0
-        for length in byte_lengths:
-            starts.append(at)
-            at += length
-        return tuple(starts), (*starts[1:], at)
+        ends = tuple(accumulate(byte_lengths))
+        return (0, *ends[:-1]), ends
     char_of_byte: list[int] = []
     for index, character in enumerate(chunk):
         char_of_byte.extend([index] * len(character.encode("utf-8", "replace")))

@@ -125,6 +125,7 @@ class HFByteLevelBPE(ByteLevelModel):
         self._nfc = nfc
         self.ignore_merges = ignore_merges
         self._rank_of = self.ranks.get
+        self._merge_table = (self.ranks, " ")
 
     def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
         return normalize_with_offsets(text) if self._nfc else (text, None)
@@ -190,6 +191,7 @@ class HFMetaspaceBPE(MetaspaceModel):
         self.kind = "Hugging Face BPE (Metaspace ▁" + (", byte fallback)" if byte_fallback else ")")
         self.ranks = _ranks(merges)
         self._rank_of = self.ranks.get
+        self._merge_table = (self.ranks, " ")
 
     def _rank(self, left: str, right: str) -> float | None:
         return self._rank_of(f"{left} {right}")

@@ -10,15 +10,21 @@ Each applies one merge at a time: the best-ranked adjacent pair, the leftmost on
 equals, as ``tokenizers``' word merge, tiktoken's ``_byte_pair_merge`` and SentencePiece's
 agenda do. :func:`merge_symbols` keeps the symbols in a linked list and the candidate
 pairs in a heap, so a long chunk (a run of 100,000 letters) costs ``n log n``, not ``n²``.
+Where a pair's priority is a table's entry for ``left + separator + right`` (every format
+here), :func:`merge_by_table` finds the same merges in the way tiktoken does: the
+priorities in a list, the best found by ``min`` in C, only the two pairs beside a merge
+looked up again. Quadratic, but three times faster on the short chunks that make up text.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from itertools import pairwise, repeat
+from math import inf
 from typing import NamedTuple
 
-__all__ = ["Merge", "PairRank", "merge_symbols"]
+__all__ = ["Merge", "PairRank", "merge_by_table", "merge_symbols"]
 
 # The priority of merging ``left`` and ``right`` (lower first), or ``None`` when they do not merge.
 PairRank = Callable[[str, str], "float | None"]
@@ -81,3 +87,25 @@ def merge_symbols(symbols: list[str], rank: PairRank, record: bool = False) -> t
             if found is not None:
                 push(heap, (found, index, joined, neighbour))
     return [symbol for symbol in current if symbol is not None], merges
+
+
+def merge_by_table(symbols: list[str], priorities: Mapping[str, float], separator: str) -> list[str]:
+    """:func:`merge_symbols`'s final symbols where the priority of merging ``left`` and
+    ``right`` is ``priorities[left + separator + right]`` (no entry: they do not merge).
+
+    Each step merges the leftmost pair of the best priority, as the heap does."""
+    parts = list(symbols)
+    get = priorities.get
+    found = list(map(get, map(separator.join, pairwise(parts)), repeat(inf)))
+    while found:
+        best = min(found)
+        if best == inf:
+            break
+        at = found.index(best)
+        parts[at : at + 2] = (parts[at] + parts[at + 1],)
+        del found[at]
+        if at:
+            found[at - 1] = get(parts[at - 1] + separator + parts[at], inf)
+        if at < len(found):
+            found[at] = get(parts[at] + separator + parts[at + 1], inf)
+    return parts

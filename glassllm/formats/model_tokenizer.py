@@ -18,12 +18,13 @@ dummy prefix ``▁`` of SentencePiece) is an empty span where it stands.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import accumulate, chain, repeat
-from operator import add, attrgetter
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate, chain, compress, repeat
+from operator import add, attrgetter, not_
+from typing import NamedTuple, TypeVar
 
-from glassllm.formats.merging import Merge, merge_symbols
+from glassllm.formats.merging import Merge, merge_by_table, merge_symbols
+from glassllm.pipeline.bpe import collector_paused
 
 # One rule for what counts as text and as token IDs, glassllm's own tokenizer's.
 from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan, as_ids, require_text
@@ -32,9 +33,16 @@ __all__ = ["CUT_WITHIN_CONTEXT", "ChunkTokens", "ModelTokenizer", "Segment", "To
 
 # Distinct chunks kept before the cache starts afresh (as glassllm's own tokenizer does).
 _CACHE_LIMIT = 1 << 17
+# Chunks of more symbols than this merge by the heap (n log n), shorter ones by the table.
+_TABLE_MERGE_LIMIT = 256
+
+_T = TypeVar("_T")
 
 
 _IDS, _PIECES, _STARTS, _ENDS = map(attrgetter, ("ids", "pieces", "starts", "ends"))
+
+# ``tuple.__new__(TokenSpan, fields)`` builds a record without a Python-level call.
+_new_span = tuple.__new__
 
 
 class Segment(NamedTuple):
@@ -146,6 +154,10 @@ class ModelTokenizer:
     def _rank(self, left: str, right: str) -> float | None:
         """The priority of merging ``left`` and ``right`` (lower first), or ``None``."""
         raise NotImplementedError
+
+    # ``(priorities, separator)`` when :meth:`_rank` is ``priorities[left + separator +
+    # right]``: then short chunks merge by the table (see merging.merge_by_table).
+    _merge_table: tuple[Mapping[str, float], str] | None = None
 
     def _whole(self, chunk: str, symbols: list[str]) -> int | None:
         """The ID that stands for the whole chunk without merging, if the format has one."""
@@ -285,13 +297,29 @@ class ModelTokenizer:
             if whole is not None:
                 entry = ChunkTokens((whole,), (self.vocab[whole],), (0,), (len(chunk),))
             else:
-                entry = self._tokens(chunk, merge_symbols(symbols, self._rank)[0])
+                entry = self._tokens(chunk, self._merged(symbols))
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
                 self._ids_cache.clear()
             self._cache[chunk] = entry
             self._ids_cache[chunk] = entry.ids
         return entry
+
+    def _merged(self, symbols: list[str]) -> list[str]:
+        table = self._merge_table
+        if table is not None and len(symbols) <= _TABLE_MERGE_LIMIT:
+            return merge_by_table(symbols, *table)
+        return merge_symbols(symbols, self._rank)[0]
+
+    def _fill(self, chunks: list[str], found: list[_T | None], cache: dict[str, _T]) -> list[_T]:
+        """``found`` (each chunk's entry in ``cache``, ``None`` where it has none) with the
+        missing entries encoded: each distinct chunk once, in C but for the merging, and
+        kept apart from the cache, so a text of more distinct chunks than the cache holds
+        still gets them all."""
+        missing = set(compress(chunks, map(not_, found)))
+        entries = [self._encode_chunk(chunk) for chunk in missing]
+        fresh = dict(zip(missing, map(_IDS, entries) if cache is self._ids_cache else entries, strict=True))
+        return list(map(fresh.get, chunks, found))  # type: ignore[arg-type]
 
     def encode(self, text: str) -> list[int]:
         """The IDs of ``text``'s own tokens: nothing added around them (see ``around``)."""
@@ -305,7 +333,7 @@ class ModelTokenizer:
             chunks = self._chunk_texts(normalized)
             found = list(map(self._ids_cache.get, chunks))
             if None in found:
-                found = [entry or self._encode_chunk(chunk).ids for entry, chunk in zip(found, chunks, strict=True)]
+                found = self._fill(chunks, found, self._ids_cache)
             ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
         return ids
 
@@ -314,6 +342,14 @@ class ModelTokenizer:
         in ``text`` (see the module's docstring for split characters); ``at_start=False``:
         ``text`` continues a text (see :meth:`can_cut`)."""
         require_text(text)
+        columns = self._columns(text, at_start)
+        # Records of strings and ints only: the collections that allocating millions of
+        # them triggers would find nothing to free.
+        with collector_paused():
+            return list(map(_new_span, repeat(TokenSpan), zip(*columns, strict=True)))
+
+    def _spans_one_by_one(self, text: str, at_start: bool) -> list[TokenSpan]:
+        """:meth:`encode_spans` chunk by chunk, for a format that places offsets its own way."""
         spans: list[TokenSpan] = []
         for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
             if place is None:
@@ -325,10 +361,16 @@ class ModelTokenizer:
         return spans
 
     def encode_columns(self, text: str, *, at_start: bool = True) -> TokenColumns:
-        """:meth:`encode_spans` as columns, several times faster where the chunks tile
-        the text as given (no normalization moved an offset, no gap between chunks)."""
+        """:meth:`encode_spans` as columns: what the language server keeps of a document,
+        built column by column, each a pass in C, without a record per token."""
         require_text(text)
-        columns = TokenColumns([], [], [], [], [])
+        return self._columns(text, at_start)
+
+    def _columns(self, text: str, at_start: bool) -> TokenColumns:
+        if type(self)._origin_span is not ModelTokenizer._origin_span:
+            spans = self._spans_one_by_one(text, at_start)
+            return TokenColumns(*(list(column) for column in zip(*spans, strict=True))) if spans else _no_columns()
+        columns = _no_columns()
         ids, pieces, starts, ends, chunks = columns
         number = 0
         for segment in self.segments(text):
@@ -341,30 +383,39 @@ class ModelTokenizer:
                 number += 1
                 continue
             normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
-            texts = self._chunk_texts(normalized)
-            if origin is not None or sum(map(len, texts)) != len(normalized):
-                spans = self.encode_spans(text, at_start=at_start)
-                return TokenColumns(
-                    [span.id for span in spans],
-                    [span.piece for span in spans],
-                    [span.start for span in spans],
-                    [span.end for span in spans],
-                    [span.chunk for span in spans],
-                )
-            found = list(map(self._cache.get, texts))
-            if None in found:
-                found = [entry or self._encode_chunk(chunk) for entry, chunk in zip(found, texts, strict=True)]
-            # Column by column, each a pass in C: a chunk's offsets are relative to it,
-            # so each is shifted by its chunk's start, repeated once per token.
-            counts = list(map(len, map(_IDS, found)))
-            shifts = list(chain.from_iterable(map(repeat, accumulate(map(len, texts), initial=segment.start), counts)))
-            ids.extend(chain.from_iterable(map(_IDS, found)))
-            pieces.extend(chain.from_iterable(map(_PIECES, found)))
-            starts.extend(map(add, chain.from_iterable(map(_STARTS, found)), shifts))
-            ends.extend(map(add, chain.from_iterable(map(_ENDS, found)), shifts))
-            chunks.extend(chain.from_iterable(map(repeat, range(number, number + len(found)), counts)))
-            number += len(found)
+            number = self._segment_columns(columns, normalized, origin, segment.start, number)
         return columns
+
+    def _segment_columns(
+        self, columns: TokenColumns, normalized: str, origin: list[int] | None, offset: int, number: int
+    ) -> int:
+        """Add the tokens of a normalized segment (``origin``: see :meth:`_normalize`) that
+        starts at ``offset`` in the text to ``columns``; the number of the next chunk."""
+        texts = self._chunk_texts(normalized)
+        if sum(map(len, texts)) == len(normalized):
+            firsts: Iterable[int] = accumulate(map(len, texts), initial=offset if origin is None else 0)
+        else:
+            bounds = list(self._chunk_bounds(normalized))
+            texts = [normalized[start:end] for start, end in bounds]
+            firsts = [start + offset if origin is None else start for start, _ in bounds]
+        found = list(map(self._cache.get, texts))
+        if None in found:
+            found = self._fill(texts, found, self._cache)
+        # A chunk's offsets are relative to it: each is shifted by its chunk's start,
+        # repeated once per token (and then read through ``origin``, if any).
+        counts = list(map(len, map(_IDS, found)))
+        shifts = list(chain.from_iterable(map(repeat, firsts, counts)))
+        ids, pieces, starts, ends, chunks = columns
+        ids.extend(chain.from_iterable(map(_IDS, found)))
+        pieces.extend(chain.from_iterable(map(_PIECES, found)))
+        first = map(add, chain.from_iterable(map(_STARTS, found)), shifts)
+        last = map(add, chain.from_iterable(map(_ENDS, found)), shifts)
+        if origin is not None:
+            first, last = (map(add, map(origin.__getitem__, column), repeat(offset)) for column in (first, last))
+        starts.extend(first)
+        ends.extend(last)
+        chunks.extend(chain.from_iterable(map(repeat, range(number, number + len(found)), counts)))
+        return number + len(found)
 
     def explain(self, text: str, *, at_start: bool = True) -> list[ChunkExplanation]:
         """Every chunk of ``text`` with each merge step in the order the model applies
@@ -455,6 +506,10 @@ _INK_CONTEXT = 16
 
 # How much of the text on each side of a position can_cut_within reads.
 CUT_WITHIN_CONTEXT = 16
+
+
+def _no_columns() -> TokenColumns:
+    return TokenColumns([], [], [], [], [])
 
 
 def _first_ink(text: str) -> int | None:

@@ -95,6 +95,7 @@ class SentencePieceBPE(MetaspaceModel):
             around=((bos_id,) if 0 <= bos_id < len(pieces) else (), ()),
         )
         self._score_of = self.scores.get
+        self._merge_table = ({piece: -score for piece, score in self.scores.items()}, "")
         # A rule other than identity with spaces kept (Mistral's, Llama 2's): SentencePiece's
         # normalizer, for the text's start and for a segment after a matched special token.
         self._normalizers = normalizers

@@ -84,6 +84,7 @@ class Tekken(ByteLevelModel):
         self._split = Split(compile_pattern(pattern), keep_gaps=False)
         self._cuttable = not looks_back(self._split.pattern)
         self._rank_of = self.ranks.get
+        self._merge_table = (self.ranks, "")
 
     def _chunk_bounds(self, normalized: str) -> Iterable[tuple[int, int]]:
         return self._split.bounds(normalized, 0, len(normalized))

@@ -62,15 +62,26 @@ def apply_merges(chunk: str, ranks: Mapping[Pair, int]) -> tuple[list[str], list
     symbols = list(chunk)
     applied: list[Pair] = []
     get = ranks.get
-    while len(symbols) > 1:
-        pairs = list(pairwise(symbols))
-        pair_ranks = list(map(get, pairs, repeat(_NEVER)))
+    pair_ranks = list(map(get, pairwise(symbols), repeat(_NEVER)))
+    while pair_ranks:
         best = min(pair_ranks)
         if best == _NEVER:
             break
-        pair = pairs[pair_ranks.index(best)]
-        symbols = merge(symbols, pair)
+        at = pair_ranks.index(best)
+        pair = (symbols[at], symbols[at + 1])
         applied.append(pair)
+        if pair_ranks.count(best) > 1:  # the pair may occur again: merge it everywhere
+            symbols = merge(symbols, pair)
+            pair_ranks = list(map(get, pairwise(symbols), repeat(_NEVER)))
+            continue
+        # Its only occurrence: only the pairs on either side change (the common case,
+        # where a step costs two lookups instead of a pass over the chunk).
+        symbols[at : at + 2] = (pair[0] + pair[1],)
+        del pair_ranks[at]
+        if at:
+            pair_ranks[at - 1] = get((symbols[at - 1], symbols[at]), _NEVER)
+        if at < len(pair_ranks):
+            pair_ranks[at] = get((symbols[at], symbols[at + 1]), _NEVER)
     return symbols, applied
 
 

@@ -17,18 +17,32 @@ Tekkenizer, tiktoken underneath):
   each given the same lines, and its IDs are checked equal to glassllm's.
 
 The ratio printed is the peer's time over glassllm's: above 1.0, glassllm is faster.
+
+``--passes`` measures what issue 32 targets instead, on corpora/pt/train.txt (7.4 MB) and
+corpora/pt/heldout.txt, one text at a time, given whole to glassllm: a fresh tokenizer's
+first ``encode`` (every distinct chunk merged once), the second (best of ``--repeat``),
+``encode_spans`` once the chunks are known (best of ``--repeat``), against the format's own
+library over the text's lines (HF ``encode_batch`` on all cores, ``sentencepiece`` on a list,
+Tekken's tiktoken per line) and tiktoken's ``encode_ordinary`` on the whole text, built offline
+from the same vocabulary and split pattern (Tekken's own tiktoken encoding; none for
+SentencePiece), whose IDs are checked equal to glassllm's (the peers over lines are checked by
+the default run: a chunk can cross a line break). It prints the ratios of the targets: first
+pass / peer, second pass / tiktoken, ``encode_spans`` / ``encode``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
-from glassllm import load_tokenizer
+from glassllm import TokenSpan, load_tokenizer
+from glassllm.formats.byte_level import from_symbols
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPORA = ROOT / "corpora"
@@ -88,19 +102,79 @@ def peers(name: str, path: Path) -> tuple[Callable[[], object], Callable[[object
     return lambda: sentencepiece.SentencePieceProcessor(model_file=str(path)), sp_encode
 
 
+def offline_tiktoken(name: str, path: Path, peer: object) -> Callable[[str], list[int]] | None:
+    """tiktoken's ``encode_ordinary`` for the model: built from a ``tokenizer.json``'s
+    vocabulary (each piece's bytes ranked by its ID, as tiktoken's files rank them) and
+    its split pattern, or Tekken's own encoding; ``None`` for SentencePiece."""
+    import tiktoken
+
+    if name == "tekken":
+        # Its ranks; a Tekken ID is the rank plus the special tokens' count (checked apart).
+        return peer._model.encode_ordinary  # type: ignore[attr-defined]
+    if path.suffix != ".json":
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    splits = data["pre_tokenizer"]["pretokenizers"]
+    pattern = next(part["pattern"]["Regex"] for part in splits if part["type"] == "Split")
+    ranks = {from_symbols(piece): token_id for piece, token_id in data["model"]["vocab"].items()}
+    return tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={}).encode_ordinary
+
+
+def report_passes(name: str, path: Path, corpus: str, repeat: int) -> None:
+    """The first and second pass, ``encode_spans``, and the peers, on one corpus text."""
+    text = (CORPORA / "pt" / corpus).read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    load_peer, encode_peer = peers(name, path)
+    peer = load_peer()
+    tok = load_tokenizer(path)
+    first, ids = timed(lambda: tok.encode(text))
+    second = best(repeat, lambda: tok.encode(text))
+    spans_time, spans = cast("tuple[float, list[TokenSpan]]", timed(lambda: tok.encode_spans(text)))
+    spans_time = min(spans_time, best(repeat - 1, lambda: tok.encode_spans(text)) if repeat > 1 else spans_time)
+    if [span.id for span in spans] != ids:
+        raise SystemExit(f"{name}: encode_spans' IDs differ from encode's")
+    del spans
+    peer_time = best(repeat, lambda: encode_peer(peer, lines))
+    encode_ordinary = offline_tiktoken(name, path, peer)
+    shown = f"{name:11s} {corpus:12s} first {first:6.2f} s  second {second:5.2f} s  spans {spans_time:5.2f} s"
+    shown += f"  peer {peer_time:5.2f} s"
+    ratios = f"first/peer {peer_time / first:4.2f} (≥ 1.0)  spans/encode {second / spans_time:4.2f} (≥ 0.5)"
+    if encode_ordinary is not None:
+        fast, found = cast("tuple[float, list[int]]", timed(lambda: encode_ordinary(text)))
+        fast = min(fast, best(repeat - 1, lambda: encode_ordinary(text)) if repeat > 1 else fast)
+        shift = peer.num_special_tokens if name == "tekken" else 0  # type: ignore[attr-defined]
+        if [token + shift for token in found] != ids:
+            raise SystemExit(f"{name}: tiktoken's IDs differ from glassllm's")
+        shown += f"  tiktoken {fast:5.2f} s"
+        ratios += f"  second/tiktoken {fast / second:4.2f} (≥ 0.8)  second/peer {peer_time / second:4.2f}"
+    print(shown)
+    print(f"{'':24s} {ratios}")
+
+
+MODEL_FILES = {
+    "llama3": MODELS / "llama3" / "tokenizer.json",
+    "gpt4o": MODELS / "gpt4o" / "tokenizer.json",
+    "mistral-v7": MODELS / "mistral" / "mistral_instruct_tokenizer_241114.model.v7",
+    "tekken": MODELS / "mistral" / "tekken_240911.json",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="glassllm against each format's own library on real models")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--passes", action="store_true", help="first and second pass, spans, tiktoken (issue 32)")
+    parser.add_argument("--models", nargs="+", choices=sorted(MODEL_FILES), default=sorted(MODEL_FILES))
     args = parser.parse_args()
-    models = {
-        "llama3": MODELS / "llama3" / "tokenizer.json",
-        "gpt4o": MODELS / "gpt4o" / "tokenizer.json",
-        "mistral-v7": MODELS / "mistral" / "mistral_instruct_tokenizer_241114.model.v7",
-        "tekken": MODELS / "mistral" / "tekken_240911.json",
-    }
+    models = {name: MODEL_FILES[name] for name in MODEL_FILES if name in args.models}
     missing = [str(path) for path in models.values() if not path.is_file()]
     if missing:
         raise SystemExit(f"missing {', '.join(missing)}: run `bash tests/fixtures/fetch_models.sh` first")
+    if args.passes:
+        print(f"glassllm from {Path(sys.modules['glassllm'].__file__ or '').parent}; best of {args.repeat}")
+        for corpus in ("train.txt", "heldout.txt"):
+            for name, path in models.items():
+                report_passes(name, path, corpus, args.repeat)
+        return
     books = [(CORPORA / language / "heldout.txt").read_text(encoding="utf-8") for language in ("pt", "en")]
     lines = [line for book in books for line in book.splitlines(keepends=True)]
     size = sum(len(book.encode("utf-8")) for book in books)
