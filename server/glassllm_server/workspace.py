@@ -10,7 +10,6 @@ tokens waits for it with :meth:`OpenDocuments.tokenized`. No pygls here.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import gc
 from collections.abc import Callable, Sequence
@@ -170,9 +169,11 @@ class OpenDocuments:
         task = self._tokenizing.get(document.uri)
         if task is not None and not task.done():
             return
-        # Without a running event loop (unit tests drive the server directly): lazily later.
-        with contextlib.suppress(RuntimeError):
-            self._tokenizing[document.uri] = asyncio.ensure_future(self._tokenize(document))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # unit tests drive the server without one: lazily later
+            return
+        self._tokenizing[document.uri] = loop.create_task(self._tokenize(document))
 
     async def _tokenize(self, document: Document) -> None:
         """The one task that tokenizes ``document``: short slices, then the event loop
