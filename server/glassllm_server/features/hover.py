@@ -78,6 +78,11 @@ class Hover(Feature):
             show=tokenizer.readable,
             priority=_priority(line_tokenizer, messages),
             facts=[*(messages("hover.matched"),) * matched, *split, *facts_lines(line_tokenizer.facts, messages)],
+            search=[]
+            if matched
+            else line_tokenizer.search_lines(
+                token.chunk.text, messages.locale, lambda piece: code(tokenizer.readable(piece))
+            ),
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
