@@ -19,7 +19,7 @@ from glassllm import load_tokenizer
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm.shown.search import method_text, search_lines
 from glassllm_server.render.markdown import code
-from tests.conftest import CORPORA
+from tests.library.formats.fixtures import trained_word_model
 from tests.server.oracle import position_of
 from tests.server.session import LOOP, GlassClient, configure_and_wait, hover, markdown, open_document
 
@@ -33,19 +33,7 @@ KINDS = ("WordPiece", "WordLevel", "Unigram")
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("model-kinds")
-    lines = (CORPORA / "pt" / "train.txt").read_text(encoding="utf-8")[:60_000].splitlines()
-    files = {}
-    for kind in KINDS:
-        unk = "[UNK]"
-        model = getattr(tokenizers.models, kind)
-        tokenizer = tokenizers.Tokenizer(model() if kind == "Unigram" else model(unk_token=unk))
-        tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
-        options: dict[str, Any] = {"unk_token": unk} if kind == "Unigram" else {}
-        trainer = getattr(tokenizers.trainers, f"{kind}Trainer")(vocab_size=600, special_tokens=[unk], **options)
-        tokenizer.train_from_iterator(lines, trainer=trainer)
-        files[kind] = folder / f"{kind}.json"
-        tokenizer.save(str(files[kind]))
-    return files
+    return {kind: trained_word_model(kind, folder / f"{kind}.json") for kind in KINDS}
 
 
 def _model(path: Path) -> ModelTokenizer:
