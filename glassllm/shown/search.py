@@ -50,6 +50,7 @@ _WORDS: dict[str, tuple[str, str]] = {
         "at offset {start}: tried {tried} → none found, so the whole word is the unknown token",
         "na posição {start}: tentou {tried} → nenhuma achada, então a palavra inteira é o token desconhecido",
     ),
+    "more": ("… {count} shorter", "… mais {count} menores"),
     "too_long": (
         "the word is longer than max_input_chars_per_word, so the unknown token",
         "a palavra é mais longa que max_input_chars_per_word, então o token desconhecido",
@@ -73,10 +74,12 @@ def search_lines(
     locale: Locale,
     piece: Callable[[str], str],
     score: Callable[[float], str] = "{:g}".format,
+    most: int | None = None,
 ) -> list[str]:
     """A tokenizer's ``search(chunk)`` as lines in ``locale``, one a step; ``piece``
     writes a piece or a word (as code, say), ``score`` a score or a total. None (a model
-    that merges) gives none."""
+    that merges) gives none. ``most``: the candidates a step names at most, the longest,
+    the others counted (a hover: a word of 100 characters tries 5,050 prefixes)."""
 
     def say(code: str, **fields: Any) -> str:
         english, portuguese = _WORDS[code]
@@ -93,7 +96,7 @@ def search_lines(
             say(
                 "prefix.found" if step["found"] else "prefix.missing",
                 start=step["start"],
-                tried=", ".join(map(piece, step["tried"])),
+                tried=_tried(step["tried"], piece, most, say),
                 found=step["found"] and piece(step["found"]),
             )
             for step in search["lookups"]
@@ -108,3 +111,10 @@ def search_lines(
     if search["best"] is not None and search["alternative"] is None:
         lines.append(say("cut.alone"))
     return lines
+
+
+def _tried(tried: list[str], piece: Callable[[str], str], most: int | None, say: Callable[..., str]) -> str:
+    """The candidates a step tried, longest first: ``most`` of them at most, then how many more."""
+    if most is None or len(tried) <= most:
+        return ", ".join(map(piece, tried))
+    return ", ".join(map(piece, tried[:most])) + " " + say("more", count=len(tried) - most)

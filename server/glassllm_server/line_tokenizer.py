@@ -185,10 +185,13 @@ class LineTokenizer(ABC):
         ``search`` data; None for a model that merges, whose steps say it."""
         return None
 
-    def search_lines(self, chunk: str, locale: Locale, piece: Callable[[str], str]) -> list[str]:
+    def search_lines(
+        self, chunk: str, locale: Locale, piece: Callable[[str], str], most: int | None = None
+    ) -> list[str]:
         """:meth:`search` worded by the library in ``locale``, one line a step (``piece``
-        writes a piece as the page or hover shows it); none for a model that merges."""
-        return search_lines(self.search(chunk), locale, piece)
+        writes a piece as the page or hover shows it; ``most``: the candidates a step
+        names at most); none for a model that merges."""
+        return search_lines(self.search(chunk), locale, piece, most=most)
 
     def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
         """``(rank, score)`` of a merge as a hover shows it beside the step (score: where

@@ -18,7 +18,11 @@ from glassllm_server.render.markdown import code
 from glassllm_server.render.model import facts_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["Hover"]
+__all__ = ["HOVER_CANDIDATES", "Hover"]
+
+# The prefixes a hover names per position of a greedy search, the longest (the rest are
+# counted; the explanation page names them all): a word of 100 characters tries 5,050.
+HOVER_CANDIDATES = 8
 
 
 def _priority(tokenizer: LineTokenizer, messages: Messages) -> Callable[[str, str], str | None]:
@@ -81,7 +85,7 @@ class Hover(Feature):
             search=[]
             if matched
             else line_tokenizer.search_lines(
-                token.chunk.text, messages.locale, lambda piece: code(tokenizer.readable(piece))
+                token.chunk.text, messages.locale, lambda piece: code(tokenizer.readable(piece)), HOVER_CANDIDATES
             ),
         )
         return types.Hover(

@@ -75,3 +75,10 @@ def test_every_tokenizer_class_method_is_worded_in_portuguese():
 )  # fmt: skip
 def test_search_lines(search, locale, expected):
     assert search_lines(search, locale, lambda piece: f"<{piece}>") == expected
+
+
+def test_a_step_names_at_most_so_many_candidates():
+    step = {"start": 0, "tried": ["abcd", "abc", "ab", "a"], "found": "a"}
+    search = {**WORDPIECE, "lookups": [step], "unknown": False}
+    assert search_lines(search, "en", str, most=2) == ["at offset 0: tried abcd, abc … 2 shorter → found a"]
+    assert search_lines(search, "pt", str, most=4) == ["na posição 0: tentou abcd, abc, ab, a → achou a"]

@@ -18,6 +18,7 @@ from lsprotocol import types
 from glassllm import load_tokenizer
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm.shown.search import method_text, search_lines
+from glassllm_server.features.hover import HOVER_CANDIDATES
 from glassllm_server.render.markdown import code
 from tests.library.formats.fixtures import trained_word_model
 from tests.server.oracle import position_of
@@ -42,8 +43,8 @@ def _model(path: Path) -> ModelTokenizer:
     return found
 
 
-def _worded(tok: ModelTokenizer, chunk: str, locale: Any = "en") -> list[str]:
-    return search_lines(tok.search(chunk), locale, lambda piece: code(tok.readable(piece)))
+def _worded(tok: ModelTokenizer, chunk: str, locale: Any = "en", most: int | None = None) -> list[str]:
+    return search_lines(tok.search(chunk), locale, lambda piece: code(tok.readable(piece)), most=most)
 
 
 async def _explain(client: GlassClient, uri: str) -> Any:
@@ -71,7 +72,7 @@ async def test_hover_and_explain_show_each_chunks_search(client: GlassClient, mo
     assert "No merge applies" not in answer["markdown"]
     for item in explained:
         shown = markdown(await hover(client, uri, position_of(TEXT, item.start, client.encoding)))
-        lines = "\n".join(f"- {line}" for line in _worded(tok, item.chunk))
+        lines = "\n".join(f"- {line}" for line in _worded(tok, item.chunk, most=HOVER_CANDIDATES))
         assert f"How the model cut the chunk:\n{lines}\n\n" in shown
         assert f"{tok.kind}; no merges, each chunk is cut by {tok.method}" in shown
         assert "Merges:" not in shown and "merges by" not in shown
@@ -106,6 +107,9 @@ async def test_the_search_agrees_with_hf_and_names_the_unknown_token(client: Gla
     shown = markdown(await hover(client, uri, position_of(TEXT, TEXT.index(long_word), client.encoding)))
     found = oracles["WordPiece"].encode(long_word, add_special_tokens=False).tokens
     assert [f"→ found {code(piece)}" in shown for piece in found] == [True] * len(found)
+    # The first position tries every prefix, longest first: the hover names 8 of them.
+    longest = ", ".join(code(long_word[:length]) for length in range(len(long_word), len(long_word) - 8, -1))
+    assert f"at offset 0: tried {longest} … " in shown
     await configure_and_wait(client, {"tokenizer": str(models["WordLevel"])})
     shown = markdown(await hover(client, uri, position_of(TEXT, 0, client.encoding)))
     verdict = "found" if "Era" in oracles["WordLevel"].get_vocab() else "not in the vocabulary, so the unknown token"
