@@ -88,6 +88,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "Every merge step: the code action “Explain BPE merges” on a selection.",
         "pt": "Cada passo das fusões: a ação de código “Explicar fusões BPE” numa seleção.",
     },
+    "hover.explain_search": {
+        "en": "Every chunk's search in full: the code action “Explain BPE merges” on a selection.",
+        "pt": "A busca de cada trecho por inteiro: a ação de código “Explicar fusões BPE” numa seleção.",
+    },
     # Inlay hints
     "hint.tooltip": {"en": "{piece} · ID {id}", "pt": "{piece} · ID {id}"},
     # Code lens and the stats command

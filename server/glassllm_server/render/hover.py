@@ -71,5 +71,5 @@ def hover_markdown(
     lines.append(messages("hover.tokenizer", name=tokenizer_label))
     lines.extend(facts or ())
     lines.extend(compared or ())
-    lines.append(f"*{messages('hover.explain')}*")
+    lines.append(f"*{messages('hover.explain_search' if search else 'hover.explain')}*")
     return "\n\n".join(lines)

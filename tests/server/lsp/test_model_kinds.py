@@ -76,6 +76,7 @@ async def test_hover_and_explain_show_each_chunks_search(client: GlassClient, mo
         assert f"How the model cut the chunk:\n{lines}\n\n" in shown
         assert f"{tok.kind}; no merges, each chunk is cut by {tok.method}" in shown
         assert "Merges:" not in shown and "merges by" not in shown
+        assert shown.endswith("*Every chunk's search in full: the code action “Explain BPE merges” on a selection.*")
     await configure_and_wait(client, {"tokenizer": "pt"})
 
 
