@@ -120,7 +120,7 @@ def test_the_server_names_no_model_kind():
     # A model's kind reaches the server only through the tokenizer's interface (its
     # ``kind``, ``method`` and ``search``, worded by glassllm.shown.search): a new kind is
     # added in the library alone.
-    kinds = ("WordPiece", "WordLevel", "Unigram", "SentencePiece", "Tekken", "HFBPE")
+    kinds = ("WordPiece", "WordLevel", "Unigram", "SentencePiece", "Tekken", "ByteLevelBPE", "MetaspaceBPE")
     for path in sorted(SERVER.rglob("*.py")):
         named = {kind for word in code_words(path) for kind in kinds if kind.lower() in word.lower()}
         assert not named, f"{path.relative_to(SERVER)} names {sorted(named)} in its code"
