@@ -72,9 +72,11 @@ not served.  With eglot, set this before the mode is first turned on."
 For example (:tokenizer \"en\" :compareWith [\"pt\"] :locale \"pt\").  The keys
 are the server's, listed in glassllm's README; false is :json-false.
 :tokenizer is \"pt\", \"en\", the file of a glassllm tokenizer or of a real
-model's (a Hugging Face tokenizer.json such as Llama 3's, a Tekken JSON, a
-SentencePiece BPE .model such as Mistral's), or \"hf:ORG/NAME\", a model in
-the local Hugging Face cache; :compareWith takes the same names.
+model's (a Hugging Face tokenizer.json of BPE such as Llama 3's, WordPiece
+such as BERT's, WordLevel or Unigram such as T5's; a SentencePiece .model of
+BPE such as Mistral's or Unigram such as T5's; a Tekken JSON), or
+\"hf:ORG/NAME\", a model in the local Hugging Face cache; :compareWith takes
+the same names.
 Token budgets: :maxTokens for every document, :budgets by glob (relative to
 the project's root, the last match winning), as in
 \=(:maxTokens 8000 :budgets [(:files \"prompts/**\" :maxTokens 2000

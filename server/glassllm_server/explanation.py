@@ -51,6 +51,9 @@ class ExplainedChunk:
     # where its last character is (line, column).
     end_line: int | None = None
     last: tuple[int, int] | None = None
+    # How a model that does not merge cut the chunk: its tokenizer's ``search`` data
+    # (see LineTokenizer.search); None for one that merges, or a special token matched whole.
+    search: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -255,8 +258,9 @@ def explain_document(document: ReadOnlyDocument, start: Point, end: Point) -> Ex
         token = document.meant_token(Point(line, min(column, content_length(document.lines[line]))))
         return None if token is None else (tuple(token.start_point), tuple(token.end_point))  # type: ignore[return-value]
 
-    return explain_selection(
-        document.tokenizer.tokenizer,
+    tokenizer = document.tokenizer
+    found = explain_selection(
+        tokenizer.tokenizer,
         document.lines.__getitem__,
         start,
         end,
@@ -264,6 +268,13 @@ def explain_document(document: ReadOnlyDocument, start: Point, end: Point) -> Ex
         token_at=token_at,
         chunk_count=lambda line: document.line_tokens(line).chunk_count,
     )
+    chunks = [
+        item
+        if len(ids := item.explanation.ids) == 1 and tokenizer.is_matched(ids[0])
+        else replace(item, search=tokenizer.search(item.explanation.chunk))
+        for item in found.chunks
+    ]
+    return replace(found, chunks=chunks)
 
 
 def explanation_data(
@@ -308,6 +319,7 @@ def explanation_data(
                 ],
                 "pieces": item.explanation.pieces,
                 "ids": item.explanation.ids,
+                **({} if item.search is None else {"search": item.search}),
             }
             for item in explanation.chunks
         ],

@@ -34,6 +34,8 @@ from glassllm.pipeline.bpe import apply_merges
 from glassllm.pipeline.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.pipeline.specials import SPECIALS, UNK_ID
 from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
+from glassllm.shown.problems import Locale
+from glassllm.shown.search import MERGES, method_text, search_lines
 from glassllm_server.blocks import (
     BLOCK_SEGMENT,
     LONG_BLOCK,
@@ -116,6 +118,7 @@ class LineTokenizer(ABC):
             tokenizer.match_specials,
             tokenizer.around,
             (tokenizer.tokens(before), tokenizer.tokens(after)),
+            getattr(tokenizer, "method", MERGES),
         )
 
     @property
@@ -176,6 +179,20 @@ class LineTokenizer(ABC):
         special), never built by merges."""
         return False
 
+    def search(self, chunk: str) -> dict[str, object] | None:
+        """How a model that does not merge cut ``chunk`` (a chunk of this tokenizer, as
+        its explanation or a document token's chunk gives it): the tokenizer's own
+        ``search`` data; None for a model that merges, whose steps say it."""
+        return None
+
+    def search_lines(
+        self, chunk: str, locale: Locale, piece: Callable[[str], str], most: int | None = None
+    ) -> list[str]:
+        """:meth:`search` worded by the library in ``locale``, one line a step (``piece``
+        writes a piece as the page or hover shows it; ``most``: the candidates a step
+        names at most); none for a model that merges."""
+        return search_lines(self.search(chunk), locale, piece, most=most)
+
     def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
         """``(rank, score)`` of a merge as a hover shows it beside the step (score: where
         scores order the merges); None where the hover shows none (glassllm's own
@@ -193,6 +210,11 @@ class TokenizerFacts(NamedTuple):
     match_specials: bool
     around: tuple[tuple[int, ...], tuple[int, ...]]  # the IDs it adds before and after a text
     around_pieces: tuple[list[str], list[str]]
+    method: str  # how its model cuts a chunk, in English: "merges", or a search (see glassllm.shown.search)
+
+    def method_text(self, locale: Locale) -> str | None:
+        """How its model cuts a chunk in ``locale``, where it does not merge (else None)."""
+        return None if self.method == MERGES else method_text(self.method, locale)
 
 
 def by_family(tokenizer: AnyTokenizer, own: Callable[[Tokenizer], _T], model: Callable[[ModelTokenizer], _T]) -> _T:
@@ -252,6 +274,9 @@ class ModelLineTokenizer(LineTokenizer):
 
     def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
         return self.model.merge_order(left, right)
+
+    def search(self, chunk: str) -> dict[str, object] | None:
+        return self.model.search(chunk)
 
     def count_block(self, lines: Sequence[str], at_start: bool) -> tuple[int, ...]:
         key = ("".join(lines), at_start)

@@ -56,6 +56,11 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "{kind}; merges by {priority}: a real model ships no training counts",
         "pt": "{kind}; fusões por {priority}: um modelo real não traz contagens de treino",
     },
+    "hover.method": {
+        "en": "{kind}; no merges, each chunk is cut by {method}",
+        "pt": "{kind}; sem fusões, cada trecho é cortado por {method}",
+    },
+    "hover.search": {"en": "How the model cut the chunk:", "pt": "Como o modelo cortou o trecho:"},
     "hover.priority.rank": {"en": "rank", "pt": "posição"},
     "hover.matched": {
         "en": "This token's text is matched whole, never built by merges.",
@@ -82,6 +87,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     "hover.explain": {
         "en": "Every merge step: the code action “Explain BPE merges” on a selection.",
         "pt": "Cada passo das fusões: a ação de código “Explicar fusões BPE” numa seleção.",
+    },
+    "hover.explain_search": {
+        "en": "Every chunk's search in full: the code action “Explain BPE merges” on a selection.",
+        "pt": "A busca de cada trecho por inteiro: a ação de código “Explicar fusões BPE” numa seleção.",
     },
     # Inlay hints
     "hint.tooltip": {"en": "{piece} · ID {id}", "pt": "{piece} · ID {id}"},
@@ -220,6 +229,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     },
     "explain.score": {"en": "piece score {score}", "pt": "pontuação da peça {score}"},
     "explain.tokens": {"en": "Tokens (ID)", "pt": "Tokens (ID)"},
+    "explain.search": {
+        "en": "This model does not merge; how it cut the chunk:",
+        "pt": "Este modelo não faz fusões; como ele cortou o trecho:",
+    },
     # Compare tokenizers (glassllm.compareWith: hover lines, the code action, the command's page)
     "compare.hover": {
         "en": "{tokenizer}: {pieces} — {count} {token_word}",

@@ -30,9 +30,10 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 import glassllm
-from glassllm import packaged
+from glassllm import load_tokenizer, packaged
 from glassllm.packaged import packaged_path
 from glassllm.shown.visible import visible
+from tests.library.formats.fixtures import trained_word_model
 from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
@@ -569,6 +570,38 @@ def test_checkhealth_loads_the_model_tokenizer(with_model, mistral, mistral_file
     loaded = f"OK tokenizer {mistral_file} (glassllm.tokenizer) loads: {mistral.vocab_size} entries ({mistral.kind})"
     assert loaded in report, report
     assert "ERROR" not in report, report
+
+
+# A model that does not merge (a Unigram tokenizer.json trained by HF's trainer): the hover
+# says how it cut the chunk, the cut taken and the best other one, with the library's totals.
+
+
+@pytest.fixture(scope="module")
+def with_unigram(tmp_path_factory):
+    home = tmp_path_factory.mktemp("nvim-unigram")
+    path = trained_word_model("Unigram", home / "unigram.json")
+    settings = {"glassllm": {"tokenizer": str(path), "compareWith": []}}
+    _installed(
+        home, f"require('glassllm').setup({{ settings = vim.json.decode({json.dumps(json.dumps(settings))}) }})\n"
+    )
+    for editor in _start(home):
+        yield editor, load_tokenizer(path)
+
+
+def test_the_hover_of_a_unigram_model_shows_the_cut_and_the_best_other(with_unigram):
+    editor, unigram = with_unigram
+    word = "menina"
+    search = unigram.search(word)
+    assert search is not None and search["alternative"] is not None
+    editor.keys("<Esc>")
+    editor.lua(f"vim.api.nvim_win_set_cursor(0, {{ 1, {TEXT.index(word) + 1} }}) return true")
+    editor.keys("K")
+    text = "\n".join(editor.wait_for(HOVER_WINDOW, lambda lines: len(lines) > 0, "the hover window"))
+    editor.keys("<Esc>")
+    assert f"Hugging Face Unigram; no merges, each chunk is cut by {unigram.method}" in text, text
+    for name, path in (("cut taken", search["best"]), ("best other cut", search["alternative"])):
+        pieces = " ".join(f"`{piece}` ({score:g})" for piece, score in zip(path["pieces"], path["scores"], strict=True))
+        assert f"{name}: {pieces}, total {path['total']:g}" in text, text
 
 
 # A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test

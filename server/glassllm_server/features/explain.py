@@ -39,6 +39,7 @@ class ExplainMerges(Feature):
             show=tokenizer.tokenizer.readable,
             counts=tokenizer.facts.has_counts,
             unk_id=tokenizer.unk_id,
+            locale=messages.locale,
         )
         data.update(
             {"uri": uri, "tokenizer": label, "markdown": markdown, "page": show_page(self.client, markdown, name)}

@@ -18,7 +18,11 @@ from glassllm_server.render.markdown import code
 from glassllm_server.render.model import facts_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["Hover"]
+__all__ = ["HOVER_CANDIDATES", "Hover"]
+
+# The prefixes a hover names per position of a greedy search, the longest (the rest are
+# counted; the explanation page names them all): a word of 100 characters tries 5,050.
+HOVER_CANDIDATES = 8
 
 
 def _priority(tokenizer: LineTokenizer, messages: Messages) -> Callable[[str, str], str | None]:
@@ -78,6 +82,11 @@ class Hover(Feature):
             show=tokenizer.readable,
             priority=_priority(line_tokenizer, messages),
             facts=[*(messages("hover.matched"),) * matched, *split, *facts_lines(line_tokenizer.facts, messages)],
+            search=[]
+            if matched
+            else line_tokenizer.search_lines(
+                token.chunk.text, messages.locale, lambda piece: code(tokenizer.readable(piece)), HOVER_CANDIDATES
+            ),
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),

@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 from glassllm.shown.places import columns, place
 from glassllm.shown.places import span as shown_span
+from glassllm.shown.problems import Locale
+from glassllm.shown.search import search_lines
 from glassllm.tokenizer import SPACE, UNK_ID
 from glassllm_server.explanation import ExplainedChunk, Explanation
 from glassllm_server.messages import Say
@@ -30,8 +32,10 @@ def render_markdown(
     show: Callable[[str], str] = str,
     counts: bool = True,
     unk_id: int | None = UNK_ID,
+    locale: Locale = "en",
 ) -> str:
-    """The explanation as a Markdown page in the user's language.
+    """The explanation as a Markdown page in the user's language (``locale``: the
+    library's wording of a model's search, see :mod:`glassllm.shown.search`).
 
     ``say`` looks up the catalogue, ``number`` formats a count the way the language
     does, ``tokenizer`` names the tokenizer and ``document`` the file; ``show`` writes
@@ -53,7 +57,8 @@ def render_markdown(
     if explanation.cut:
         lines += ["", f"> {say('explain.cut')}"]
     for position, item in enumerate(explanation.chunks, 1):
-        lines += _chunk_section(position, item, say, number, show, counts, unk_id)
+        searched = search_lines(item.search, locale, lambda piece: shown(show(piece)))
+        lines += _chunk_section(position, item, say, number, show, counts, unk_id, searched)
     return "\n".join(lines) + "\n"
 
 
@@ -73,9 +78,11 @@ def _chunk_section(
     show: Callable[[str], str] = str,
     counts: bool = True,
     unk: int | None = UNK_ID,
+    searched: list[str] | None = None,
 ) -> list[str]:
     """One chunk: where it is, what part the selection cut, its characters, each merge
-    step with the pieces after it, and the tokens."""
+    step with the pieces after it (or, ``searched``, the search of a model that does not
+    merge, worded), and the tokens."""
     chunk = item.explanation
     if item.last is None:
         where = columns(item.line, item.start, item.end)
@@ -91,7 +98,9 @@ def _chunk_section(
         alone = " ".join(token_text(show(piece), token_id, unk) for piece, token_id in item.alone)
         lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
     lines += ["", f"{say('explain.characters')}: " + " ".join(shown(show(c)) for c in chunk.characters), ""]
-    if not chunk.steps:
+    if searched:
+        lines += [say("explain.search"), "", *(f"- {line}" for line in searched)]
+    elif not chunk.steps:
         lines.append(say("explain.no_merges"))
     for step_number, step in enumerate(chunk.steps, 1):
         if not counts:

@@ -44,10 +44,11 @@ def hover_markdown(
     show: Callable[[str], str] = str,
     priority: Callable[[str, str], str | None] | None = None,
     facts: list[str] | None = None,  # what the name leaves unsaid: a real model's kind, its special-token mode
+    search: list[str] | None = None,  # a model that does not merge: how it cut the chunk, worded
 ) -> str:
     """The hover for one token: piece, ID, where it is, index, chunk and its pieces,
-    merges, tokenizer (and for a real model what orders its merges and how it reads
-    special-token text)."""
+    merges (or the search of a model that does not merge), tokenizer (and for a real
+    model what orders its merges and how it reads special-token text)."""
     head = f"**{code(show(token.piece))}** · {messages('hover.id', id=token.id)}"
     if unknown:
         head += f" · {messages('hover.unknown')}"
@@ -61,12 +62,14 @@ def hover_markdown(
         for number, piece in enumerate(token.chunk.pieces)
     )
     lines = [head, messages("hover.chunk", chunk=code(token.chunk.text), pieces=pieces)]
-    if derivation:
+    if search:
+        lines.append(messages("hover.search") + "\n" + "\n".join(f"- {line}" for line in search))
+    elif derivation:
         lines.append(messages("hover.derivation", derivation=code(derivation_line(derivation, show, priority))))
     else:
         lines.append(messages("hover.single"))
     lines.append(messages("hover.tokenizer", name=tokenizer_label))
     lines.extend(facts or ())
     lines.extend(compared or ())
-    lines.append(f"*{messages('hover.explain')}*")
+    lines.append(f"*{messages('hover.explain_search' if search else 'hover.explain')}*")
     return "\n\n".join(lines)

@@ -12,13 +12,17 @@ __all__ = ["facts_lines"]
 
 def facts_lines(facts: TokenizerFacts, messages: Messages) -> list[str]:
     """The tokenizer's facts worth a line: a tokenizer whose merges ship no training
-    counts (a real model's), its format, what orders its merges and how it reads
+    counts (a real model's), its format, what orders its merges (or how a model that
+    does not merge cuts a chunk) and how it reads
     special-token text (one with counts is explained by them, and reads special-token
     text as ordinary text, whatever the setting); any, what it adds around a text."""
     lines = []
     if not facts.has_counts:
+        method = facts.method_text(messages.locale)
         lines += [
-            messages("hover.model", kind=facts.kind, priority=messages(f"hover.priority.{facts.priority_name}")),
+            messages("hover.model", kind=facts.kind, priority=messages(f"hover.priority.{facts.priority_name}"))
+            if method is None
+            else messages("hover.method", kind=facts.kind, method=method),
             messages("hover.specials.matched" if facts.match_specials else "hover.specials.ordinary"),
         ]
     before, after = facts.around

@@ -211,3 +211,22 @@ def _reference(name: str, match_specials: bool) -> Callable[[str], list[int]]:
     tekken = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
     tekkenizer = tekken.Tekkenizer.from_file(path)
     return lambda text: tekkenizer.encode(text, bos=False, eos=False)
+
+
+def trained_word_model(kind: str, path: Path) -> Path:
+    """A small ``kind`` (``WordPiece``, ``WordLevel`` or ``Unigram``) tokenizer.json
+    written to ``path``: trained by HF's own trainer on the start of the Portuguese
+    corpus, words split by ``Whitespace``, ``[UNK]`` the unknown token."""
+    from tests.conftest import CORPORA
+
+    tokenizers = pytest.importorskip("tokenizers")
+    lines = (CORPORA / "pt" / "train.txt").read_text(encoding="utf-8")[:60_000].splitlines()
+    unk = "[UNK]"
+    model = getattr(tokenizers.models, kind)
+    tokenizer = tokenizers.Tokenizer(model() if kind == "Unigram" else model(unk_token=unk))
+    tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    options = {"unk_token": unk} if kind == "Unigram" else {}
+    trainer = getattr(tokenizers.trainers, f"{kind}Trainer")(vocab_size=600, special_tokens=[unk], **options)
+    tokenizer.train_from_iterator(lines, trainer=trainer)
+    tokenizer.save(str(path))
+    return path

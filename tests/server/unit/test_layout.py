@@ -98,3 +98,30 @@ def test_the_commands_are_the_ones_the_vs_code_extension_contributes():
     assert {command.value for command in Command} <= contributed
     # The extension's own (choosing a tokenizer) is the only one the server does not run.
     assert contributed - {command.value for command in Command} == {"glassllm.chooseTokenizer"}
+
+
+def code_words(path: Path) -> set[str]:
+    """The names, attributes and string literals of ``path``'s code (docstrings and
+    comments, which may cite a kind as an example, left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found.add(node.value)
+    return found
+
+
+def test_the_server_names_no_model_kind():
+    # A model's kind reaches the server only through the tokenizer's interface (its
+    # ``kind``, ``method`` and ``search``, worded by glassllm.shown.search): a new kind is
+    # added in the library alone.
+    kinds = ("WordPiece", "WordLevel", "Unigram", "SentencePiece", "Tekken", "ByteLevelBPE", "MetaspaceBPE")
+    for path in sorted(SERVER.rglob("*.py")):
+        named = {kind for word in code_words(path) for kind in kinds if kind.lower() in word.lower()}
+        assert not named, f"{path.relative_to(SERVER)} names {sorted(named)} in its code"
+    assert "WordPiece" in code_words(ROOT / "glassllm" / "shown" / "search.py")
