@@ -62,6 +62,7 @@ class Feature:
         self._server = server
         self.session = server.session
         self.tokenizers = server.tokenizers
+        self.chats = server.chats
         self.client = server.client
 
     def register(self) -> None:

@@ -69,6 +69,15 @@ class TokenCount(Feature):
             stats = document.stats(*span)
         compare = await compare_stats(self.tokenizers.compared(), document, span, stats.chunks)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
+        units = None if lsp_range is not None else await self.chats.units(snapshot)
+        if units is not None:
+            # A chat document: the model receives its conversations' prompts, not its text.
+            result["tokens"] = sum(unit.count for unit in units)
+            result["chat"] = {
+                "count": result["tokens"],
+                "templateCount": sum(unit.template_count for unit in units),
+                "conversations": len(units),
+            }
         facts = document.tokenizer.facts
         if facts is not None:
             # What the model adds around a text is not the text's: shown and counted apart.
