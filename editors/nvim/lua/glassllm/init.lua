@@ -73,7 +73,8 @@ local function tokenizer_name(tokenizer)
   return (generic and folder ~= '' and folder ~= '.') and (folder .. '/' .. name) or name
 end
 
---- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode, followed
+--- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode (a chat
+--- document's with the template's share, "1,234 tokens (87 from the template)"), followed
 --- with `statusline_compare` by each compared tokenizer's ("· en 15/1,500").
 --- Empty in buffers glassllm does not serve. Never waits for the server: it shows the
 --- last answer, and a fresh one redraws the statusline when it arrives. Statusline plugins
@@ -87,12 +88,19 @@ function M.statusline(bufnr)
   if not state or not state.document then
     return ''
   end
-  local separator = language(glass_client(bufnr)) == 'pt' and '.' or ','
+  local portuguese = language(glass_client(bufnr)) == 'pt'
+  local separator = portuguese and '.' or ','
   local total = state.document.tokens
   local text = group_digits(total, separator) .. (total == 1 and ' token' or ' tokens')
   local selection = state.selection and in_visual_mode() and state.selection or nil
   if selection then
     text = group_digits(selection.tokens, separator) .. '/' .. text
+  end
+  -- A chat document counts its prompt: the template's share beside it.
+  local chat = state.document.chat
+  if chat and chat ~= vim.NIL then
+    local template = group_digits(chat.templateCount, separator)
+    text = text .. ' (' .. template .. (portuguese and ' do modelo de chat)' or ' from the template)')
   end
   if M.config.statusline_compare then
     for index, compared in ipairs(state.document.compare or {}) do
