@@ -797,3 +797,55 @@ class TestATokenizerFileThatLoadsSlowly:
         assert unknown > 0 and len(ids) != _count(TEXT)
         assert vscode_slow.status_text(portuguese) == portuguese
         assert vscode_slow.status_text(english) == english
+
+
+# A chat document: a conversation in JSON with Llama 3's tokenizer and its own chat
+# template. Expected values from the library's encode_chat (checked against transformers
+# in tests/library/chat).
+CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+
+
+@pytest.fixture(scope="class")
+def vscode_chat(vsix, tmp_path_factory) -> Iterator[VSCode]:
+    from tests.library.formats.fixtures import model_file
+
+    root = tmp_path_factory.mktemp("vscode-chat")
+    editor = VSCode(root / "code", vsix, SYSTEM_PATH, {"glassllm.tokenizer": str(model_file("llama3"))})
+    try:
+        (editor.folder / "chat.json").write_text(json.dumps(CHAT, indent=1) + "\n", encoding="utf-8")
+        editor.open_file("chat.json")
+        yield editor
+    finally:
+        editor.close()
+
+
+class TestAChatDocument:
+    def test_the_prompt_is_counted_its_template_drawn_and_a_message_hovered(self, vscode_chat):
+        from glassllm.chat import conversation_from, encode_chat, load_chat_format
+        from tests.library.formats.fixtures import model_file
+
+        chat = load_chat_format(model_file("llama3"))
+        try:
+            encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
+        finally:
+            chat.close()
+        expected = f"{encoding.count:,} tokens ({encoding.template_count:,} from the template)"
+        assert vscode_chat.status_text(expected) == expected
+        header = "<|eot_id|><|start_header_id|>user<|end_header_id|>\\n\\nOlá"
+        deadline = time.monotonic() + 30
+        while not any(header in line for line in vscode_chat.lines()) and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert any(header in line for line in vscode_chat.lines()), vscode_chat.lines()
+        # Hover inside the document's "\u00e9": the token that holds "é".
+        text = json.dumps(CHAT, indent=1).splitlines()
+        row = next(number for number, line in enumerate(text) if "caf\\u00e9" in line)
+        shown = _hover_at(vscode_chat, row, text[row].index("\\u00e9") + 2)
+        offset = CHAT["messages"][1]["content"].index("é")
+        number, token = next(
+            (number, token)
+            for number, token in enumerate(encoding.tokens)
+            if token.source is not None
+            and token.source.message == 1
+            and token.source.start <= offset < token.source.end
+        )
+        assert f"ID {token.id}" in shown and f"token {number} of {encoding.count}" in shown, shown

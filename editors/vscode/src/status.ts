@@ -17,6 +17,16 @@ export interface Stats {
   compare?: ComparedStats[];
   /** Present when the tokenizer is a real model's. */
   model?: ModelStats;
+  /** Present for a chat document: `tokens` is then its prompts' count, template included. */
+  chat?: ChatStats;
+}
+
+/** What the server says of a chat document (a conversation, or a dataset of them). */
+export interface ChatStats {
+  count: number;
+  /** Of `count`, the tokens the chat template added. */
+  templateCount: number;
+  conversations: number;
 }
 
 /** What the server says of a real model's tokenizer beside its counts. */
@@ -77,15 +87,19 @@ export function sumStats(parts: readonly Stats[]): Stats | undefined {
 
 /**
  * The status bar item's text: "1,234 tokens", or "12 / 1,234 tokens" while text is
- * selected, with a warning sign when the document has characters the tokenizer does not know.
+ * selected ("1,234 tokens (87 from the template)" for a chat document), with a warning sign when the document has characters the tokenizer does not know.
  */
 export function statusText(document: Stats, selection: Stats | undefined, language: Language): string {
   const format = numberFormat(language);
   const count = selection
     ? `${format.format(selection.tokens)} / ${tokenCount(document.tokens, language)}`
     : tokenCount(document.tokens, language);
+  // A chat document's count is its prompt's: the template's share beside it.
+  const template = document.chat && !selection
+    ? ` (${format.format(document.chat.templateCount)} ${MESSAGES[language].fromTemplate})`
+    : '';
   const unknown = document.unknown > 0 ? ` $(warning) ${format.format(document.unknown)}` : '';
-  return `$(symbol-text) ${count}${unknown}`;
+  return `$(symbol-text) ${count}${template}${unknown}`;
 }
 
 function describe(stats: Stats, language: Language): string {

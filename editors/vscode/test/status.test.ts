@@ -22,6 +22,13 @@ describe('statusText', () => {
     assert.equal(statusText({ ...documentStats, tokens: 1 }, undefined, 'en'), '$(symbol-text) 1 token');
   });
 
+  it("gives a chat document's template share, in both languages", () => {
+    const chat = { ...documentStats, chat: { count: 1234, templateCount: 87, conversations: 1 } };
+    assert.equal(statusText(chat, undefined, 'en'), '$(symbol-text) 1,234 tokens (87 from the template)');
+    assert.equal(statusText(chat, undefined, 'pt'), '$(symbol-text) 1.234 tokens (87 do modelo de chat)');
+    assert.equal(statusText(chat, selectionStats, 'en'), '$(symbol-text) 12 / 1,234 tokens');
+  });
+
   it('warns about unknown characters', () => {
     assert.equal(statusText({ ...documentStats, unknown: 3 }, undefined, 'en'), '$(symbol-text) 1,234 tokens $(warning) 3');
   });

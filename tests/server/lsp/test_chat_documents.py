@@ -254,3 +254,16 @@ async def test_a_looping_template_is_told_once_while_the_server_answers(client, 
     assert len(told) == 1, told
     assert "ran longer than 10 s and was stopped" in told[0] and str(template) in told[0]
     configure(client, {"chatTemplate": "auto"})
+
+
+async def test_a_ten_thousand_line_dataset_gets_its_lenses_at_once_and_counts_a_line_when_resolved(client):
+    await use_llama3(client)
+    line = chat_document(CONTENTS[:2])[0].replace("\n", "")
+    document = "\n".join(line.replace("Olá", f"Olá {number}") for number in range(10_000)) + "\n"
+    uri = open_document(client, document, "big", suffix=".jsonl")
+    found = await client.text_document_code_lens_async(types.CodeLensParams(text_document=identifier(uri)))
+    assert found is not None and len(found) == 10_000
+    assert all(lens.command is None for lens in found[1:])  # counted when resolved, not before
+    visible = await client.code_lens_resolve_async(found[5000])
+    expected = oracle(line.replace("Olá", "Olá 5000"))
+    assert visible.command is not None and visible.command.title == title(expected.count, expected.template_count)
