@@ -356,9 +356,14 @@ file in glassllm's cache folder, to hand over."
 
 (defun glassllm--mode-line ()
   "The token count for the mode line: \" 1,234 tokens\".
-Empty before the server's first answer."
+A chat document's is its prompt's, the template's share beside it:
+\" 1,234 tokens (87 from the template)\".  Empty before the server's first answer."
   (if-let* ((tokens (glassllm--field glassllm--count :tokens)))
-      (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens"))
+      (let ((template (glassllm--field (glassllm--field glassllm--count :chat) :templateCount)))
+        (concat (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens"))
+                (when template
+                  (format (if (glassllm--portuguese-p) " (%s do modelo de chat)" " (%s from the template)")
+                          (glassllm--grouped template)))))
     ""))
 
 (defun glassllm--grouped (number)
