@@ -831,11 +831,17 @@ class TestAChatDocument:
             chat.close()
         expected = f"{encoding.count:,} tokens ({encoding.template_count:,} from the template)"
         assert vscode_chat.status_text(expected) == expected
-        header = "<|eot_id|><|start_header_id|>user<|end_header_id|>\\n\\nOlá"
+
+        # The template's text before the user's message (VS Code cuts a long hint at
+        # editor.inlayHints.maximumLength, 43 characters by default).
+        def drawn() -> bool:
+            lines = vscode_chat.lines()
+            return any("<|eot_id|><|start_header_id|>user<" in line and "Ol\\u00e1" in line for line in lines)
+
         deadline = time.monotonic() + 30
-        while not any(header in line for line in vscode_chat.lines()) and time.monotonic() < deadline:
+        while not drawn() and time.monotonic() < deadline:
             time.sleep(0.25)
-        assert any(header in line for line in vscode_chat.lines()), vscode_chat.lines()
+        assert drawn(), vscode_chat.lines()
         # Hover inside the document's "\u00e9": the token that holds "é".
         text = json.dumps(CHAT, indent=1).splitlines()
         row = next(number for number, line in enumerate(text) if "caf\\u00e9" in line)

@@ -9,7 +9,7 @@ let s:commands = {
 " The kinds that open a page in a browser instead (glassllm.openInBrowser), and the page.
 let s:browser_pages = {'explain-in-browser': 'explain', 'compare-in-browser': 'compare'}
 " The language ID the server is told for each filetype.
-let s:languages = {'text': 'plaintext', 'markdown': 'markdown'}
+let s:languages = {'text': 'plaintext', 'markdown': 'markdown', 'json': 'json'}
 " Request ID -> the function that takes the server's answer.
 let s:handlers = get(s:, 'handlers', {})
 " Buffer number -> {'document': stats, 'selection': stats, 'timers': {kind: timer},
@@ -140,6 +140,7 @@ let s:texts = {
 \   },
 \   'failed': {'en': 'glassllm: %s', 'pt': 'glassllm: %s'},
 \   'page': {'en': 'glassllm: the page is in %s', 'pt': 'glassllm: a página está em %s'},
+\   'template': {'en': ' (%s from the template)', 'pt': ' (%s do modelo de chat)'},
 \}
 
 function! s:Language() abort
@@ -413,7 +414,8 @@ function! s:Grouped(number) abort
   return substitute(string(a:number), '\d\zs\ze\(\d\d\d\)\+$', l:separator, 'g')
 endfunction
 
-" The status line's text: "1,234 tokens", or "12/1,234 tokens" with a visual selection;
+" The status line's text: "1,234 tokens", or "12/1,234 tokens" with a visual selection
+" ("1,234 tokens (87 from the template)" for a chat document);
 " empty in buffers glassllm does not serve. It never waits for the server: it shows the
 " latest answer, and a new answer redraws the status line.
 function! glassllm#statusline(...) abort
@@ -426,6 +428,9 @@ function! glassllm#statusline(...) abort
   let l:text = s:Grouped(l:total) . (l:total == 1 ? ' token' : ' tokens')
   if !empty(l:state.selection) && s:InVisualMode() && l:buffer == bufnr('')
     let l:text = s:Grouped(l:state.selection.tokens) . '/' . l:text
+  elseif type(get(l:state.document, 'chat')) is v:t_dict
+    " A chat document counts its prompt: the template's share beside it.
+    let l:text .= s:Text('template', s:Grouped(l:state.document.chat.templateCount))
   endif
   return l:text
 endfunction
