@@ -241,12 +241,11 @@ class ChatDocuments:
     ) -> list[ChatUnit | None]:
         """After a batch failed: a template-wide failure ends the template's use; else
         each conversation alone, the one(s) the template refuses left out."""
-        problem = getattr(error, "problem", None)
-        code = getattr(problem, "code", "")
+        kind = str(getattr(getattr(error, "problem", None), "code", "")).removeprefix("chat.template_")
         self._report(error)
-        if code.removeprefix("chat.template_") in _FATAL or len(parsed) == 1:
-            if code.removeprefix("chat.template_") in _FATAL:
-                self._broken = self._format_key
+        if kind in _FATAL:
+            self._broken = self._format_key
+        if kind in _FATAL or len(parsed) == 1:
             return units
         for number, conversation, texts_of in parsed:
             try:

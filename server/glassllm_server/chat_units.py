@@ -104,6 +104,8 @@ class ChatUnit:
 
     def moved(self, first_line: int) -> ChatUnit:
         """The same unit, its text starting at line ``first_line`` of the document."""
+        if first_line == self.first_line:
+            return self
         return ChatUnit(
             self.encoding, self.texts, self.roles, self.injected, self.double_bos, first_line, None, self._by_message
         )
