@@ -62,7 +62,9 @@ environment that is not on it needs the full path, for example
 (defcustom glassllm-modes '(text-mode markdown-mode gfm-mode)
   "The major modes whose buffers `global-glassllm-mode' serves.
 Modes derived from these that are not listed (Org, commit messages, ...) are
-not served.  With eglot, set this before the mode is first turned on."
+not served.  Add `js-json-mode' for chat documents (a conversation counted
+through the model's chat template).  With eglot, set this before the mode is
+first turned on."
   :type '(repeat symbol))
 
 (defcustom glassllm-settings
