@@ -31,6 +31,7 @@ from glassllm.chat.template import ChatTemplate
 from glassllm.shown.problems import describe
 from glassllm_server.chat_units import ChatUnit, MessageText, message_texts
 from glassllm_server.client import Client
+from glassllm_server.confinement import OutsideWorkspace, inside
 from glassllm_server.json_strings import JsonTextError, parse_json
 from glassllm_server.positions import content_length
 from glassllm_server.session import Session
@@ -103,16 +104,20 @@ class ChatDocuments:
             self._close_format()
             self._format_key, self._encoded = key, OrderedDict()
             template = None if key[1] == "auto" else key[1]
-            loading = asyncio.get_running_loop().run_in_executor(self._thread, _load, key[0], template)
+            confined_to = self.session.confined_to
+            loading = asyncio.get_running_loop().run_in_executor(self._thread, _load, key[0], template, confined_to)
             self._format = asyncio.ensure_future(self._loaded(loading))
         return await asyncio.shield(self._format)
 
     async def _loaded(self, loading: asyncio.Future[ChatFormat]) -> ChatFormat | None:
         try:
             return await loading
-        except (OSError, ValueError) as error:
+        except Exception as error:  # any failure: told once, and chat documents are plain text
+            if not isinstance(error, (OSError, ValueError)):
+                logger.error("loading the chat format failed", exc_info=error)
             self._broken = self._format_key
-            self.client.report_once(self.session.messages("chat.no_format", problem=self._describe(error)))
+            problem = error.say(self.session.locale) if isinstance(error, OutsideWorkspace) else self._describe(error)
+            self.client.report_once(self.session.messages("chat.no_format", problem=problem))
             return None
 
     def _close_format(self) -> None:
@@ -195,6 +200,9 @@ class ChatDocuments:
                 self._busy[text] = done
             try:
                 found = await asyncio.get_running_loop().run_in_executor(self._thread, self._encoded_now, chat, missing)
+            except Exception:  # a bug's, not a template's: logged, and these texts are plain
+                logger.exception("encoding %d conversations failed", len(missing))
+                found = [None] * len(missing)
             finally:
                 for text in missing:
                     self._busy.pop(text, None)
@@ -284,5 +292,9 @@ def _unit(
     return ChatUnit(encoding, texts, roles, injected, " ".join(tokenizer.tokens(bos)) if twice else "")
 
 
-def _load(tokenizer: str, template: str | None) -> ChatFormat:
+def _load(tokenizer: str, template: str | None, confined_to: tuple[Path, ...] | None) -> ChatFormat:
+    """The chat format; over TCP, a template file only inside the workspace folders
+    (the tokenizer was checked when it loaded)."""
+    if template is not None and confined_to is not None and not inside(Path(template), confined_to):
+        raise OutsideWorkspace(template, confined_to)
     return load_chat_format(tokenizer, template=template)
