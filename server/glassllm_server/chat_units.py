@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from glassllm.chat import ChatEncoding, Conversation, TokenSource
+from glassllm.pipeline.tokens import TokenSpan
 from glassllm_server.json_strings import JsonPath, JsonString, JsonText
 from glassllm_server.positions import Point
 
@@ -161,6 +162,20 @@ class ChatUnit:
                 runs.append(TemplateRun(anchors[number], number, stop))
             number = stop
         return runs
+
+    def line_spans(self, first_line: int, last_line: int) -> dict[int, list[TokenSpan]]:
+        """The message tokens on lines ``first_line..last_line``, by line, each as a span
+        of its line's columns (a token over two text parts, on two lines, left out)."""
+        found: dict[int, list[TokenSpan]] = {}
+        for number, token in enumerate(self.encoding.tokens):
+            if token.source is None:
+                continue
+            start, end = self.source_range(token.source)
+            if start.line == end.line and first_line <= start.line <= last_line and start < end:
+                found.setdefault(start.line, []).append(
+                    TokenSpan(token.id, token.piece, start.column, end.column, number)
+                )
+        return found
 
     def template_text(self, run: TemplateRun) -> str:
         """What the template writes in ``run``, as the rendered prompt has it."""

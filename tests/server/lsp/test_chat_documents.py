@@ -267,3 +267,34 @@ async def test_a_ten_thousand_line_dataset_gets_its_lenses_at_once_and_counts_a_
     visible = await client.code_lens_resolve_async(found[5000])
     expected = oracle(line.replace("Olá", "Olá 5000"))
     assert visible.command is not None and visible.command.title == title(expected.count, expected.template_count)
+
+
+async def test_the_bands_are_the_message_tokens_as_the_model_receives_them(client):
+    await use_llama3(client)
+    text, sources = chat_document(CONTENTS)
+    expected = oracle(text)
+    uri = open_document(client, text, "chat", suffix=".json")
+    await chat_lens(client, uri)
+    answer = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=identifier(uri))
+    )
+    assert answer is not None
+    bands, line, start = set(), 0, 0
+    for index in range(0, len(answer.data), 5):
+        delta_line, delta_start, length = answer.data[index : index + 3]
+        line, start = line + delta_line, (start + delta_start if delta_line == 0 else delta_start)
+        bands.add((line, start, start + length))
+    ranges = set()
+    for token in expected.tokens:
+        if token.source is not None:
+            message, first, last = token.source
+            begin = position_of(text, sources[message][first][0], client.encoding)
+            end = position_of(text, sources[message][last - 1][1], client.encoding)
+            ranges.add((begin.line, begin.character, end.character))
+    # A band each, but one for the tokens that share a character (an emoji's bytes).
+    wanted, covered = set(), (-1, 0)
+    for line, begin, end in sorted(ranges):
+        if (line, begin) >= covered:
+            wanted.add((line, begin, end))
+            covered = (line, end)
+    assert bands == wanted
