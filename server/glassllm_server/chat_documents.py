@@ -31,7 +31,7 @@ from glassllm.chat.template import ChatTemplate
 from glassllm.shown.problems import describe
 from glassllm_server.chat_units import ChatUnit, MessageText, message_texts
 from glassllm_server.client import Client
-from glassllm_server.confinement import OutsideWorkspace, inside
+from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.json_strings import JsonTextError, parse_json
 from glassllm_server.positions import content_length
 from glassllm_server.session import Session
@@ -116,8 +116,10 @@ class ChatDocuments:
             if not isinstance(error, (OSError, ValueError)):
                 logger.error("loading the chat format failed", exc_info=error)
             self._broken = self._format_key
-            problem = error.say(self.session.locale) if isinstance(error, OutsideWorkspace) else self._describe(error)
-            self.client.report_once(self.session.messages("chat.no_format", problem=problem))
+            tokenizer, template = self._format_key or ("", "auto")
+            path = tokenizer if template == "auto" else template
+            problem = self._describe(error).rstrip(".")
+            self.client.report_once(self.session.messages("chat.no_format", path=path, problem=problem))
             return None
 
     def _close_format(self) -> None:
@@ -127,7 +129,12 @@ class ChatDocuments:
                 self._thread.submit(found.close)
 
     def _describe(self, error: BaseException) -> str:
-        return describe(error, self.session.locale)
+        """What went wrong, for the user; over TCP without quoting a file's content (a
+        template's error may quote its source)."""
+        if self.session.confined_to is None or not isinstance(error, Exception) or self._format_key is None:
+            return describe(error, self.session.locale)
+        tokenizer, template = self._format_key
+        return quiet_problem(error, tokenizer if template == "auto" else template, self.session.locale)
 
     # Units
 

@@ -123,8 +123,9 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "o prompt renderizado com tokens especiais acrescentados o põe duas vezes",
     },
     "chat.no_format": {
-        "en": "glassllm: chat documents are counted as plain text: {problem}",
-        "pt": "glassllm: documentos de chat são contados como texto simples: {problem}",
+        "en": "glassllm: cannot use the chat template of {path}: {problem}. Chat documents are counted as plain text.",
+        "pt": "glassllm: não é possível usar o modelo de chat de {path}: {problem}. Documentos de chat são contados "
+        "como texto simples.",
     },
     "chat.template_failed": {
         "en": "glassllm: {problem}. What it could not render is counted as plain text.",
