@@ -19,11 +19,13 @@ encoded as they are asked for (the visible ones first: code lenses resolve one b
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from glassllm.chat import ChatEncoding, ChatFormat, Conversation, conversation_from, encode_chats, load_chat_format
@@ -199,26 +201,35 @@ class ChatDocuments:
         chat = await self._chat_format()
         if chat is None:
             return [None] * len(texts)
-        self._loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         missing = [text for _, text in texts if text not in self._encoded and text not in self._busy]
         if missing:
-            done = asyncio.get_running_loop().create_future()
+            done = loop.create_future()
             for text in missing:
                 self._busy[text] = done
-            try:
-                found = await asyncio.get_running_loop().run_in_executor(self._thread, self._encoded_now, chat, missing)
-            except Exception:  # a bug's, not a template's: logged, and these texts are plain
-                logger.exception("encoding %d conversations failed", len(missing))
-                found = [None] * len(missing)
-            finally:
-                for text in missing:
-                    self._busy.pop(text, None)
-                done.set_result(None)
-            self._keep(dict(zip(missing, found, strict=True)))
+            work = loop.run_in_executor(self._thread, self._encoded_now, chat, missing)
+            work.add_done_callback(functools.partial(self._stored, self._format_key, missing, done))
+            # A cancelled request leaves the work to finish and be kept for the next one.
+            with contextlib.suppress(Exception):  # told by _stored
+                await asyncio.shield(work)
         for _, text in texts:
             if text in self._busy:
                 await asyncio.shield(self._busy[text])
         return [self._moved(self._encoded.get(text), first) for first, text in texts]
+
+    def _stored(
+        self, key: tuple[str, str] | None, texts: list[str], done: asyncio.Future[None], work: asyncio.Future[Any]
+    ) -> None:
+        """Keep what the chat thread encoded (unless the chat format changed meanwhile);
+        a failure that is not the template's (a bug's) is logged, its texts left plain."""
+        for text in texts:
+            self._busy.pop(text, None)
+        error = None if work.cancelled() else work.exception()
+        if error is not None:
+            logger.error("encoding %d conversations failed", len(texts), exc_info=error)
+        if key == self._format_key and not work.cancelled():
+            self._keep(dict(zip(texts, [None] * len(texts) if error is not None else work.result(), strict=True)))
+        done.set_result(None)
 
     @staticmethod
     def _moved(unit: ChatUnit | None, first: int) -> ChatUnit | None:
