@@ -71,6 +71,8 @@ class Tokenizer:
     bos_id = BOS_ID
     eos_id = EOS_ID
     kind = "glassllm BPE"
+    has_counts = True  # its merges keep the counts training saw (merge_counts)
+    priority_name = "rank"  # what orders the merges: their rank, lower first
     # encode never adds BOS or EOS, and nothing in a text is read as a special token.
     around: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
     match_specials = False
@@ -223,6 +225,12 @@ class Tokenizer:
         ``text`` (``at_start`` changes nothing, as for :meth:`encode_spans`)."""
         require_text(text)
         return list(chunk_text(text).spans())
+
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether a text ``before + after``, where ``before`` ends with a line break,
+        tokenizes as ``before`` then ``after``: always, since a chunk never holds a line
+        ending and what follows it, and merges never cross a chunk."""
+        return True
 
     def readable(self, piece: str) -> str:
         """``piece`` as a person reads it: glassllm's pieces are text already (``▁`` for spaces)."""

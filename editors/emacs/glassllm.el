@@ -76,7 +76,14 @@ are the server's, listed in glassllm's README; false is :json-false.
 :tokenizer is \"pt\", \"en\", the file of a glassllm tokenizer or of a real
 model's (a Hugging Face tokenizer.json such as Llama 3's, a Tekken JSON, a
 SentencePiece BPE .model such as Mistral's), or \"hf:ORG/NAME\", a model in
-the local Hugging Face cache; :compareWith takes the same names."
+the local Hugging Face cache; :compareWith takes the same names.
+Token budgets: :maxTokens for every document, :budgets by glob (relative to
+the project's root, the last match winning), as in
+\=(:maxTokens 8000 :budgets [(:files \"prompts/**\" :maxTokens 2000
+:severity \"warning\")]); past its budget a document has a diagnostic on its
+first token over, and the mode line shows \" 3,900 / 4,096 tokens\".  Without
+them, the repository's budgets apply (pyproject.toml's [tool.glassllm] or
+.glassllm.toml); these settings win when they give a file a budget."
   :type 'plist)
 
 (defcustom glassllm-count-delay 0.3
@@ -357,16 +364,27 @@ file in glassllm's cache folder, to hand over."
   "The timer that asks for the count after the latest edit.")
 
 (defun glassllm--mode-line ()
-  "The token count for the mode line: \" 1,234 tokens\".
-A chat document's is its prompt's, the template's share beside it:
-\" 1,234 tokens (87 from the template)\".  Empty before the server's first answer."
-  (if-let* ((tokens (glassllm--field glassllm--count :tokens)))
-      (let ((template (glassllm--field (glassllm--field glassllm--count :chat) :templateCount)))
-        (concat (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens"))
-                (when template
-                  (format (if (glassllm--portuguese-p) " (%s do modelo de chat)" " (%s from the template)")
-                          (glassllm--grouped template)))))
-    ""))
+  "The token count for the mode line: \" 1,234 tokens\", or \" 3,900 / 4,096
+tokens\" when a token budget applies (counted with its tokenizer; a dataset's
+largest line).  A chat document's is its prompts', the template's share beside it
+\(the budget's unit's when a budget applies): \" 3,900 / 4,096 tokens (87 from the
+template)\".  Empty before the server's first answer."
+  (let* ((tokens (glassllm--field glassllm--count :tokens))
+         (budget (glassllm--field glassllm--count :budget))
+         (chat (glassllm--field glassllm--count :chat))
+         (template (and chat (if budget (glassllm--field budget :templateTokens)
+                               (glassllm--field chat :templateCount))))
+         (count (cond ((and budget (glassllm--field budget :maxTokens))
+                       (format " %s / %s tokens"
+                               (glassllm--grouped (glassllm--field budget :tokens))
+                               (glassllm--grouped (glassllm--field budget :maxTokens))))
+                      (tokens (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens"))))))
+    (if (not count)
+        ""
+      (concat count
+              (when template
+                (format (if (glassllm--portuguese-p) " (%s do modelo de chat)" " (%s from the template)")
+                        (glassllm--grouped template)))))))
 
 (defun glassllm--grouped (number)
   "NUMBER with its thousands grouped as the server's language writes them."

@@ -20,6 +20,9 @@ command line, :func:`glassllm.compare` and the language server take any of them:
   SentencePiece model marks a document's first word alone with its dummy prefix), so a
   part of a document tokenizes as it does in place; glassllm's own adds nothing at a
   start, and a part of its text cut between chunks tokenizes alike either way;
+- ``can_cut`` says whether a document can be tokenized in two at a line break (glassllm's
+  own: always; a regex pre-tokenizer's chunk can cross one), ``has_counts`` whether its
+  merges carry training counts, ``priority_name`` what orders them (``rank`` or ``score``);
 - ``tokens`` gives vocabulary entries as the tokenizer's files write them (``Ġthe``) and
   ``readable`` shows one as a person reads it (``▁the``; ``<E2><80>`` for part of a
   character's bytes).
@@ -53,6 +56,17 @@ class AnyTokenizer(Protocol):
         ...
 
     @property
+    def has_counts(self) -> bool:
+        """Whether its merges carry the counts training saw (glassllm's own); a real
+        model ships none, its steps give a rank or a score."""
+        ...
+
+    @property
+    def priority_name(self) -> str:
+        """What orders its merges: ``"rank"`` (lower first) or ``"score"`` (higher first)."""
+        ...
+
+    @property
     def match_specials(self) -> bool:
         """Whether special-token text in the user's text is read as the special token."""
         ...
@@ -69,6 +83,11 @@ class AnyTokenizer(Protocol):
     def explain(self, text: str, *, at_start: bool = True) -> list[ChunkExplanation]: ...
 
     def chunk_spans(self, text: str, *, at_start: bool = True) -> list[tuple[str, int, int]]: ...
+
+    def can_cut(self, before: str, after: str) -> bool:
+        """Whether ``before + after`` (``before`` ends with a line break) tokenizes as
+        ``before``, then ``after`` continuing it: each token and chunk the same."""
+        ...
 
     def decode(self, ids: Iterable[int]) -> str: ...
 

@@ -14,7 +14,7 @@ segments, cut inside its lines where the model says that changes nothing either
 segment it touched, and the others are found again in a cache.
 
 Each line then keeps its part of its block's tokens (:class:`ModelLineTokens`), with the
-interface of :class:`~glassllm_server.document.LineTokens`: a token that crosses a line
+interface of every line's tokens (:class:`~glassllm_server.line_tokens.AnyLineTokens`): a token that crosses a line
 break keeps its exact range in the block, and each line it reaches holds the part of it
 that lies there; a line's token counts are those of the tokens that start in it, the part
 carried in from the line above (numbered ``-1``, chunk ``-1``) is counted there.
@@ -26,36 +26,23 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, chain, compress, pairwise
 from operator import ne
-from typing import NamedTuple
 
 from glassllm.formats.model_tokenizer import CUT_WITHIN_CONTEXT, ModelTokenizer, TokenColumns
 from glassllm.pipeline.normalize import common_prefix, common_suffix
 from glassllm.pipeline.tokens import TokenSpan
+from glassllm_server.line_tokens import AnyLineTokens, ChunkTokens, LineSpan, SegmentedLineTokens
 
 __all__ = [
     "Block",
-    "LineSpan",
-    "ModelChunk",
     "ModelLineTokens",
-    "SegmentedModelLineTokens",
     "block_segments",
     "segment_cuts",
     "tokenize_block",
     "tokenize_long_block",
 ]
-
-
-class ModelChunk(NamedTuple):
-    """One chunk of a real model's, as the server shows it: the chunk as merging saw it
-    (after the model's normalization), its tokens' pieces and IDs, its unknown tokens."""
-
-    text: str
-    pieces: tuple[str, ...]
-    ids: tuple[int, ...]
-    unknown: int
 
 
 class Block:
@@ -69,7 +56,7 @@ class Block:
         self.text = text
         self.at_start = at_start
         self.line_starts = line_starts  # offset of each line in the text, then its length
-        self._chunks: list[ModelChunk] | None = None
+        self._chunks: list[ChunkTokens] | None = None
         self._spans: list[TokenSpan] | None = None
 
     def extent(self, token: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -84,7 +71,7 @@ class Block:
         line = min(bisect_right(self.line_starts, offset) - 1, len(self.line_starts) - 2)
         return line, offset - self.line_starts[line]
 
-    def chunk(self, number: int) -> ModelChunk:
+    def chunk(self, number: int) -> ChunkTokens:
         """The block's chunk number ``number``."""
         if self._chunks is None:
             tokenizer = self.tokenizer
@@ -97,26 +84,13 @@ class Block:
                 ids[span.chunk].append(span.id)
             unk = tokenizer.unk_id
             self._chunks = [
-                ModelChunk(text, tuple(found), tuple(numbers), numbers.count(unk) if unk is not None else 0)
+                ChunkTokens(text, tuple(found), tuple(numbers), numbers.count(unk) if unk is not None else 0)
                 for (text, _, _), found, numbers in zip(chunks, pieces, ids, strict=True)
             ]
         return self._chunks[number]
 
 
-class LineSpan(NamedTuple):
-    """One token of a line: code-point columns ``[start, end)`` within the line (the
-    document's lines and a real model's alike; :mod:`glassllm_server.document` holds it
-    out as its own)."""
-
-    id: int
-    piece: str
-    start: int
-    end: int
-    chunk: int  # index of its chunk within the line (-1: a chunk from the line above)
-    piece_index: int  # index of the token within its chunk
-
-
-class ModelLineTokens:
+class ModelLineTokens(AnyLineTokens):
     """One line's part of its block's tokens (see the module's docstring)."""
 
     __slots__ = (
@@ -187,13 +161,10 @@ class ModelLineTokens:
         self.unknown = 0 if unk is None else ids[-self.first :].count(unk)
         self.origin = None  # offsets are columns of the line already
 
-    def chunk(self, index: int) -> ModelChunk:
-        """The line's chunk number ``index``; ``-1``: the one carried in from above."""
+    def chunk(self, index: int) -> ChunkTokens:
         return self.block.chunk(self.chunk_base + index)
 
     def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
-        """Where the line's token number ``number`` (``-1``: the one carried in) starts
-        and ends, as (lines below this one, column): the whole token, across lines."""
         (first_line, first_column), (last_line, last_column) = self.block.extent(self.token_base + number)
         return (first_line - self.line_in_block, first_column), (last_line - self.line_in_block, last_column)
 
@@ -223,10 +194,6 @@ class ModelLineTokens:
             indices.append(index)
         starts, ends = data[count : 2 * count], data[2 * count : 3 * count]
         return list(map(LineSpan._make, zip(ids, pieces, starts, ends, chunks, indices, strict=True)))
-
-    def occurrences(self, token_id: int) -> Iterator[tuple[int, int]]:
-        """Columns of each token ``token_id`` in the line."""
-        return ((span.start, span.end) for span in self.spans() if span.id == token_id)
 
     def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
         """Every token of the line (a block's line is short, or was never cut), and the
@@ -327,81 +294,6 @@ def _append(columns: TokenColumns, token_id: int, piece: str, start: int, end: i
     columns.starts.append(start)
     columns.ends.append(end)
     columns.chunks.append(chunk)
-
-
-class SegmentedModelLineTokens(ModelLineTokens):
-    """A line of a long block that was tokenized in segments (:func:`tokenize_long_block`):
-    its parts, one per segment it reaches, each that segment's part of the line. No
-    token crosses a cut, so the line's tokens are the parts' in order, columns shifted by
-    where each part starts and chunks and tokens numbered on; only the first part can
-    hold one carried in from the line above."""
-
-    __slots__ = ("_chunk_bases", "_columns", "_token_bases", "parts")
-
-    def __init__(self, parts: Sequence[ModelLineTokens]) -> None:
-        self.parts = tuple(parts)
-        first = self.parts[0]
-        self._columns = list(accumulate((part.length for part in self.parts), initial=0))
-        self._token_bases = list(accumulate((part.tokens for part in self.parts), initial=0))
-        self._chunk_bases = list(accumulate((part.chunk_count for part in self.parts), initial=0))
-        self.length = self._columns[-1]
-        self.tokens = self._token_bases[-1]
-        self.chunk_count = self._chunk_bases[-1]
-        self.unknown = sum(part.unknown for part in self.parts)
-        self.first = first.first
-        self.continued = first.continued
-        self.leading_empty = first.leading_empty
-        self.origin = None
-
-    def chunk(self, index: int) -> ModelChunk:
-        if index < 0:
-            return self.parts[0].chunk(index)
-        part = bisect_right(self._chunk_bases, index) - 1
-        return self.parts[part].chunk(index - self._chunk_bases[part])
-
-    def extent(self, number: int) -> tuple[tuple[int, int], tuple[int, int]]:
-        part = max(bisect_right(self._token_bases, number) - 1, 0)
-        (first_line, first_column), (last_line, last_column) = self.parts[part].extent(number - self._token_bases[part])
-        # Columns on this line are the part's; on the lines above or below, their own.
-        shift = self._columns[part]
-        return (
-            (first_line, first_column + shift if first_line == 0 else first_column),
-            (last_line, last_column + shift if last_line == 0 else last_column),
-        )
-
-    def spans(self) -> list[LineSpan]:
-        return self._spans(0, len(self.parts))
-
-    def window(self, low: int, high: int) -> tuple[int, list[LineSpan]]:
-        """The tokens of the parts around columns ``low..high``: from the part before
-        when ``low`` starts one (the token before ``low`` decides a hint at ``low``)."""
-        columns = self._columns
-        first = max(bisect_left(columns, low) - 1, 0)
-        stop = max(min(bisect_left(columns, high) + 1, len(self.parts)), first + 1)
-        return (self.first if first == 0 else self._token_bases[first]), self._spans(first, stop)
-
-    def chunk_starts(self) -> list[int]:
-        starts = [0]
-        for part, shift in zip(self.parts, self._columns, strict=False):
-            starts.extend(column + shift for column in part.starts_of_chunks if column + shift > 0)
-        starts.append(self.length)
-        return starts
-
-    def _spans(self, first: int, stop: int) -> list[LineSpan]:
-        found: list[LineSpan] = []
-        for index in range(first, stop):
-            spans = self.parts[index].spans()
-            shift, chunk_base = self._columns[index], self._chunk_bases[index]
-            if not shift and not chunk_base:
-                found += spans
-                continue
-            found.extend(
-                LineSpan(
-                    span.id, span.piece, span.start + shift, span.end + shift, span.chunk + chunk_base, span.piece_index
-                )
-                for span in spans
-            )
-        return found
 
 
 # A block longer than this many characters (a line of a megabyte, say) is tokenized in
@@ -517,13 +409,14 @@ def tokenize_long_block(
     line_count: int,
     at_start: bool,
     tokenize: Callable[[Sequence[str], bool], tuple[ModelLineTokens, ...]],
-) -> tuple[ModelLineTokens, ...]:
+) -> tuple[AnyLineTokens, ...]:
     """The tokens of a long block of ``line_count`` lines cut into ``segments`` (see
     :func:`block_segments`), one entry per line, tokenized a segment at a time by
     ``tokenize(pieces of lines, at_start)`` (:func:`tokenize_block` through a cache): a
-    line that reaches several segments gets a :class:`SegmentedModelLineTokens`."""
-    parts: list[list[ModelLineTokens]] = [[] for _ in range(line_count)]
+    line that reaches several segments gets a :class:`SegmentedLineTokens` of its parts."""
+    parts: list[list[tuple[str, ModelLineTokens]]] = [[] for _ in range(line_count)]
     for number, (first, pieces) in enumerate(segments):
-        for line, tokens in enumerate(tokenize(pieces, at_start and number == 0), first):
-            parts[line].append(tokens)
-    return tuple(found[0] if len(found) == 1 else SegmentedModelLineTokens(found) for found in parts)
+        found = tokenize(pieces, at_start and number == 0)
+        for line, (piece, tokens) in enumerate(zip(pieces, found, strict=True), first):
+            parts[line].append((piece, tokens))
+    return tuple(found[0][1] if len(found) == 1 else SegmentedLineTokens(found) for found in parts)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from glassllm_server.compare import AnyCompared, ComparedCounts
+from glassllm_server.compare import ComparedCounts, ComparedTokenizer
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.positions import Point
 
@@ -23,7 +23,7 @@ _SLICE_SECONDS = 0.002
 
 
 async def compare_stats(
-    compared: Sequence[AnyCompared], document: ReadOnlyDocument, span: tuple[Point, Point] | None, chunks: int
+    compared: Sequence[ComparedTokenizer], document: ReadOnlyDocument, span: tuple[Point, Point] | None, chunks: int
 ) -> list[dict[str, Any]]:
     """``glassllm/stats``' ``compare`` list: each of ``compared``'s counts for the
     document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
@@ -35,7 +35,7 @@ async def compare_stats(
 
 
 async def range_counts(
-    compared: Sequence[AnyCompared], document: ReadOnlyDocument, span: tuple[Point, Point], chunks: int
+    compared: Sequence[ComparedTokenizer], document: ReadOnlyDocument, span: tuple[Point, Point], chunks: int
 ) -> list[ComparedCounts]:
     """Each compared tokenizer's counts for the range ``span``. Whole lines (a real
     model's whole blocks) are counted into the document's per-line counts, which outlive
@@ -57,7 +57,7 @@ async def range_counts(
 
 
 async def _document_counts(
-    compared: Sequence[AnyCompared], document: ReadOnlyDocument, chunks: int
+    compared: Sequence[ComparedTokenizer], document: ReadOnlyDocument, chunks: int
 ) -> list[ComparedCounts]:
     """Each compared tokenizer's totals for the whole document (the request's snapshot),
     counting what an edit left uncounted a slice at a time."""

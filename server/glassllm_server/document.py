@@ -23,10 +23,9 @@ from time import perf_counter
 from typing import Any, NamedTuple, Protocol, TypeVar
 from weakref import WeakKeyDictionary, WeakSet
 
-from glassllm_server.blocks import LineSpan, ModelChunk
 from glassllm_server.gaps import Gaps
 from glassllm_server.line_tokenizer import LineTokenizer
-from glassllm_server.line_tokens import AnyLineTokens, ChunkTokens
+from glassllm_server.line_tokens import AnyLineTokens, ChunkTokens, LineSpan
 from glassllm_server.positions import LineIndex, Point, content_length, split_lines
 
 __all__ = ["Document", "DocumentToken", "LineState", "ReadOnlyDocument", "Stats"]
@@ -53,7 +52,7 @@ class DocumentToken:
     # Position of the token in the whole document's token sequence; None while the
     # lines above it are not all tokenized yet (a large document just opened).
     index: int | None
-    chunk: ChunkTokens | ModelChunk
+    chunk: ChunkTokens
     chunk_index: int  # index of the chunk within its line
     piece_index: int  # index of the token within its chunk
     # Where the whole token starts and ends when it crosses a line break (a real

@@ -55,8 +55,9 @@ def on_command(name: str) -> Callable[[_Handler], _Handler]:
 
 class Feature:
     """One capability of the server, with the state its handlers share. Its handlers
-    read and change the :attr:`session`, use its :attr:`tokenizers`, and talk back
-    through the :attr:`client`; the server itself only registers them."""
+    read and change the :attr:`session`, use its :attr:`tokenizers` and its
+    :attr:`budgets`, and talk back through the :attr:`client`; the server itself only
+    registers them."""
 
     def __init__(self, server: GlassServer) -> None:
         self._server = server
@@ -64,6 +65,7 @@ class Feature:
         self.tokenizers = server.tokenizers
         self.chats = server.chats
         self.client = server.client
+        self.budgets = server.budgets
 
     def register(self) -> None:
         """Register every marked method with the server."""

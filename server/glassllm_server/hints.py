@@ -19,9 +19,8 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, repeat
 from operator import add, itemgetter, sub
 
-from glassllm_server.blocks import LineSpan
 from glassllm_server.document import ReadOnlyDocument
-from glassllm_server.line_tokens import AnyLineTokens
+from glassllm_server.line_tokens import AnyLineTokens, LineSpan
 from glassllm_server.positions import Encoding, Point, column_units, columns_to_units, content_length
 from glassllm_server.render.hints import LABELS
 from glassllm_server.settings import Settings

@@ -19,8 +19,10 @@ No pygls here.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from itertools import pairwise, repeat
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from itertools import accumulate, pairwise, repeat
 from time import perf_counter
 from typing import NamedTuple, TypeVar
 
@@ -29,8 +31,9 @@ from glassllm.caches import LruCache
 from glassllm.formats.model_tokenizer import CUT_WITHIN_CONTEXT, ModelTokenizer
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
 from glassllm.pipeline.bpe import apply_merges
-from glassllm.pipeline.chunks import SPACE, chunk_text
+from glassllm.pipeline.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.pipeline.specials import SPECIALS, UNK_ID
+from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
 from glassllm_server.blocks import (
     BLOCK_SEGMENT,
     LONG_BLOCK,
@@ -50,7 +53,17 @@ from glassllm_server.line_tokens import (
     segment_bounds,
 )
 
-__all__ = ["LineTokenizer", "ModelFacts", "ModelLineTokenizer", "OwnLineTokenizer", "by_family", "line_tokenizer"]
+__all__ = [
+    "CHUNKS_SHIFT",
+    "UNKNOWN_SHIFT",
+    "LineTokenizer",
+    "ModelLineTokenizer",
+    "OwnLineTokenizer",
+    "TokenizerFacts",
+    "by_family",
+    "line_tokenizer",
+    "readable_explanation",
+]
 
 _T = TypeVar("_T")
 
@@ -72,6 +85,11 @@ CUT_CACHE_LIMIT = 1 << 13
 # An edit that makes this many lines or fewer has them tokenized at once (see
 # OwnLineTokenizer.edited): a keystroke makes three, the edited line and its neighbours.
 EAGER_LINES = 8
+# A line's counts (see LineTokenizer.count_block) are one int, ``tokens + (unknown << 32)
+# + (chunks << 64)``, so a document's totals are one ``sum`` over them, in C: a few
+# milliseconds for 30,000 lines.
+UNKNOWN_SHIFT = 32
+CHUNKS_SHIFT = 64
 
 
 class LineTokenizer(ABC):
@@ -79,22 +97,38 @@ class LineTokenizer(ABC):
     tokens line by line, and what a hover or the stats say of it beside its name. Shared
     by every open document; made by :func:`line_tokenizer`."""
 
-    # Whether a line's tokens depend on its own text alone: then an edit tokenizes its
-    # lines at once from the lines it replaced, and a line's bands may be kept by its text.
+    # Whether a line's tokens depend on its own text alone (every line is a block, and
+    # whatever the lines around it): then an edit tokenizes its lines at once from the
+    # lines it replaced, a line's bands may be kept by its text, and its compared counts
+    # outlive an edit that left it as it was.
     lines_alone: bool
-    # What a cut between two lines is before the tokenizer is asked: True when every line
-    # is a block, None when it must be decided (see can_cut).
-    undecided_cut: bool | None
 
     def __init__(self, tokenizer: AnyTokenizer, name: str) -> None:
         self.tokenizer = tokenizer
         self.name = name
         self.unk_id = tokenizer.unk_id
+        before, after = tokenizer.around
+        # Made once: every hover and stats request asks, and a tokenizer never changes.
+        self.facts = TokenizerFacts(
+            tokenizer.kind,
+            tokenizer.priority_name,
+            tokenizer.has_counts,
+            tokenizer.match_specials,
+            tokenizer.around,
+            (tokenizer.tokens(before), tokenizer.tokens(after)),
+        )
 
-    @abstractmethod
+    @property
+    def undecided_cut(self) -> bool | None:
+        """What a cut between two lines is before :meth:`can_cut` is asked: True where
+        every line is a block, None where it must be decided."""
+        return True if self.lines_alone else None
+
     def can_cut(self, before: str, after: str) -> bool:
         """Whether a document can be tokenized apart before line ``after`` (``before``:
-        the line above): the two blocks' tokens are then those of the text whole."""
+        the line above): the two blocks' tokens are then those of the text whole (see
+        :meth:`AnyTokenizer.can_cut <glassllm.AnyTokenizer.can_cut>`)."""
+        return self.tokenizer.can_cut(before, after)
 
     @abstractmethod
     def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
@@ -114,6 +148,29 @@ class LineTokenizer(ABC):
         """The tokens of the lines an edit made, as far as they are due at once (None: when
         needed), from the tokens of the lines it replaced (None: they had none)."""
 
+    # What a compared tokenizer asks: counts without the tokens, and its view of a chunk
+    # of the tokenizer in use.
+
+    @abstractmethod
+    def count_block(self, lines: Sequence[str], at_start: bool) -> tuple[int, ...]:
+        """Each line's counts in the block ``lines`` (packed, see :data:`UNKNOWN_SHIFT`):
+        the tokens and chunks that start on it, the unknown ones among them."""
+
+    @abstractmethod
+    def count_range(self, lines: Sequence[str], low: int, high: int, at_start: bool) -> int:
+        """The packed counts of the tokens and chunks of the block ``lines`` that overlap
+        offsets ``[low, high)`` of its text (a token cut by an edge counts)."""
+
+    @abstractmethod
+    def chunk_tokens(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Readable pieces and IDs of a chunk of glassllm's tokenizer in use (normalized,
+        spaces as ``▁``), as this tokenizer splits it."""
+
+    @abstractmethod
+    def explain_chunk(self, text: str, chunk: str) -> ChunkExplanation:
+        """The explanation of a chunk of the tokenizer in use: its original ``text``, and
+        ``chunk`` as that tokenizer merged it (normalized, spaces as ``▁``)."""
+
     def is_matched(self, token_id: int) -> bool:
         """Whether ``token_id`` is matched whole in the text (a special token read as
         special), never built by merges."""
@@ -125,18 +182,14 @@ class LineTokenizer(ABC):
         explains its merges by their training counts instead)."""
         return None
 
-    @property
-    def facts(self) -> ModelFacts | None:
-        """What the hover and the stats say of the tokenizer beside its name (None:
-        nothing, glassllm's own adds nothing around a text and reads no special text)."""
-        return None
 
-
-class ModelFacts(NamedTuple):
-    """What the hover and the stats say of a real model's tokenizer beside its name."""
+class TokenizerFacts(NamedTuple):
+    """What the hover and the stats may say of a tokenizer beside its name (see
+    :func:`glassllm_server.render.model.facts_lines`)."""
 
     kind: str
     priority_name: str  # what orders its merges: "rank" or "score"
+    has_counts: bool  # whether its merges carry training counts
     match_specials: bool
     around: tuple[tuple[int, ...], tuple[int, ...]]  # the IDs it adds before and after a text
     around_pieces: tuple[list[str], list[str]]
@@ -166,20 +219,10 @@ class ModelLineTokenizer(LineTokenizer):
     :mod:`glassllm_server.blocks`), each kept by its text."""
 
     lines_alone = False
-    undecided_cut = None
 
     def __init__(self, tokenizer: ModelTokenizer, name: str) -> None:
         super().__init__(tokenizer, name)
         self.model = tokenizer
-        before, after = tokenizer.around
-        # Made once: every hover and stats request asks, and a model never changes.
-        self._facts = ModelFacts(
-            tokenizer.kind,
-            tokenizer.priority_name,
-            tokenizer.match_specials,
-            tokenizer.around,
-            (tokenizer.tokens(before), tokenizer.tokens(after)),
-        )
         self._blocks: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]] = LruCache(
             BLOCK_CACHE_CHARACTERS, _block_characters
         )
@@ -187,6 +230,10 @@ class ModelLineTokenizer(LineTokenizer):
             SEGMENT_CACHE_CHARACTERS, _block_characters
         )
         self._cuts_within: LruCache[tuple[str, int], bool] = LruCache(CUT_CACHE_LIMIT)
+        # A compared model's counts per line of each block it counted.
+        self._block_counts: LruCache[tuple[str, bool], tuple[int, ...]] = LruCache(
+            BLOCK_CACHE_CHARACTERS, _block_characters
+        )
         self._last_cuts: tuple[str, list[int]] | None = None  # the last long block's text and cuts
         # Blocks longer than ``long_block`` characters are tokenized in segments of about
         # ``segment`` (see blocks.tokenize_long_block).
@@ -206,15 +253,52 @@ class ModelLineTokenizer(LineTokenizer):
     def merge_order(self, left: str, right: str) -> tuple[int, float | None] | None:
         return self.model.merge_order(left, right)
 
-    @property
-    def facts(self) -> ModelFacts:
-        return self._facts
+    def count_block(self, lines: Sequence[str], at_start: bool) -> tuple[int, ...]:
+        key = ("".join(lines), at_start)
+        cached = self._block_counts.get(key)
+        if cached is not None and len(cached) == len(lines):
+            return cached
+        starts = list(accumulate(map(len, lines), initial=0))
+        counts = [0] * len(lines)
+        unk = self.unk_id
+        last_chunk = -1
+        for span in self.model.encode_spans(key[0], at_start=at_start):
+            line = min(bisect_right(starts, span.start) - 1, len(lines) - 1)
+            counts[line] += 1 + ((span.id == unk) << UNKNOWN_SHIFT)
+            if span.chunk != last_chunk:
+                last_chunk = span.chunk
+                counts[line] += 1 << CHUNKS_SHIFT
+        found = tuple(counts)
+        self._block_counts.put(key, found)
+        return found
 
-    def can_cut(self, before: str, after: str) -> bool:
-        # See ModelTokenizer.can_cut: the tokens of the two sides, tokenized apart.
-        return self.model.can_cut(before, after)
+    def count_range(self, lines: Sequence[str], low: int, high: int, at_start: bool) -> int:
+        spans = self.model.encode_spans("".join(lines), at_start=at_start)
+        return _packed(_touching(spans, low, high), self.unk_id)
 
-    def block(self, lines: list[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
+    def chunk_tokens(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        # The chunk's characters, read as a continuation of a text.
+        spans = self.model.encode_spans(chunk.replace(SPACE, " "), at_start=False)
+        readable = self.model.readable
+        return tuple(readable(span.piece) for span in spans), tuple(span.id for span in spans)
+
+    def explain_chunk(self, text: str, chunk: str) -> ChunkExplanation:
+        # The characters of the chunk in use, as a continuation of a text, its own chunks
+        # of them joined into one.
+        parts = self.model.explain(text, at_start=False)
+        joined = ChunkExplanation(
+            0,
+            text,
+            0,
+            len(text),
+            [symbol for part in parts for symbol in part.characters],
+            [step for part in parts for step in part.steps],
+            [piece for part in parts for piece in part.pieces],
+            [token_id for part in parts for token_id in part.ids],
+        )
+        return readable_explanation(joined, self.model.readable)
+
+    def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
         if sum(map(len, lines)) > self.long_block:
             return tokenize_long_block(self._segments_of(lines), len(lines), at_start, self._segment_block)
         return self._cached_block(self._blocks, lines, at_start)
@@ -275,13 +359,12 @@ class OwnLineTokenizer(LineTokenizer):
     chunk and line caches."""
 
     lines_alone = True
-    undecided_cut = True
 
     def __init__(self, tokenizer: Tokenizer, name: str) -> None:
         super().__init__(tokenizer, name)
         self.own = tokenizer
         self._chunks: LruCache[str, RawChunk] = LruCache(CHUNK_CACHE_LIMIT)
-        self._lines: LruCache[str, LineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._lines: LruCache[str, AnyLineTokens] = LruCache(LINE_CACHE_CHARACTERS, len)
         self._piece_ids: dict[str, int] = {}
         vocab = tokenizer.vocab
         for index in range(len(SPECIALS), len(vocab)):
@@ -289,12 +372,15 @@ class OwnLineTokenizer(LineTokenizer):
         # The long line being prepared in the background: its text, segment bounds and
         # how many segments are done.
         self._preparing: tuple[str, list[int], int] | None = None
+        # A compared tokenizer's counts: per line, per long line's segment, per chunk (a
+        # count, not the pieces and IDs a line's tokens keep: a fifth of the memory on a
+        # large document), and the vocabulary's pieces, to tell unknown ones.
+        self._line_counts: LruCache[str, int] = LruCache(LINE_CACHE_CHARACTERS, len)
+        self._segment_counts: LruCache[str, int] = LruCache(SEGMENT_CACHE_CHARACTERS, len)
+        self._chunk_counts: LruCache[str, int] = LruCache(CHUNK_CACHE_LIMIT)
+        self._known: frozenset[str] | None = None
 
-    def can_cut(self, before: str, after: str) -> bool:
-        # glassllm's own chunks end at every line ending, and merges never cross a chunk.
-        return True
-
-    def block(self, lines: list[str], at_start: bool) -> tuple[LineTokens, ...]:
+    def block(self, lines: list[str], at_start: bool) -> tuple[AnyLineTokens, ...]:
         return (self.line(lines[0]),)
 
     def edited(
@@ -309,7 +395,7 @@ class OwnLineTokenizer(LineTokenizer):
         if not unchanged:
             return []
         kept = set(new_lines)
-        previous = [found for line, found in unchanged.items() if isinstance(found, LineTokens) and line not in kept]
+        previous = [found for line, found in unchanged.items() if line not in kept]
         small = len(new_lines) <= EAGER_LINES
         long_ones = any(isinstance(found, SegmentedLineTokens) for found in previous)
         made: list[AnyLineTokens | None] = []
@@ -319,6 +405,70 @@ class OwnLineTokenizer(LineTokenizer):
                 found = self.line(new, previous)
             made.append(found)
         return made
+
+    def count_block(self, lines: Sequence[str], at_start: bool) -> tuple[int, ...]:
+        # Every line is a block of its own: counted alone, and kept by its text.
+        return tuple(map(self.count_line, lines))
+
+    def count_line(self, line: str) -> int:
+        """Count one line (packed) and keep the count.
+
+        A long line is counted segment by segment (cut where neither NFC nor the chunk
+        rule joins the sides, as a document cuts it), and the segments are kept instead
+        of the line: an edit in it recounts the segment it changed, and the cache does
+        not fill with copies of the line."""
+        count = self._line_counts.get(line)
+        if count is not None:
+            return count
+        if len(line) > LONG_LINE and len(bounds := segment_bounds(line)) > 2:
+            return sum(self._count_segment(line[start:stop]) for start, stop in pairwise(bounds))
+        count = self._count_text(line)
+        self._line_counts.put(line, count)
+        return count
+
+    def _count_segment(self, segment: str) -> int:
+        count = self._segment_counts.get(segment)
+        if count is None:
+            count = self._count_text(segment)
+            self._segment_counts.put(segment, count)
+        return count
+
+    def _count_text(self, text: str) -> int:
+        chunks = pre_tokenize(text)
+        return sum(map(self._count_chunk, chunks)) + (len(chunks) << CHUNKS_SHIFT)
+
+    def _count_chunk(self, chunk: str) -> int:
+        """One chunk's count (packed), through BPE's merges."""
+        counts = self._chunk_counts
+        count = counts.recent.get(chunk)
+        if count is None:
+            count = counts.get(chunk)
+        if count is None:
+            pieces, _ = apply_merges(chunk, self.own.ranks)
+            if self._known is None:
+                self._known = frozenset(self.own.vocab[len(SPECIALS) :])
+            known = self._known
+            count = len(pieces) + (sum(piece not in known for piece in pieces) << UNKNOWN_SHIFT)
+            counts.put(chunk, count)
+        return count
+
+    def count_range(self, lines: Sequence[str], low: int, high: int, at_start: bool) -> int:
+        packed = 0
+        offset = 0
+        for text in lines:
+            if low < offset + len(text) and high > offset:
+                spans = _overlapping(self.own, text, max(low - offset, 0), min(high - offset, len(text)))
+                packed += _packed(spans, UNK_ID)
+            offset += len(text)
+        return packed
+
+    def chunk_tokens(self, chunk: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        # Every glassllm tokenizer shares the chunk rule: the chunk in use is one of its.
+        spans = self.own.encode_spans(chunk)
+        return tuple(span.piece for span in spans), tuple(span.id for span in spans)
+
+    def explain_chunk(self, text: str, chunk: str) -> ChunkExplanation:
+        return self.own.explain(chunk)[0]
 
     def chunk(self, text: str) -> ChunkTokens:
         """The tokens of one chunk (already normalized and marked)."""
@@ -340,7 +490,7 @@ class OwnLineTokenizer(LineTokenizer):
         self._chunks.put(text, entry)
         return entry
 
-    def line(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
+    def line(self, text: str, replaced: Sequence[AnyLineTokens] = ()) -> AnyLineTokens:
         """The tokens of one line, its line ending included.
 
         ``replaced`` are the tokens of the lines an edit replaced by this one. A long line
@@ -358,7 +508,7 @@ class OwnLineTokenizer(LineTokenizer):
         self._lines.put(text, entry)
         return entry
 
-    def _tokenize(self, text: str, replaced: Sequence[LineTokens] = ()) -> LineTokens:
+    def _tokenize(self, text: str, replaced: Sequence[AnyLineTokens] = ()) -> LineTokens:
         chunked = chunk_text(text)
         chunks = chunked.chunks
         found = list(map(self._chunks.recent.get, chunks))
@@ -367,7 +517,7 @@ class OwnLineTokenizer(LineTokenizer):
             known = {
                 entry[0]: entry
                 for tokens in replaced
-                if not isinstance(tokens, SegmentedLineTokens)  # a long line's are its segments'
+                if isinstance(tokens, LineTokens)  # a long line's are its segments'
                 for entry in tokens.chunks
             }
             found = [entry or known.get(text) or chunk(text) for entry, text in zip(found, chunks, strict=False)]
@@ -389,14 +539,14 @@ class OwnLineTokenizer(LineTokenizer):
         self._preparing = None
         return True
 
-    def _segment(self, text: str) -> LineTokens:
+    def _segment(self, text: str) -> AnyLineTokens:
         # Segments are cached like lines (a long segment, where no cut was safe, is not:
         # the cache must not keep megabytes of old text alive).
         return self.line(text) if len(text) <= LONG_LINE else self._tokenize(text)
 
-    def _long_line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None) -> LineTokens:
-        head: list[tuple[str, LineTokens]] = []
-        tail: list[tuple[str, LineTokens]] = []
+    def _long_line(self, text: str, previous: tuple[SegmentedLineTokens, SegmentedLineTokens] | None) -> AnyLineTokens:
+        head: list[tuple[str, AnyLineTokens]] = []
+        tail: list[tuple[str, AnyLineTokens]] = []
         if previous is not None:
             # The old segments that reach the new text unchanged, from either end, and
             # whose cuts are still safe (the characters on both sides unchanged).
@@ -424,3 +574,64 @@ class OwnLineTokenizer(LineTokenizer):
 
 def _block_characters(key: tuple[str, bool]) -> int:
     return len(key[0])
+
+
+def _packed(spans: Iterator[TokenSpan], unk: int | None) -> int:
+    """The packed counts of ``spans``: tokens, unknown ones, and the chunks they are in."""
+    packed = 0
+    seen = set()
+    for span in spans:
+        packed += 1 + ((span.id == unk) << UNKNOWN_SHIFT)
+        seen.add(span.chunk)
+    return packed + (len(seen) << CHUNKS_SHIFT)
+
+
+def _touching(spans: Sequence[TokenSpan], low: int, high: int) -> Iterator[TokenSpan]:
+    """The spans that overlap ``[low, high)``; an empty one (a dummy prefix, or a token
+    NFC left with no characters of its own) goes with the character it ends, as in the
+    document."""
+    for span in spans:
+        if span.start == span.end:
+            if low < span.start <= high:
+                yield span
+            elif span.start > high:
+                return
+        elif span.start >= high:
+            return
+        elif span.end > low:
+            yield span
+
+
+def _overlapping(tokenizer: Tokenizer, text: str, low: int, high: int) -> Iterator[TokenSpan]:
+    """Tokens of line ``text`` that overlap columns ``[low, high)``. Of a long line, only
+    the segments around the columns are tokenized."""
+    offset = 0
+    if len(text) > LONG_LINE:
+        bounds = segment_bounds(text)
+        first = max(bisect_right(bounds, low) - 1, 0)
+        last = min(bisect_left(bounds, high), len(bounds) - 1)
+        offset, text = bounds[first], text[bounds[first] : bounds[last]]
+        low, high = low - offset, high - offset
+    for span in _touching(tokenizer.encode_spans(text), low, high):
+        yield span._replace(start=span.start + offset, end=span.end + offset)
+
+
+def readable_explanation(explanation: ChunkExplanation, readable: Callable[[str], str]) -> ChunkExplanation:
+    """``explanation`` with its pieces, pairs and results as a person reads them."""
+    if readable is str:
+        return explanation
+    steps = [
+        replace(
+            step,
+            pair=(readable(step.pair[0]), readable(step.pair[1])),
+            result=readable(step.result),
+            pieces=list(map(readable, step.pieces)),
+        )
+        for step in explanation.steps
+    ]
+    return replace(
+        explanation,
+        characters=list(map(readable, explanation.characters)),
+        steps=steps,
+        pieces=list(map(readable, explanation.pieces)),
+    )

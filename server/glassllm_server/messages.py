@@ -131,12 +131,41 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "glassllm: {problem}. What it could not render is counted as plain text.",
         "pt": "glassllm: {problem}. O que ele não pôde renderizar é contado como texto simples.",
     },
+    # Token budgets
+    "budget.over": {
+        "en": "token {number} of {limit} — {over} over, {tokenizer}",
+        "pt": "token {number} de {limit} — {over} a mais, {tokenizer}",
+    },
+    "budget.use": {"en": "{tokens} / {limit}", "pt": "{tokens} / {limit}"},
+    "budget.tokenizer_broken": {
+        "en": "glassllm: cannot count a budget with the tokenizer {path}: {problem}. That budget is not checked.",
+        "pt": (
+            "glassllm: não é possível contar um orçamento com o tokenizador {path}: {problem}."
+            " Esse orçamento não é verificado."
+        ),
+    },
+    "budget.repository_broken": {
+        "en": "glassllm: {problem}. The repository's budgets are not checked until it is fixed.",
+        "pt": "glassllm: {problem}. Os orçamentos do repositório não são verificados até que seja corrigido.",
+    },
     # Settings and tokenizers
     "settings.invalid": {
         "en": "glassllm: invalid setting {key} = {value}: {expected}. Using the default.",
         "pt": "glassllm: configuração inválida {key} = {value}: {expected}. Usando o padrão.",
     },
+    "settings.invalid_checked": {
+        "en": "{problem}. Using the default.",
+        "pt": "{problem}. Usando o padrão.",
+    },
     "expected.boolean": {"en": "expected true or false", "pt": "esperado true ou false"},
+    "expected.max_tokens": {
+        "en": "expected a positive integer, or null for no budget",
+        "pt": "esperado um inteiro positivo, ou null para nenhum orçamento",
+    },
+    "expected.budgets": {
+        "en": 'expected a list of {"files": glob, "maxTokens": integer}',
+        "pt": 'esperada uma lista de {"files": glob, "maxTokens": inteiro}',
+    },
     "expected.tokenizer": {
         "en": 'expected "pt", "en" or the path of a tokenizer JSON file',
         "pt": 'esperado "pt", "en" ou o caminho de um arquivo JSON de tokenizador',

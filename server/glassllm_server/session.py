@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from glassllm.shown.problems import describe
 from glassllm_server.confinement import check_inside
 from glassllm_server.document import Document, ReadOnlyDocument
 from glassllm_server.messages import Locale, Messages, choose_locale
@@ -60,7 +61,9 @@ class Session:
         self.settings = settings
         messages = self.messages
         return [
-            messages(
+            messages("settings.invalid_checked", problem=describe(problem.error, self.locale))
+            if problem.error is not None
+            else messages(
                 "settings.invalid", key=problem.key, value=repr(problem.value), expected=messages(problem.expected)
             )
             for problem in problems

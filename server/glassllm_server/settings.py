@@ -5,14 +5,18 @@ Settings arrive three ways — ``initializationOptions``, ``workspace/configurat
 object holding it under ``"glassllm"``. Keys are camelCase as in an editor's settings
 file; nested ``inlayHints`` and dotted keys (``"inlayHints.chunkBoundaries"``) both work.
 An invalid value is reported (one problem per key) and that key keeps its default.
-No pygls here.
+``budgets`` and ``maxTokens`` take the keys of the repository's budgets
+(:mod:`glassllm.budgets`), checked by the library's own parser. No pygls here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
+
+from glassllm.budgets import Budget, parse_budgets
 
 __all__ = ["SECTION", "Problem", "Settings", "parse_settings"]
 
@@ -39,6 +43,9 @@ class Settings:
     # A chat document's template: "auto" (the one beside the tokenizer), a file, or "none"
     # (chat documents are then plain text).
     chat_template: str = "auto"
+    # Token budgets: per glob (relative to the workspace root), and for every document.
+    budgets: tuple[Budget, ...] = ()
+    max_tokens: int | None = None
 
     @property
     def hint_switches(self) -> tuple[bool, bool, bool]:
@@ -53,6 +60,8 @@ class Problem:
     key: str
     value: Any
     expected: str  # a message-catalogue key naming what the setting accepts
+    # The library's error when it checked the value (budgets): says exactly what is wrong.
+    error: ValueError | None = None
 
 
 # JSON key → (Settings field, validator returning the value or None when invalid, expected).
@@ -76,6 +85,19 @@ def _locale(value: Any) -> str | None:
     return None
 
 
+def _max_tokens(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _budgets(value: Any) -> tuple[Budget, ...] | ValueError:
+    """The budgets of ``glassllm.budgets``, or the library's error naming the wrong key.
+    A tokenizer's relative path stays relative: the workspace root resolves it."""
+    try:
+        return parse_budgets({"budgets": value}, SECTION, Path(), f"{SECTION}.").budgets
+    except ValueError as error:
+        return error
+
+
 _FIELDS: dict[str, tuple[str, Any, str]] = {
     "tokenizer": ("tokenizer", _tokenizer, "expected.tokenizer"),
     "inlayHints.chunkBoundaries": ("chunk_boundaries", _boolean, "expected.boolean"),
@@ -87,6 +109,8 @@ _FIELDS: dict[str, tuple[str, Any, str]] = {
     "compareWith": ("compare_with", _tokenizers, "expected.compare_with"),
     "matchSpecialTokens": ("match_special_tokens", _boolean, "expected.boolean"),
     "chatTemplate": ("chat_template", _tokenizer, "expected.chat_template"),
+    "maxTokens": ("max_tokens", _max_tokens, "expected.max_tokens"),
+    "budgets": ("budgets", _budgets, "expected.budgets"),
 }
 
 
@@ -121,12 +145,13 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             continue
         field, validate, expected = _FIELDS[key]
         if value is None:
-            if field == "locale":
+            if field in ("locale", "max_tokens"):
                 changes[field] = None
             continue
         checked = validate(value)
-        if checked is None:
-            problems.append(Problem(f"{SECTION}.{key}", value, expected))
+        if checked is None or isinstance(checked, ValueError):
+            error = checked if isinstance(checked, ValueError) else None
+            problems.append(Problem(f"{SECTION}.{key}", value, expected, error))
             changes[field] = getattr(Settings, field)
         else:
             changes[field] = checked

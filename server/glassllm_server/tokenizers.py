@@ -22,7 +22,7 @@ from glassllm.formats.hub import PREFIX
 from glassllm.packaged import load_problem
 from glassllm_server.client import Client
 from glassllm_server.commands import TOKENIZERS_CHANGED
-from glassllm_server.compare import AnyCompared, CompareSet, default_compare_with
+from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.line_tokenizer import LineTokenizer, line_tokenizer
 from glassllm_server.loads import Loads
@@ -51,6 +51,10 @@ class Tokenizers:
         # The tokenizers of glassllm.compareWith, loaded once each (see compared()).
         self.compare_set = CompareSet()
         self._compare_loading: set[tuple[str, bool]] = set()
+        # The tokenizers budgets name apart from the one in use (see for_budget): loaded
+        # ones, and those that failed (told once, left out until the settings change).
+        self._budget_tokenizers: dict[tuple[str, bool], AnyTokenizer | Exception] = {}
+        self._budget_loading: set[tuple[str, bool]] = set()
         # The tokenizers glassllm/stats counted with when the client last learned of them
         # (the first settings, then each TOKENIZERS_CHANGED), by identity.
         self._announced: tuple[object, ...] | None = None
@@ -84,6 +88,9 @@ class Tokenizers:
             self.switched = None
             self.use(settings.tokenizer)
         self.compare_set.forget_failures()
+        self._budget_tokenizers = {
+            key: found for key, found in self._budget_tokenizers.items() if not isinstance(found, Exception)
+        }
         self.compared()  # starts loading the compared tokenizers, to tell the user now of those that fail
         if self._announced is None:  # the first settings: the client's first counts use these
             self._announced = (self.in_use, *self.compared())
@@ -174,7 +181,7 @@ class Tokenizers:
 
     # The compared tokenizers
 
-    def compared(self) -> list[AnyCompared]:
+    def compared(self) -> list[ComparedTokenizer]:
         """The tokenizers to compare with (``glassllm.compareWith``) that are ready. A file
         not loaded yet starts loading (off the event loop) and is left out until it is
         ready; one that fails is reported once and left out until the settings change."""
@@ -213,6 +220,35 @@ class Tokenizers:
         if name in self._compare_names():
             problem = self.load_failure(error, name)
             self.client.report_once(self.session.messages("compare.broken", path=name, problem=problem))
+
+    # The tokenizers budgets count with
+
+    def for_budget(self, name: str) -> AnyTokenizer | None:
+        """The tokenizer ``name`` (resolved, see :meth:`resolve`) a budget counts with, if
+        it can be had now: a packaged one, or a file loaded already. A file starts
+        loading (off the event loop) and the views are refreshed once it is ready; one
+        that fails is told once and gives None until the settings change."""
+        if name in PACKAGED:
+            return packaged(name)
+        key = (name, self.session.settings.match_special_tokens)
+        found = self._budget_tokenizers.get(key)
+        if found is None and key not in self._budget_loading:
+            self._budget_loading.add(key)
+            self.loads.start(key).add_done_callback(functools.partial(self._budget_loaded, key))
+        return None if found is None or isinstance(found, Exception) else found
+
+    def _budget_loaded(self, key: tuple[str, bool], load: asyncio.Future[AnyTokenizer]) -> None:
+        self._budget_loading.discard(key)
+        if load.cancelled():  # the server stops
+            return
+        error = load.exception()
+        if isinstance(error, Exception):
+            self._budget_tokenizers[key] = error
+            problem = self.load_failure(error, key[0])
+            self.client.report_once(self.session.messages("budget.tokenizer_broken", path=key[0], problem=problem))
+            return
+        self._budget_tokenizers[key] = load.result()
+        self.refresh_views()
 
     # Telling the client
 

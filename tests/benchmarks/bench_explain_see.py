@@ -20,6 +20,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,6 +45,19 @@ async def main() -> None:
     await client.request("glassllm/stats", document(URI))
     generator = random.Random(1)
 
+    def place() -> dict[str, int]:
+        return {"line": generator.randrange(len(lines) - 1), "character": generator.randrange(40)}
+
+    await semantic_tokens(client, lines, generator)
+    await diagnostics(client)
+    await highlight_and_actions(client, place)
+    await explain_merges(client, lines, generator)
+    await training(client, scratch, place)
+    await client.stop()
+
+
+async def semantic_tokens(client: Client, lines: list[str], generator: random.Random) -> None:
+    """The full answer, then a one-character edit followed by ``full/delta``, 40 times."""
     start = time.perf_counter()
     full = await client.request("textDocument/semanticTokens/full", document(URI))
     print(f"semantic tokens full: {time.perf_counter() - start:6.2f} s for {len(full['data']) // 5:,} bands")
@@ -72,6 +86,9 @@ async def main() -> None:
         carried.append(sum(len(edit["data"]) for edit in delta.get("edits", [])))
     print(f"edit + semantic tokens delta: {percentiles(samples)}; integers carried: max {max(carried)}")
 
+
+async def diagnostics(client: Client) -> None:
+    """Pull diagnostics for the whole document, then the "unchanged" answer."""
     start = time.perf_counter()
     report = await client.request("textDocument/diagnostic", document(URI))
     first = time.perf_counter() - start
@@ -82,9 +99,9 @@ async def main() -> None:
         f"unchanged ({again['kind']}): {(time.perf_counter() - start) * 1000:5.1f} ms"
     )
 
-    def place() -> dict[str, int]:
-        return {"line": generator.randrange(len(lines) - 1), "character": generator.randrange(40)}
 
+async def highlight_and_actions(client: Client, place: Callable[[], dict[str, int]]) -> None:
+    """Document highlight and the explain code action at 100 random places each."""
     highlight = [
         await timed(client.request("textDocument/documentHighlight", {**document(URI), "position": place()}))
         for _ in range(100)
@@ -97,6 +114,9 @@ async def main() -> None:
         actions.append(await timed(client.request("textDocument/codeAction", params)))
     print(f"code action: {percentiles(actions)}")
 
+
+async def explain_merges(client: Client, lines: list[str], generator: random.Random) -> None:
+    """``glassllm.explainMerges`` on one paragraph and on 100 lines."""
     for label, span in (("one paragraph", 1), ("100 lines", 100)):
         line = generator.randrange(len(lines) - span)
         selection = {"start": {"line": line, "character": 0}, "end": {"line": line + span, "character": 0}}
@@ -109,24 +129,27 @@ async def main() -> None:
             f"{answer['totalChunks']:,} chunks, page {len(answer['markdown']):,} characters"
         )
 
+
+async def training(client: Client, scratch: Path, place: Callable[[], dict[str, int]]) -> None:
+    """``glassllm.trainTokenizer`` on the whole file, hovers meanwhile, and the memory
+    before and after."""
     print(f"server memory before training: {client.rss_mb():.0f} MB RSS")
     start = time.perf_counter()
-    _, training = client.request_future(
+    _, pending = client.request_future(
         "workspace/executeCommand",
         {"command": "glassllm.trainTokenizer", "arguments": [str(CORPUS), 1024, str(scratch / "pt.json")]},
     )
     busy = []
-    while not training.done():
+    while not pending.done():
         busy.append(await timed(client.request("textDocument/hover", {**document(URI), "position": place()})))
         await asyncio.sleep(0.01)
-    trained = training.result()
+    trained = pending.result()
     print(
         f"train 1,024 entries on the 7 MB file from the editor: {time.perf_counter() - start:5.2f} s "
         f"({trained['merges']} merges)"
     )
     print(f"hover while training: {percentiles(busy)}")
     print(f"server memory after training: {client.rss_mb():.0f} MB RSS")
-    await client.stop()
 
 
 if __name__ == "__main__":

@@ -219,7 +219,29 @@ async def main(rounds: int) -> None:
     names = (SETTINGS or {}).get("compareWith")
     compared = "the other packaged one (the default)" if names is None else ", ".join(names) or "none"
     print(f"tokenizer {tokenizer_setting()}, compared with: {compared}")
+    await opening(text, lines)
 
+    client = await Client.start()
+    await client.initialize()
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": URI, "languageId": "plaintext", "version": 1, "text": text}},
+    )
+    await while_tokenizing(client, lines)
+    await client.request("glassllm/stats", DOCUMENT)  # the whole document is tokenized now
+    rng = random.Random(7)
+    await requests(client, text, lines, rng, rounds)
+    await edits(client, lines, rng, rounds)
+    print(f"server memory with the document open:   {client.rss_mb():8.1f} MB RSS")
+    await client.stop()
+
+
+DOCUMENT = {"textDocument": {"uri": URI}}
+
+
+async def opening(text: str, lines: list[str]) -> None:
+    """didOpen → the first hover at the top and at the bottom, the whole document
+    tokenized and counted, beside the library encoding the corpus cold."""
     top, complete, counted = await first_hover(text, 0)
     bottom, _, _ = await first_hover(text, len(lines) - 2)
     library = await library_cold()
@@ -232,24 +254,18 @@ async def main(rounds: int) -> None:
     )
     print(f"didOpen → first whole-document stats:   {counted * 1000:8.1f} ms   (with the compared tokenizers)")
 
-    client = await Client.start()
-    await client.initialize()
-    client.notify(
-        "textDocument/didOpen",
-        {"textDocument": {"uri": URI, "languageId": "plaintext", "version": 1, "text": text}},
-    )
-    document = {"textDocument": {"uri": URI}}
 
-    # While the document is still being tokenized: hovers anywhere are answered at once
-    # (the first one also waits for the server to read the 7 MB didOpen), and a request
-    # that waits for the whole document can be cancelled.
+async def while_tokenizing(client: Client, lines: list[str]) -> None:
+    """While the document is still being tokenized: hovers anywhere are answered at once
+    (the first one also waits for the server to read the 7 MB didOpen), and a request
+    that waits for the whole document can be cancelled."""
     spread = random.Random(3)
-    reading = await timed(client.request("textDocument/hover", {**document, "position": position(0, 0)}))
+    reading = await timed(client.request("textDocument/hover", {**DOCUMENT, "position": position(0, 0)}))
     busy = []
     for _ in range(50):
         line = spread.randrange(len(lines))
-        busy.append(await timed(client.request("textDocument/hover", {**document, "position": position(line, 1)})))
-    request_id, lens = client.request_future("textDocument/codeLens", document)
+        busy.append(await timed(client.request("textDocument/hover", {**DOCUMENT, "position": position(line, 1)})))
+    request_id, lens = client.request_future("textDocument/codeLens", DOCUMENT)
     client.notify("$/cancelRequest", {"id": request_id})
     started = time.perf_counter()
     try:
@@ -261,27 +277,31 @@ async def main(rounds: int) -> None:
     print(f"hover, any line, while tokenizing:      {percentiles(busy)}")
     print(f"code lens waiting on tokenizing:        {cancelled}")
 
-    await client.request("glassllm/stats", document)  # the whole document is tokenized now
-    rng = random.Random(7)
 
-    def random_position() -> dict[str, int]:
-        line = rng.randrange(len(lines))
-        return position(line, rng.randrange(len(lines[line]) + 1))
+def random_position(rng: random.Random, lines: list[str]) -> dict[str, int]:
+    line = rng.randrange(len(lines))
+    return position(line, rng.randrange(len(lines[line]) + 1))
 
+
+def hint_range(rng: random.Random, lines: list[str]) -> dict[str, Any]:
+    first = rng.randrange(len(lines) - 100)
+    return {"start": position(first, 0), "end": position(first + 100, 0)}
+
+
+async def requests(client: Client, text: str, lines: list[str], rng: random.Random, rounds: int) -> None:
+    """Hovers, inlay hints (new lines, and the same lines again) and stats on the
+    tokenized document."""
     hovers = [
-        await timed(client.request("textDocument/hover", {**document, "position": random_position()}))
+        await timed(client.request("textDocument/hover", {**DOCUMENT, "position": random_position(rng, lines)}))
         for _ in range(rounds)
     ]
     print(f"hover:                                  {percentiles(hovers)}")
 
-    def hint_range() -> dict[str, Any]:
-        first = rng.randrange(len(lines) - 100)
-        return {"start": position(first, 0), "end": position(first + 100, 0)}
-
     hints, counts = [], []
 
     async def inlay_hints() -> None:
-        counts.append(len(await client.request("textDocument/inlayHint", {**document, "range": hint_range()})))
+        found = await client.request("textDocument/inlayHint", {**DOCUMENT, "range": hint_range(rng, lines)})
+        counts.append(len(found))
 
     for _ in range(rounds):
         hints.append(await timed(inlay_hints()))
@@ -293,17 +313,24 @@ async def main(rounds: int) -> None:
 
     # Editors ask again for the lines in view after every edit and scroll: those lines'
     # hints are already serialized.
-    window = hint_range()
+    window = hint_range(rng, lines)
     again = [
-        await timed(client.request("textDocument/inlayHint", {**document, "range": window})) for _ in range(rounds)
+        await timed(client.request("textDocument/inlayHint", {**DOCUMENT, "range": window})) for _ in range(rounds)
     ]
     print(f"inlay hints, the same 100 lines again:  {percentiles(again)}")
 
-    stats = [await timed(client.request("glassllm/stats", document)) for _ in range(rounds)]
+    stats = [await timed(client.request("glassllm/stats", DOCUMENT)) for _ in range(rounds)]
     print(f"glassllm/stats:                         {percentiles(stats)}")
 
-    ranged = [await timed(client.request("glassllm/stats", {**document, "range": hint_range()})) for _ in range(rounds)]
+    ranged = [
+        await timed(client.request("glassllm/stats", {**DOCUMENT, "range": hint_range(rng, lines)}))
+        for _ in range(rounds)
+    ]
     print(f"glassllm/stats, 100-line range:         {percentiles(ranged)}")
+
+
+async def edits(client: Client, lines: list[str], rng: random.Random, rounds: int) -> None:
+    """A one-character edit at a random place, then ``glassllm/stats``."""
 
     async def edit_then_stats(place: dict[str, int], version: int) -> None:
         client.notify(
@@ -313,12 +340,10 @@ async def main(rounds: int) -> None:
                 "contentChanges": [{"range": {"start": place, "end": place}, "text": "a"}],
             },
         )
-        await client.request("glassllm/stats", document)
+        await client.request("glassllm/stats", DOCUMENT)
 
-    edits = [await timed(edit_then_stats(random_position(), version)) for version in range(2, rounds + 2)]
-    print(f"one-character edit + glassllm/stats:    {percentiles(edits)}")
-    print(f"server memory with the document open:   {client.rss_mb():8.1f} MB RSS")
-    await client.stop()
+    found = [await timed(edit_then_stats(random_position(rng, lines), version)) for version in range(2, rounds + 2)]
+    print(f"one-character edit + glassllm/stats:    {percentiles(found)}")
 
 
 def shapes() -> dict[str, str]:

@@ -383,3 +383,48 @@ def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an
     assert "mensagem 1 (user)" in hover["raw"]
     start, end = hover["range"]
     assert "\\u00e9" in CHAT_TEXT[start:end], CHAT_TEXT[start:end]
+
+
+# A token budget in glassllm-settings (:maxTokens), a few tokens past the document's
+# count, so appending a line passes it.
+BUDGET_SESSION = Path(__file__).with_name("emacs_budget_session.el")
+BUDGET_LINE = "E foram felizes para sempre.\n"
+BUDGET = _count(TEXT) + 3
+
+
+@pytest.fixture(scope="module")
+def emacs_with_budget(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    require_emacs()
+    folder = tmp_path_factory.mktemp("emacs-budget")
+    install_package(folder)
+    init = init_file(folder)
+    init.write_text(
+        init.read_text(encoding="utf-8") + f'(setq glassllm-settings \'(:tokenizer "pt" :maxTokens {BUDGET}))\n',
+        encoding="utf-8",
+    )
+    document = folder / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    out = folder / "report.json"
+    environment = portuguese_environment(
+        folder,
+        GLASSLLM_INIT=str(init),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_EDIT=base64.b64encode(BUDGET_LINE.encode()).decode(),
+        GLASSLLM_OUT=str(out),
+    )
+    return run_session(BUDGET_SESSION, environment, out)
+
+
+def test_a_budget_diagnostic_appears_past_the_budget_and_goes_when_back_under(emacs_with_budget):
+    typed = TEXT + BUDGET_LINE
+    total = _count(typed)
+    tokens = [(start + item.start, start + item.end) for start, spans in _spans_by_line(typed) for item in spans]
+    assert emacs_with_budget["client"] == "eglot"
+    assert emacs_with_budget["count"] == f"{_count(TEXT)} / {BUDGET} tokens"
+    assert emacs_with_budget["under"] == []
+    (over,) = emacs_with_budget["over"]
+    assert over[:3] == [*tokens[BUDGET], "eglot-error"]  # LSP Error
+    assert over[3] == f"glassllm [token-budget]: token {BUDGET + 1} de {BUDGET} — {total - BUDGET} a mais, português"
+    assert emacs_with_budget["over_count"] == f"{total} / {BUDGET} tokens"
+    assert emacs_with_budget["back"] == []
+    assert emacs_with_budget["back_count"] == emacs_with_budget["count"]

@@ -295,3 +295,54 @@ def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an
     hover = report["hover"]
     assert f"ID {token.id}" in hover and f"token {number} de {encoding.count}" in hover, hover
     assert "mensagem 1 (user)" in hover
+
+
+# A token budget from the repository's pyproject.toml ([tool.glassllm], the table
+# `glassllm tokens` reads in CI), a few tokens past the document's count, so appending a
+# line passes it.
+BUDGET_SESSION = Path(__file__).with_name("emacs_budget_session.el")
+BUDGET = _count(TEXT) + 3
+BUDGET_LINE = "E foram felizes para sempre.\n"
+
+
+@pytest.fixture(scope="module")
+def emacs_with_budget(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    require_emacs("lsp-mode")
+    folder = tmp_path_factory.mktemp("emacs-lsp-mode-budget")
+    install_package(folder)
+    project = folder / "notes"
+    project.mkdir()
+    (project / ".git").mkdir()
+    (project / "pyproject.toml").write_text(
+        f'[project]\nname = "notes"\n\n[tool.glassllm]\nmaxTokens = {BUDGET}\n', encoding="utf-8"
+    )
+    document = project / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    out = folder / "report.json"
+    environment = portuguese_environment(
+        folder,
+        GLASSLLM_INIT=str(init_file(folder, before="(setq glassllm-client 'lsp-mode)\n")),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_EDIT=base64.b64encode(BUDGET_LINE.encode()).decode(),
+        GLASSLLM_OUT=str(out),
+    )
+    return run_session(BUDGET_SESSION, environment, out)
+
+
+def test_a_budget_diagnostic_appears_past_the_budget_and_goes_when_back_under(emacs_with_budget):
+    typed = TEXT + BUDGET_LINE
+    total = _count(typed)
+    token = _spans(typed)[BUDGET]
+    assert emacs_with_budget["client"] == "lsp-mode"
+    assert emacs_with_budget["count"] == f"{_count(TEXT)} / {BUDGET} tokens"
+    assert emacs_with_budget["under"] == []
+    (over,) = emacs_with_budget["over"]
+    assert over == [
+        token.start,
+        token.end,
+        ":error",
+        f"token {BUDGET + 1} de {BUDGET} — {total - BUDGET} a mais, português",
+    ]
+    assert emacs_with_budget["over_count"] == f"{total} / {BUDGET} tokens"
+    assert emacs_with_budget["back"] == []
+    assert emacs_with_budget["back_count"] == emacs_with_budget["count"]

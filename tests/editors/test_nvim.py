@@ -682,3 +682,56 @@ def test_a_chat_document_counts_its_prompt_shows_the_template_and_hovers_through
     )
     assert f"ID {token.id}" in shown and f"token {number} of {encoding.count}" in shown, shown
     assert "message 1 (user)" in shown, shown
+
+
+# Token budgets: the example's init.lua with a budget of glassllm.maxTokens a few tokens
+# past the sample's, so typing a line passes it.
+BUDGET = len(packaged("pt").encode(TEXT)) + 3
+BUDGET_DIAGNOSTICS = """
+local found = {}
+for _, d in ipairs(vim.diagnostic.get(0)) do
+  if d.code == 'token-budget' then
+    table.insert(found, { lnum = d.lnum, col = d.col, end_lnum = d.end_lnum, end_col = d.end_col,
+      message = d.message, severity = d.severity })
+  end
+end
+return found
+"""
+
+
+@pytest.fixture(scope="module")
+def budgeted(tmp_path_factory):
+    home = tmp_path_factory.mktemp("nvim-budget")
+    init = (PLUGIN / "example-init.lua").read_text(encoding="utf-8")
+    settings = "settings = { glassllm = { tokenizer = 'pt' } }"
+    assert settings in init
+    _installed(
+        home, init.replace(settings, f"settings = {{ glassllm = {{ tokenizer = 'pt', maxTokens = {BUDGET} }} }}")
+    )
+    yield from _start(home)
+
+
+def test_a_budget_diagnostic_appears_past_the_budget_and_goes_when_back_under(budgeted):
+    count = len(_tokens(TEXT))
+    use = f"{count:,} / {BUDGET:,} tokens"
+    budgeted.wait_for(STATUSLINE, lambda text: use in text, f"'{use}' in the statusline")
+    assert budgeted.lua(BUDGET_DIAGNOSTICS) == []
+    added = "E foram felizes para sempre."
+    typed = TEXT + added + "\n"
+    budgeted.keys(f"<Esc>Go{added}<Esc>")
+    found = budgeted.wait_for(BUDGET_DIAGNOSTICS, lambda found: len(found) == 1, "a budget diagnostic")
+    token = _tokens(typed)[BUDGET]
+    line = typed[: token.start].count("\n")
+    line_start = typed.rfind("\n", 0, token.start) + 1
+    text = typed.splitlines()[line]
+    total = len(_tokens(typed))
+    assert found[0]["lnum"] == line and found[0]["end_lnum"] == line
+    assert found[0]["col"] == _byte_column(text, token.start - line_start)
+    assert found[0]["end_col"] == _byte_column(text, token.end - line_start)
+    assert found[0]["message"] == f"token {BUDGET + 1:,} of {BUDGET:,} — {total - BUDGET:,} over, Portuguese"
+    assert found[0]["severity"] == 1  # vim.diagnostic.severity.ERROR
+    over = f"{total:,} / {BUDGET:,} tokens"
+    budgeted.wait_for(STATUSLINE, lambda text: over in text, f"'{over}' in the statusline")
+    budgeted.keys("<Esc>u")
+    budgeted.wait_for(BUDGET_DIAGNOSTICS, lambda found: found == [], "the budget diagnostic to go")
+    budgeted.wait_for(STATUSLINE, lambda text: use in text, f"'{use}' in the statusline again")

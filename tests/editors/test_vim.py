@@ -476,3 +476,58 @@ def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an
     )
     assert f"ID {token.id}" in hover and f"token {number} de {encoding.count}" in hover, hover
     assert "mensagem 1 (user)" in hover
+
+
+# A token budget from the repository's .glassllm.toml (the file `glassllm tokens` reads in
+# CI): a few tokens past the document's count, so appending a line passes it.
+BUDGET_SESSION = Path(__file__).with_name("vim_budget_session.vim")
+BUDGET = _count(TEXT) + 3
+BUDGET_LINE = "E foram felizes para sempre."
+
+
+@pytest.fixture(scope="module")
+def vim_with_budget(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    _require_vim_with_ale()
+    folder = tmp_path_factory.mktemp("vim-budget")
+    (folder / ".git").mkdir()
+    (folder / ".glassllm.toml").write_text(f"maxTokens = {BUDGET}\n", encoding="utf-8")
+    document = folder / "conto.txt"
+    document.write_text(TEXT, encoding="utf-8", newline="")
+    vimrc = folder / "vimrc"
+    vimrc.write_text(
+        "\n".join(
+            [
+                "set nocompatible encoding=utf-8",
+                f"set runtimepath^={PLUGIN}",
+                "packadd! ale",
+                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
+                "filetype plugin on",
+                "",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    out = folder / "report.json"
+    environment = portuguese_environment(
+        folder, GLASSLLM_FILE=str(document), GLASSLLM_EDIT=BUDGET_LINE, GLASSLLM_OUT=str(out)
+    )
+    return _run_vim(BUDGET_SESSION, vimrc, environment, folder, out)
+
+
+def test_a_budget_diagnostic_appears_past_the_budget_and_goes_when_back_under(vim_with_budget):
+    typed = TEXT + BUDGET_LINE + "\n"
+    total = _count(typed)
+    assert vim_with_budget["statusline"] == f"{_count(TEXT)} / {BUDGET} tokens"
+    assert vim_with_budget["under"] == []
+    (over,) = vim_with_budget["over"]
+    # The first token past the budget: on the appended line (line 3), where the library puts it.
+    spans = [(number, span) for number in (1, 2, 3) for span in _line_spans(number, typed)]
+    number, token = spans[BUDGET]
+    line = typed.splitlines()[number - 1]
+    assert (over["lnum"], over["col"]) == (number, _byte_column(line, token.start) + 1)
+    assert over["end_col"] == _byte_column(line, token.end)
+    assert over["type"] == "E"
+    assert over["text"] == f"token {BUDGET + 1} de {BUDGET} — {total - BUDGET} a mais, português"
+    assert vim_with_budget["over_statusline"] == f"{total} / {BUDGET} tokens"
+    assert vim_with_budget["back"] == []
+    assert vim_with_budget["back_statusline"] == vim_with_budget["statusline"]

@@ -37,9 +37,22 @@ def _other_valid_value(spec: dict):
         return not spec["default"]
     if "enum" in spec:
         return next(value for value in spec["enum"] if value is not None and value != spec["default"])
+    if "array" in spec["type"] and spec["items"]["type"] == "object":  # glassllm.budgets
+        return [{name: _example(name, field) for name, field in spec["items"]["properties"].items()}]
     if "array" in spec["type"]:
         return ["en"]
+    if "integer" in spec["type"]:
+        return spec["minimum"] + 1
     return "en" if spec["default"] != "en" else "pt"
+
+
+def _example(name: str, spec: dict):
+    """A valid value of the field ``name`` of an object setting (a budget's)."""
+    if "enum" in spec:
+        return spec["enum"][-1]
+    if spec["type"] == "integer":
+        return spec["minimum"] + 1
+    return {"files": "prompts/**", "tokenizer": "en"}[name]
 
 
 def _invalid_value(spec: dict):

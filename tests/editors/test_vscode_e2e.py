@@ -132,6 +132,27 @@ class VSCode:
         self.home, self.data, self.extensions, self.folder = (
             root / name for name in ("home", "data", "extensions", "work")
         )
+        self._write_profile(login_path, settings, machine, login_variables)
+        env = dict(
+            os.environ,
+            **(login_variables or {}),
+            HOME=str(self.home),
+            SHELL="/bin/bash",
+            PATH=f"{NODE_BIN}:{SYSTEM_PATH}",
+        )
+        env.pop("PYTHONPATH", None)
+        port = self._start_code_server(env, vsix)
+        self.playwright = sync_playwright().start()
+        self.browser = self.playwright.chromium.launch(executable_path=shutil.which("chromium"))
+        self.page = self.browser.new_page(viewport={"width": 1280, "height": 720})
+        self.page.set_default_timeout(WAIT_MS)
+        self.page.goto(f"http://127.0.0.1:{port}/?folder={self.folder}")
+        self.page.wait_for_selector(".statusbar")
+
+    def _write_profile(
+        self, login_path: str, settings: dict, machine: dict | None, login_variables: dict[str, str] | None
+    ) -> None:
+        """The home, the user's and the machine's settings, and the folder with `conto.txt`."""
         for folder in (self.home, self.data / "User", self.extensions, self.folder):
             folder.mkdir(parents=True)
         # The extension host's PATH is the login shell's (bash -il reads .bash_profile).
@@ -153,14 +174,10 @@ class VSCode:
         (self.data / "Machine").mkdir()
         (self.data / "Machine" / "settings.json").write_text(json.dumps(machine or {}, indent=2))
         (self.folder / "conto.txt").write_text(TEXT, encoding="utf-8")
-        env = dict(
-            os.environ,
-            **(login_variables or {}),
-            HOME=str(self.home),
-            SHELL="/bin/bash",
-            PATH=f"{NODE_BIN}:{SYSTEM_PATH}",
-        )
-        env.pop("PYTHONPATH", None)
+
+    def _start_code_server(self, env: dict[str, str], vsix: Path) -> int:
+        """Install the extension, start code-server on a free port and wait until it
+        answers; the port."""
         folders = ["--user-data-dir", str(self.data), "--extensions-dir", str(self.extensions)]
         installed = subprocess.run(
             [CODE_SERVER, *folders, "--install-extension", str(vsix)],
@@ -171,7 +188,7 @@ class VSCode:
         )
         assert installed.returncode == 0, installed.stdout + installed.stderr
         port = _free_port()
-        self.log = (root / "code-server.log").open("w")
+        self.log = (self.root / "code-server.log").open("w")
         self.process = subprocess.Popen(
             [
                 CODE_SERVER,
@@ -189,23 +206,16 @@ class VSCode:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        url = f"http://127.0.0.1:{port}/?folder={self.folder}"
         deadline = time.monotonic() + 60
         while True:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5)
-                break
+                return port
             except OSError as error:
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    log = (root / "code-server.log").read_text()
+                    log = (self.root / "code-server.log").read_text()
                     raise AssertionError(f"code-server did not start:\n{log}") from error
                 time.sleep(0.2)
-        self.playwright = sync_playwright().start()
-        self.browser = self.playwright.chromium.launch(executable_path=shutil.which("chromium"))
-        self.page = self.browser.new_page(viewport={"width": 1280, "height": 720})
-        self.page.set_default_timeout(WAIT_MS)
-        self.page.goto(url)
-        self.page.wait_for_selector(".statusbar")
 
     def close(self) -> None:
         self.browser.close()
@@ -855,3 +865,62 @@ class TestAChatDocument:
             and token.source.start <= offset < token.source.end
         )
         assert f"ID {token.id}" in shown and f"token {number} of {encoding.count}" in shown, shown
+
+
+# A token budget in the user's settings (glassllm.maxTokens), a few tokens past the
+# document's count, so typing a line passes it.
+BUDGET = _count(TEXT) + 3
+BUDGET_LINE = "E foram felizes para sempre."
+
+
+@pytest.fixture(scope="class")
+def vscode_budget(vsix, tmp_path_factory) -> Iterator[VSCode]:
+    editor = VSCode(tmp_path_factory.mktemp("vscode-budget"), vsix, SYSTEM_PATH, {"glassllm.maxTokens": BUDGET})
+    try:
+        editor.open_file("conto.txt")
+        yield editor
+    finally:
+        editor.close()
+
+
+def _line_tokens(text: str) -> list[tuple[int, int, int]]:
+    """(line, start, end) of every token, each line tokenized alone as the server does."""
+    found = []
+    for number, line in enumerate(text.splitlines(keepends=True)):
+        found += [(number, span.start, span.end) for span in PT.encode_spans(line)]
+    return found
+
+
+class TestTokenBudget:
+    def test_a_budget_diagnostic_appears_past_the_budget_and_goes_when_back_under(self, vscode_budget):
+        editor, page = vscode_budget, vscode_budget.page
+        under = f"{_count(TEXT)} / {BUDGET} tokens"
+        assert editor.status_text(under) == under
+        errors = page.locator(".monaco-editor .squiggly-error")
+        assert errors.count() == 0
+        page.locator(".monaco-editor .view-lines").first.click()
+        page.keyboard.press("Control+End")
+        page.keyboard.type(BUDGET_LINE)
+        typed = TEXT + BUDGET_LINE
+        total = sum(len(PT.encode_spans(line)) for line in typed.splitlines(keepends=True))
+        over = f"{total} / {BUDGET} tokens"
+        assert editor.status_text(over) == over
+        errors.first.wait_for()
+        assert errors.count() == 1
+        # The Problems panel: the message and where it is (VS Code's columns are UTF-16 units).
+        line, start, _ = _line_tokens(typed)[BUDGET]
+        column = len(typed.splitlines()[line][:start].encode("utf-16-le")) // 2 + 1
+        page.keyboard.press("Control+Shift+M")
+        message = f"token {BUDGET + 1} of {BUDGET} — {total - BUDGET} over, Portuguese"
+        row = page.locator(".markers-panel .monaco-list-row", has_text=message)
+        row.first.wait_for()
+        assert f"[Ln {line + 1}, Col {column}]" in " ".join(row.first.inner_text().split())
+        editor.capture("vscode-budget.png")
+        # Deleting the line back takes it away.
+        page.locator(".monaco-editor .view-lines").first.click()
+        page.keyboard.press("Control+End")
+        page.keyboard.press("Shift+Home")
+        page.keyboard.press("Backspace")
+        assert editor.status_text(under) == under
+        errors.first.wait_for(state="detached")
+        assert errors.count() == 0

@@ -414,8 +414,9 @@ function! s:Grouped(number) abort
   return substitute(string(a:number), '\d\zs\ze\(\d\d\d\)\+$', l:separator, 'g')
 endfunction
 
-" The status line's text: "1,234 tokens", or "12/1,234 tokens" with a visual selection
-" ("1,234 tokens (87 from the template)" for a chat document);
+" The status line's text: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
+" applies, or "12/1,234 tokens" with a visual selection; a chat document's with the
+" template's share, "3,900 / 4,096 tokens (87 from the template)";
 " empty in buffers glassllm does not serve. It never waits for the server: it shows the
 " latest answer, and a new answer redraws the status line.
 function! glassllm#statusline(...) abort
@@ -426,11 +427,20 @@ function! glassllm#statusline(...) abort
   endif
   let l:total = l:state.document.tokens
   let l:text = s:Grouped(l:total) . (l:total == 1 ? ' token' : ' tokens')
-  if !empty(l:state.selection) && s:InVisualMode() && l:buffer == bufnr('')
+  let l:budget = get(l:state.document, 'budget', v:null)
+  let l:selected = !empty(l:state.selection) && s:InVisualMode() && l:buffer == bufnr('')
+  if l:selected
     let l:text = s:Grouped(l:state.selection.tokens) . '/' . l:text
-  elseif type(get(l:state.document, 'chat')) is v:t_dict
-    " A chat document counts its prompt: the template's share beside it.
-    let l:text .= s:Text('template', s:Grouped(l:state.document.chat.templateCount))
+  elseif type(l:budget) is v:t_dict
+    " A token budget applies (glassllm.maxTokens, glassllm.budgets or the repository's):
+    " its use, counted with its tokenizer (a dataset's largest line).
+    let l:text = s:Grouped(l:budget.tokens) . ' / ' . s:Grouped(l:budget.maxTokens) . ' tokens'
+  endif
+  if type(get(l:state.document, 'chat')) is v:t_dict && !l:selected
+    " A chat document counts its prompts: the template's share beside the count (the
+    " budget's unit's when a budget applies).
+    let l:share = type(l:budget) is v:t_dict ? l:budget.templateTokens : l:state.document.chat.templateCount
+    let l:text .= s:Text('template', s:Grouped(l:share))
   endif
   return l:text
 endfunction

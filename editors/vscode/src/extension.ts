@@ -33,7 +33,7 @@ import { chooseTokenizer } from './choose';
 import { LatestOnly } from './latest';
 import { Language, MESSAGES } from './messages';
 import { findServer, noServerMessage } from './server';
-import { Stats, statusText, statusTooltip, sumStats, uiLanguage } from './status';
+import { Stats, budgetState, statusText, statusTooltip, sumStats, uiLanguage } from './status';
 
 // JSON and JSON Lines for chat documents (a conversation, a dataset: see docs/models.md).
 const LANGUAGES = ['plaintext', 'markdown', 'json', 'jsonl'];
@@ -394,6 +394,9 @@ class TokenStatusBar implements vscode.Disposable {
     const lang = language();
     this.item.text = statusText(stats.document, stats.selection, lang);
     this.item.tooltip = statusTooltip(stats.document, stats.selection, lang);
+    // Over its token budget: the item takes the colours of the budget's severity.
+    const over = budgetState(stats.document);
+    this.item.backgroundColor = over ? new vscode.ThemeColor(`statusBarItem.${over}Background`) : undefined;
     this.item.show();
   }
 

@@ -19,6 +19,8 @@ export interface Stats {
   model?: ModelStats;
   /** Present for a chat document: `tokens` is then its prompts' count, template included. */
   chat?: ChatStats;
+  /** Present for a whole document that a token budget applies to. */
+  budget?: BudgetStats;
 }
 
 /** What the server says of a chat document (a conversation, or a dataset of them). */
@@ -27,6 +29,24 @@ export interface ChatStats {
   /** Of `count`, the tokens the chat template added. */
   templateCount: number;
   conversations: number;
+}
+
+/** A document's use of its token budget (glassllm.maxTokens, glassllm.budgets or the repository's). */
+export interface BudgetStats {
+  /** The count it is checked against: the document's, or a dataset's largest line's. */
+  tokens: number;
+  /** Of `tokens`, what a chat template added (0 for plain text). */
+  templateTokens: number;
+  maxTokens: number;
+  /** How many units (the document, or a dataset's lines) are over, of how many. */
+  unitsOver: number;
+  units: number;
+  severity: 'error' | 'warning';
+  files: string;
+  /** The tokenizer it counts with, in words. */
+  tokenizer: string;
+  /** "settings", or the configuration file it comes from. */
+  source: string;
 }
 
 /** What the server says of a real model's tokenizer beside its counts. */
@@ -86,17 +106,25 @@ export function sumStats(parts: readonly Stats[]): Stats | undefined {
 }
 
 /**
- * The status bar item's text: "1,234 tokens", or "12 / 1,234 tokens" while text is
- * selected ("1,234 tokens (87 from the template)" for a chat document), with a warning sign when the document has characters the tokenizer does not know.
+ * The status bar item's text: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
+ * applies, or "12 / 1,234 tokens" while text is selected; a chat document's with the
+ * template's share ("3,900 / 4,096 tokens (87 from the template)"); with a warning sign
+ * when the document has characters the tokenizer does not know.
  */
 export function statusText(document: Stats, selection: Stats | undefined, language: Language): string {
   const format = numberFormat(language);
-  const count = selection
-    ? `${format.format(selection.tokens)} / ${tokenCount(document.tokens, language)}`
-    : tokenCount(document.tokens, language);
-  // A chat document's count is its prompt's: the template's share beside it.
+  const budget = document.budget;
+  let count = tokenCount(document.tokens, language);
+  if (selection) {
+    count = `${format.format(selection.tokens)} / ${count}`;
+  } else if (budget) {
+    count = `${format.format(budget.tokens)} / ${format.format(budget.maxTokens)} ${MESSAGES[language].tokens}`;
+  }
+  // A chat document's count is its prompts': the template's share beside it (the
+  // budget's unit's when a budget applies).
+  const share = budget ? budget.templateTokens : document.chat?.templateCount;
   const template = document.chat && !selection
-    ? ` (${format.format(document.chat.templateCount)} ${MESSAGES[language].fromTemplate})`
+    ? ` (${format.format(share ?? 0)} ${MESSAGES[language].fromTemplate})`
     : '';
   const unknown = document.unknown > 0 ? ` $(warning) ${format.format(document.unknown)}` : '';
   return `$(symbol-text) ${count}${template}${unknown}`;
@@ -141,6 +169,22 @@ function modelLine(model: ModelStats, language: Language): string {
   return `${words.model}: ${parts.join(' · ')}`;
 }
 
+/** How far over its budget the document is: undefined under it, else the budget's severity. */
+export function budgetState(document: Stats): 'error' | 'warning' | undefined {
+  const budget = document.budget;
+  return budget && budget.unitsOver > 0 ? budget.severity : undefined;
+}
+
+/** "Budget: 3,900 / 4,096 tokens (**, settings, Portuguese)", with the lines over it for a dataset. */
+function budgetLine(budget: BudgetStats, language: Language): string {
+  const words = MESSAGES[language];
+  const format = numberFormat(language);
+  const use = `${format.format(budget.tokens)} / ${format.format(budget.maxTokens)} ${words.tokens}`;
+  const source = budget.source === 'settings' ? words.budgetSettings : budget.source;
+  const over = budget.units > 1 ? ` · ${words.unitsOver(format.format(budget.unitsOver), format.format(budget.units))}` : '';
+  return `${words.budget}: ${use} (${budget.files}, ${source}, ${budget.tokenizer})${over}`;
+}
+
 /**
  * The hover text of the status bar item: every figure of the document and the selection,
  * each followed by the counts of the compared tokenizers.
@@ -152,6 +196,7 @@ export function statusTooltip(document: Stats, selection: Stats | undefined, lan
     ...(document.model ? [modelLine(document.model, language)] : []),
     `${words.document}: ${describe(document, language)}`,
     ...comparedLines(document, language),
+    ...(document.budget ? [budgetLine(document.budget, language)] : []),
   ];
   if (selection) {
     lines.push(`${words.selection}: ${describe(selection, language)}`, ...comparedLines(selection, language));

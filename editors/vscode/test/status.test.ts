@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Stats, statusText, statusTooltip, sumStats, uiLanguage } from '../src/status';
+import { BudgetStats, Stats, budgetState, statusText, statusTooltip, sumStats, uiLanguage } from '../src/status';
 
 const documentStats: Stats = { tokens: 1234, chunks: 345, characters: 4812, unknown: 0, tokenizer: 'pt' };
 const selectionStats: Stats = { tokens: 12, chunks: 4, characters: 41, unknown: 0, tokenizer: 'pt' };
@@ -31,6 +31,46 @@ describe('statusText', () => {
 
   it('warns about unknown characters', () => {
     assert.equal(statusText({ ...documentStats, unknown: 3 }, undefined, 'en'), '$(symbol-text) 1,234 tokens $(warning) 3');
+  });
+});
+
+describe('a token budget', () => {
+  const budget: BudgetStats = {
+    tokens: 3900, templateTokens: 0, maxTokens: 4096, unitsOver: 0, units: 1, severity: 'error', files: '**', tokenizer: 'Portuguese', source: 'settings',
+  };
+
+  it('shows its use instead of the count, in each language', () => {
+    assert.equal(statusText({ ...documentStats, budget }, undefined, 'en'), '$(symbol-text) 3,900 / 4,096 tokens');
+    assert.equal(statusText({ ...documentStats, budget }, undefined, 'pt'), '$(symbol-text) 3.900 / 4.096 tokens');
+  });
+
+  it('gives way to the selection count while text is selected', () => {
+    assert.equal(statusText({ ...documentStats, budget }, selectionStats, 'en'), '$(symbol-text) 12 / 1,234 tokens');
+  });
+
+  it("on a chat document, gives the counted prompt's template share beside its use", () => {
+    const chat = { count: 9000, templateCount: 400, conversations: 3 };
+    const stats = { ...documentStats, chat, budget: { ...budget, templateTokens: 87 } };
+    assert.equal(statusText(stats, undefined, 'en'), '$(symbol-text) 3,900 / 4,096 tokens (87 from the template)');
+    assert.equal(statusText(stats, undefined, 'pt'), '$(symbol-text) 3.900 / 4.096 tokens (87 do modelo de chat)');
+    assert.equal(statusText(stats, selectionStats, 'en'), '$(symbol-text) 12 / 1,234 tokens');
+  });
+
+  it('colours the item only over the budget, as its severity', () => {
+    assert.equal(budgetState({ ...documentStats, budget }), undefined);
+    assert.equal(budgetState({ ...documentStats, budget: { ...budget, tokens: 4100, unitsOver: 1 } }), 'error');
+    assert.equal(budgetState({ ...documentStats, budget: { ...budget, unitsOver: 2, severity: 'warning' } }), 'warning');
+  });
+
+  it('names where it comes from in the tooltip, and a dataset\'s lines over it', () => {
+    const dataset = { ...budget, units: 120, unitsOver: 3, source: '/work/pyproject.toml', files: 'data/*.jsonl' };
+    const lines = (stats: Stats, language: 'en' | 'pt') => statusTooltip(stats, undefined, language).split('\n');
+    assert.ok(lines({ ...documentStats, budget }, 'en').includes('Budget: 3,900 / 4,096 tokens (**, settings, Portuguese)'));
+    assert.ok(
+      lines({ ...documentStats, budget: dataset }, 'pt').includes(
+        'Orçamento: 3.900 / 4.096 tokens (data/*.jsonl, /work/pyproject.toml, Portuguese) · 3 de 120 linhas acima (contada a maior)',
+      ),
+    );
   });
 });
 

@@ -61,8 +61,10 @@ class Configuration(Feature):
         self.configure(session.initialization_options)
 
     @on_message(types.INITIALIZED)
-    async def initialized(self, params: types.InitializedParams) -> None:
-        await self.reload()
+    def initialized(self, params: types.InitializedParams) -> None:
+        # The ticket is taken now, not when a task gets to run: settings pushed right
+        # after ``initialized`` (read in the same turn) are newer than this pull's answer.
+        self.reload_later()
 
     @on_message(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:
@@ -73,13 +75,17 @@ class Configuration(Feature):
             self.pushed = pushed[SECTION]
             self.apply(self.ticket(), self.pushed)
         else:
-            task = asyncio.ensure_future(self.reload())
-            self.pulls.add(task)
-            task.add_done_callback(self.pulls.discard)
+            self.reload_later()
 
-    async def reload(self) -> None:
-        """Settings from the initialization options, then the client's current section."""
-        ticket = self.ticket()
+    def reload_later(self) -> None:
+        """Pull the client's section, as settings sent now (see :meth:`reload`)."""
+        task = asyncio.ensure_future(self.reload(self.ticket()))
+        self.pulls.add(task)
+        task.add_done_callback(self.pulls.discard)
+
+    async def reload(self, ticket: int) -> None:
+        """Settings from the initialization options, then the client's current section,
+        asked for when ``ticket`` was taken."""
         self.apply(ticket, await self.pull())
 
     def ticket(self) -> int:

@@ -1,6 +1,9 @@
 """Diagnostics: each run of characters the tokenizer does not know, as Information; on a
 chat document, what its conversations' encodings warn of instead, as Warnings (a
-message's special-token text that becomes a real special token; a BOS added twice).
+message's special-token text that becomes a real special token; a BOS added twice); and
+where a document (or a dataset's line, or a conversation's prompt with its template's
+tokens) passes its token budget (see :mod:`glassllm_server.budgets`), as its budget's
+severity.
 
 Clients that pull (``textDocument/diagnostic``) ask when they need them; for the others
 the server publishes after each change, debounced, and clears them when the document
@@ -16,6 +19,7 @@ import logging
 
 from lsprotocol import types
 
+from glassllm_server.budgets import BudgetCheck
 from glassllm_server.chat_units import ChatUnit
 from glassllm_server.feature import Feature, on_document
 from glassllm_server.messages import Messages
@@ -64,9 +68,12 @@ class Diagnostics(Feature):
         """The result ID and the diagnostics of ``snapshot``, computed once per state."""
         session, document = self.session, snapshot.document
         await session.open_documents.tokenized(document)
-        units = await self.chats.units(snapshot) if session.settings.diagnostics else None
+        # A chat document's conversations: its warnings, and what its budget counts.
+        wanted = session.settings.diagnostics or self.budgets.applied(document.uri) is not None
+        units = await self.chats.units(snapshot) if wanted else None
+        check = self.budgets.check(document, units)
         chat = None if units is None else tuple(id(unit.encoding) for unit in units)
-        state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding, chat)
+        state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding, chat, check)
         answer = self.answers.get(document.uri)
         if answer is not None and answer[0] == state:
             return answer[1], answer[2]
@@ -76,6 +83,8 @@ class Diagnostics(Feature):
             items = _chat_items(snapshot, units, session.messages)
         else:
             items = _compute(snapshot, session.messages, self.tokenizers.name())
+        if check is not None:
+            items += _over_budget(snapshot, check, session.messages, self.tokenizers.name(check.applied.tokenizer))
         result_id = str(next(self.result_ids))
         self.answers[document.uri] = (state, result_id, items)
         return result_id, items
@@ -93,6 +102,7 @@ class Diagnostics(Feature):
             task.cancel()
         if uri not in self.session.open_documents:
             self.answers.pop(uri, None)
+            self.budgets.forget(uri)
             if self.pushes():
                 self.client.publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return
@@ -170,6 +180,27 @@ def _chat_items(snapshot: DocumentSnapshot, units: list[ChatUnit], messages: Mes
 
 
 _WARNING = types.DiagnosticSeverity.Warning
+
+
+def _over_budget(
+    snapshot: DocumentSnapshot, check: BudgetCheck, messages: Messages, tokenizer: str
+) -> list[types.Diagnostic]:
+    """One diagnostic per unit past its budget, on its first token past it."""
+    limit = check.limit
+    severity = types.DiagnosticSeverity.Error
+    if check.applied.budget.severity == "warning":
+        severity = types.DiagnosticSeverity.Warning
+    items = []
+    for unit in check.over()[:DIAGNOSTIC_LIMIT]:
+        message = messages(
+            "budget.over",
+            number=messages.integer(limit + 1),
+            limit=messages.integer(limit),
+            over=messages.integer(unit.count - limit),
+            tokenizer=tokenizer,
+        )
+        items.append(_diagnostic(snapshot, *unit.token_range(limit), message, severity, "token-budget"))
+    return items
 
 
 def _diagnostic(

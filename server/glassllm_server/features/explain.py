@@ -37,7 +37,8 @@ class ExplainMerges(Feature):
             label,
             name,
             show=tokenizer.tokenizer.readable,
-            model=tokenizer.facts is not None,
+            counts=tokenizer.facts.has_counts,
+            unk_id=tokenizer.unk_id,
         )
         data.update(
             {"uri": uri, "tokenizer": label, "markdown": markdown, "page": show_page(self.client, markdown, name)}

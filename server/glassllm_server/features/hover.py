@@ -17,7 +17,7 @@ from glassllm_server.render.chat import chat_hover
 from glassllm_server.render.comparison import hover_lines
 from glassllm_server.render.hover import hover_markdown
 from glassllm_server.render.markdown import code
-from glassllm_server.render.model import model_lines
+from glassllm_server.render.model import facts_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
 __all__ = ["CHAT_HOVER_WAIT", "Hover"]
@@ -71,7 +71,6 @@ class Hover(Feature):
         )
         line_tokenizer = document.tokenizer
         tokenizer = line_tokenizer.tokenizer
-        facts = line_tokenizer.facts
         matched = line_tokenizer.is_matched(token.id)
         split = (
             []
@@ -87,9 +86,7 @@ class Hover(Feature):
             unknown=token.id == line_tokenizer.unk_id,
             show=tokenizer.readable,
             priority=_priority(line_tokenizer, messages),
-            model=None
-            if facts is None
-            else [*(messages("hover.matched"),) * matched, *split, *model_lines(facts, messages)],
+            facts=[*(messages("hover.matched"),) * matched, *split, *facts_lines(line_tokenizer.facts, messages)],
         )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),

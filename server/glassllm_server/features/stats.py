@@ -1,5 +1,8 @@
 """Token count: the ``glassllm/stats`` request and the ``glassllm.showStats`` command
-(which the first-line code lens runs, see :mod:`.code_lens`)."""
+(which the first-line code lens runs, see :mod:`.code_lens`). For a whole document
+with a token budget, the answer's ``budget`` says how much of it is used (the status
+bar's ``3,900 / 4,096``); for a chat document, ``chat`` gives its prompts' count and the
+template's share, and its budget is checked against its prompts."""
 
 from __future__ import annotations
 
@@ -8,13 +11,14 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from glassllm_server.budgets import budget_json
 from glassllm_server.commands import STATS_REQUEST, Command
 from glassllm_server.compare_counts import compare_stats
 from glassllm_server.document import Stats
 from glassllm_server.feature import Feature, on_command, on_message
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import compared_summary
-from glassllm_server.render.model import model_lines
+from glassllm_server.render.model import facts_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
 __all__ = ["TokenCount"]
@@ -78,9 +82,15 @@ class TokenCount(Feature):
                 "templateCount": sum(unit.template_count for unit in units),
                 "conversations": len(units),
             }
+        # A chat document's budget is checked against its prompts (see counted_units).
+        check = self.budgets.check(document, units) if span is None else None
+        if check is not None:
+            result["budget"] = budget_json(check, self.tokenizers.name(check.applied.tokenizer), self.session.messages)
         facts = document.tokenizer.facts
-        if facts is not None:
-            # What the model adds around a text is not the text's: shown and counted apart.
+        if not facts.has_counts:
+            # A real model's (its merges ship no training counts): its format, its
+            # special-token mode, and what it adds around a text, which is not the
+            # text's: shown and counted apart.
             before, after = facts.around
             result["model"] = {
                 "kind": facts.kind,
@@ -104,8 +114,10 @@ class TokenCount(Feature):
             tokenizer=self.tokenizers.label(),
         )
         message += compared_summary(result["compare"], self.tokenizers.label, messages)
-        facts = snapshot.document.tokenizer.facts
-        if facts is not None:
-            message += ". " + ". ".join(model_lines(facts, messages))
+        if "budget" in result:
+            message += ". " + result["budget"]["text"]
+        lines = facts_lines(snapshot.document.tokenizer.facts, messages)
+        if lines:
+            message += ". " + ". ".join(lines)
         self.client.show(message)
         return result

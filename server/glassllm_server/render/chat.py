@@ -10,7 +10,7 @@ from glassllm_server.chat_units import ChatUnit, TemplateRun
 from glassllm_server.messages import Messages
 from glassllm_server.render.markdown import code
 
-__all__ = ["HINT_CHARACTERS", "chat_hover", "chat_lens_title", "template_hint"]
+__all__ = ["HINT_CHARACTERS", "chat_hover", "chat_lens_title", "template_hint", "unit_lens_title"]
 
 # A template's insertion longer than this (a system prompt, tool definitions) is cut in
 # the hint's label; its tooltip has it whole.
@@ -21,10 +21,22 @@ def _tokens(count: int, messages: Messages) -> tuple[str, str]:
     return messages.integer(count), messages("word.token" if count == 1 else "word.tokens")
 
 
-def chat_lens_title(count: int, template_count: int, messages: Messages) -> str:
-    """``1,234 tokens (87 from the template)`` (``1.234 tokens (87 do modelo de chat)``)."""
+def chat_lens_title(count: int, template_count: int, messages: Messages, limit: int | None = None) -> str:
+    """``1,234 tokens (87 from the template)`` (``1.234 tokens (87 do modelo de chat)``);
+    with a budget's ``limit``, ``3,900 / 4,096 tokens (87 from the template)``."""
     tokens, word = _tokens(count, messages)
+    if limit is not None:
+        tokens = messages("budget.use", tokens=tokens, limit=messages.integer(limit))
+        word = messages("word.tokens")
     return messages("chat.lens", tokens=tokens, token_word=word, template=messages.integer(template_count))
+
+
+def unit_lens_title(count: int, template_count: int, limit: int | None, messages: Messages) -> str:
+    """A counted unit's lens: a chat template's (``template_count`` > 0) as
+    :func:`chat_lens_title`; a plain text's against its budget, ``3,900 / 4,096``."""
+    if template_count or limit is None:
+        return chat_lens_title(count, template_count, messages, limit)
+    return messages("budget.use", tokens=messages.integer(count), limit=messages.integer(limit))
 
 
 def chat_hover(unit: ChatUnit, index: int, show: Callable[[str], str], messages: Messages) -> str:

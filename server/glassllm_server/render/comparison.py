@@ -10,7 +10,7 @@ from typing import Any
 from glassllm import ComparedChunk, MergeStep, by_difference
 from glassllm.shown.places import columns, place
 from glassllm.shown.places import span as shown_span
-from glassllm_server.compare import AnyCompared, ComparedCounts, PlacedChunk
+from glassllm_server.compare import ComparedCounts, ComparedTokenizer, PlacedChunk
 from glassllm_server.explanation import Explanation
 from glassllm_server.messages import Messages, Say
 from glassllm_server.render.explanation import shown, token_text
@@ -34,7 +34,7 @@ def compared_summary(compare: Sequence[Mapping[str, Any]], label: Callable[[str]
 
 
 def hover_lines(
-    chunk: str, compared: Sequence[AnyCompared], label: Callable[[str], str], say: Say, code: Callable[[str], str]
+    chunk: str, compared: Sequence[ComparedTokenizer], label: Callable[[str], str], say: Say, code: Callable[[str], str]
 ) -> list[str]:
     """One line per compared tokenizer: how it splits ``chunk`` and into how many tokens
     (``English (en): `▁m·en·ina` — 3 tokens``)."""

@@ -28,14 +28,16 @@ def render_markdown(
     document: str,
     *,
     show: Callable[[str], str] = str,
-    model: bool = False,
+    counts: bool = True,
+    unk_id: int | None = UNK_ID,
 ) -> str:
     """The explanation as a Markdown page in the user's language.
 
     ``say`` looks up the catalogue, ``number`` formats a count the way the language
     does, ``tokenizer`` names the tokenizer and ``document`` the file; ``show`` writes
-    a piece as a person reads it (a real model's ``Ġthe`` as ``▁the``), ``model``: the
-    tokenizer is a real model's, which ships no training counts.
+    a piece as a person reads it (a real model's ``Ġthe`` as ``▁the``); ``counts``:
+    whether the tokenizer's merges carry training counts (a real model's ship none, its
+    steps a rank or a score), ``unk_id`` its unknown token's ID.
     """
     lines = [f"# {say('explain.title')}", "", selection_header(explanation, say, tokenizer, document)]
     lines += ["", say("explain.positions"), ""]
@@ -51,7 +53,7 @@ def render_markdown(
     if explanation.cut:
         lines += ["", f"> {say('explain.cut')}"]
     for position, item in enumerate(explanation.chunks, 1):
-        lines += _chunk_section(position, item, say, number, show, model)
+        lines += _chunk_section(position, item, say, number, show, counts, unk_id)
     return "\n".join(lines) + "\n"
 
 
@@ -69,7 +71,8 @@ def _chunk_section(
     say: Say,
     number: Callable[[int], str],
     show: Callable[[str], str] = str,
-    model: bool = False,
+    counts: bool = True,
+    unk: int | None = UNK_ID,
 ) -> list[str]:
     """One chunk: where it is, what part the selection cut, its characters, each merge
     step with the pieces after it, and the tokens."""
@@ -84,7 +87,6 @@ def _chunk_section(
         "",
         say("explain.where", span=where),
     ]
-    unk = None if model else UNK_ID
     if item.cut:
         alone = " ".join(token_text(show(piece), token_id, unk) for piece, token_id in item.alone)
         lines.append(say("explain.chunk_cut", selected=shown(item.selected.replace(" ", SPACE)), alone=alone))
@@ -92,7 +94,7 @@ def _chunk_section(
     if not chunk.steps:
         lines.append(say("explain.no_merges"))
     for step_number, step in enumerate(chunk.steps, 1):
-        if model:
+        if not counts:
             evidence = say("explain.no_counts")
             if step.score is not None:
                 evidence = f"{say('explain.score', score=f'{step.score:g}')}; {evidence}"

@@ -43,7 +43,7 @@ def hover_markdown(
     unknown: bool = False,
     show: Callable[[str], str] = str,
     priority: Callable[[str, str], str | None] | None = None,
-    model: list[str] | None = None,  # a real model's lines: its kind, its special-token mode
+    facts: list[str] | None = None,  # what the name leaves unsaid: a real model's kind, its special-token mode
 ) -> str:
     """The hover for one token: piece, ID, where it is, index, chunk and its pieces,
     merges, tokenizer (and for a real model what orders its merges and how it reads
@@ -66,7 +66,7 @@ def hover_markdown(
     else:
         lines.append(messages("hover.single"))
     lines.append(messages("hover.tokenizer", name=tokenizer_label))
-    lines.extend(model or ())
+    lines.extend(facts or ())
     lines.extend(compared or ())
     lines.append(f"*{messages('hover.explain')}*")
     return "\n\n".join(lines)

@@ -301,3 +301,90 @@ async def test_the_bands_are_the_message_tokens_as_the_model_receives_them(clien
             wanted.add((line, begin, end))
             covered = (line, end)
     assert bands == wanted
+
+
+# Budgets on chat documents: checked against the prompt the model receives, template included.
+
+
+def budgeted(encoding: ChatEncoding, limit: int) -> str:
+    return f"{encoding.count:,} / {limit:,} tokens ({encoding.template_count:,} from the template)"
+
+
+async def diagnostics_of(client: GlassClient, uri: str, code: str) -> list[types.Diagnostic]:
+    report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=identifier(uri)))
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+    return [item for item in report.items if item.code == code]
+
+
+async def test_a_budget_on_a_conversation_counts_its_prompt_and_marks_the_first_token_past_it(client):
+    text, sources = chat_document(CONTENTS)
+    expected = oracle(text)
+    # The model's count differs from the JSON text's: the budget must be the prompt's.
+    plain = len(load_chat_format(model_file("llama3")).tokenizer.encode(text))
+    assert plain != expected.count
+    message_token = next(number for number, token in enumerate(expected.tokens) if token.source is not None)
+    assert expected.tokens[1].source is None  # <|start_header_id|>, written by the template
+    for version, limit in enumerate((1, message_token, expected.count - 1, expected.count)):
+        await use_llama3(client, maxTokens=limit)
+        uri = open_document(client, text, f"budget{version}", suffix=".json")
+        await chat_lens(client, uri)
+        over = await diagnostics_of(client, uri, "token-budget")
+        if limit == expected.count:
+            assert over == []
+            continue
+        [diagnostic] = over
+        assert diagnostic.message.startswith(f"token {limit + 1:,} of {limit:,} — {expected.count - limit:,} over")
+        place = (
+            offset_of(text, diagnostic.range.start, client.encoding),
+            offset_of(text, diagnostic.range.end, client.encoding),
+        )
+        source = expected.tokens[limit].source
+        if source is None:  # a template token: the empty range where the template inserts it
+            after = sources[3][-1][1] if limit == expected.count - 1 else sources[0][0][0]
+            assert place == (after, after), (limit, place)
+        else:
+            assert place == (sources[source.message][source.start][0], sources[source.message][source.end - 1][1])
+    answer = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+    assert (answer.budget.tokens, answer.budget.templateTokens) == (expected.count, expected.template_count)
+    [lens] = await lenses(client, uri)
+    assert lens.command is not None
+    assert (
+        lens.command.title == f"{expected.count:,} / {limit:,} tokens ({expected.template_count:,} from the template)"
+    )
+    await use_llama3(client)
+
+
+def source_message_after(encoding: ChatEncoding, index: int) -> int:
+    """The message whose text follows template token ``index`` (where it is inserted)."""
+    return next(token.source.message for token in encoding.tokens[index:] if token.source is not None)
+
+
+async def test_a_chat_dataset_gets_its_budget_per_line_on_the_same_lens_as_its_count(client):
+    lines = [chat_document(CONTENTS[:count])[0].replace("\n", "") for count in (1, 2, 3)]
+    expected = [oracle(line) for line in lines]
+    limit = expected[1].count  # the third line alone passes it
+    await use_llama3(client, maxTokens=limit)
+    document = "\n".join(lines) + "\n"
+    uri = open_document(client, document, "budgeted", suffix=".jsonl")
+    found = await chat_lens(client, uri)
+    assert [lens.command.title if lens.command else None for lens in found] == [
+        budgeted(each, limit) for each in expected
+    ]
+    [over] = await diagnostics_of(client, uri, "token-budget")
+    assert over.message.startswith(f"token {limit + 1:,} of {limit:,} — {expected[2].count - limit:,} over")
+    # On the third line, where its first token past the budget is.
+    text, sources = chat_document(CONTENTS[:3])
+    source = expected[2].tokens[limit].source
+    if source is None:
+        start = end = sources[source_message_after(expected[2], limit)][0][0]
+    else:
+        start, end = sources[source.message][source.start][0], sources[source.message][source.end - 1][1]
+    start, end = (offset - text.count("\n", 0, offset) for offset in (start, end))  # the line's offsets
+    line_start = len(lines[0]) + len(lines[1]) + 2
+    assert over.range == types.Range(
+        start=position_of(document, line_start + start, client.encoding),
+        end=position_of(document, line_start + end, client.encoding),
+    )
+    answer = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+    assert (answer.budget.tokens, answer.budget.units, answer.budget.unitsOver) == (expected[2].count, 3, 1)
+    await use_llama3(client)

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import BinaryIO
 
 import pytest
 
@@ -65,48 +66,49 @@ def test_tcp_with_a_log_file(tmp_path):
         ]
     )
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                connection = socket.create_connection(("127.0.0.1", port), timeout=10)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("the server did not listen on its port")
-                time.sleep(0.1)
+        connection = _connect(port, server)
         with connection, connection.makefile("rb") as reader:
-            answer = _exchange(
-                connection, reader, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
-            )
-            assert answer["result"]["serverInfo"]["name"] == "glassllm-lsp"
-            _send(connection, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
-            document = {"uri": "file:///tcp.txt", "languageId": "plaintext", "version": 1, "text": "Era uma vez"}
-            _send(
-                connection, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}}
-            )
-            answer = _exchange(
-                connection,
-                reader,
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "glassllm/stats",
-                    "params": {"textDocument": {"uri": "file:///tcp.txt"}},
-                },
-            )
-            assert answer["result"] == {
-                "tokens": 4,
-                "chunks": 3,
-                "characters": 11,
-                "unknown": 0,
-                "tokenizer": "pt",
-                "compare": [{"tokenizer": "en", "tokens": 8, "chunks": 3, "unknown": 0}],
-            }
+            _initialize_and_ask_for_stats(connection, reader)
     finally:
         server.terminate()
         server.wait(10)
     # -v logs at INFO, into the file rather than standard error.
     assert " INFO " in log.read_text(encoding="utf-8")
+
+
+def _connect(port: int, server: subprocess.Popen) -> socket.socket:
+    """A connection to the server once it listens on ``port``."""
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=10)
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                pytest.fail("the server did not listen on its port")
+            time.sleep(0.1)
+
+
+def _initialize_and_ask_for_stats(connection: socket.socket, reader: BinaryIO) -> None:
+    answer = _exchange(
+        connection, reader, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    )
+    assert answer["result"]["serverInfo"]["name"] == "glassllm-lsp"
+    _send(connection, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    document = {"uri": "file:///tcp.txt", "languageId": "plaintext", "version": 1, "text": "Era uma vez"}
+    _send(connection, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": document}})
+    answer = _exchange(
+        connection,
+        reader,
+        {"jsonrpc": "2.0", "id": 2, "method": "glassllm/stats", "params": {"textDocument": {"uri": "file:///tcp.txt"}}},
+    )
+    assert answer["result"] == {
+        "tokens": 4,
+        "chunks": 3,
+        "characters": 11,
+        "unknown": 0,
+        "tokenizer": "pt",
+        "compare": [{"tokenizer": "en", "tokens": 8, "chunks": 3, "unknown": 0}],
+    }
 
 
 def test_stdio_flag_is_accepted_as_the_default_transport():

@@ -8,6 +8,7 @@ import weakref
 import pytest
 
 from glassllm import Tokenizer, by_difference, compare, packaged
+from glassllm.caches import LruCache
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.compare import (
     ComparedCounts,
@@ -20,7 +21,7 @@ from glassllm_server.compare import (
 )
 from glassllm_server.document import Document
 from glassllm_server.explanation import explain_selection
-from glassllm_server.line_tokenizer import line_tokenizer
+from glassllm_server.line_tokenizer import OwnLineTokenizer, line_tokenizer
 from glassllm_server.line_tokens import LONG_LINE
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
@@ -46,13 +47,19 @@ def test_whole_document_counts_are_the_sum_of_each_line():
         ids = [token_id for token_id, *_ in line_spans(EN, text)]
         chunks = sum(len(EN.chunk_spans(line)) for line in lines)
         assert counts == ComparedCounts("en", len(ids), chunks, ids.count(UNK_ID))
-        assert all(line in tok._lines for line in lines)  # counted once, kept
+        assert all(line in _line_counts(tok) for line in lines)  # counted once, kept
+
+
+def _line_counts(tok: ComparedTokenizer) -> LruCache[str, int]:
+    own = tok.lines
+    assert isinstance(own, OwnLineTokenizer)
+    return own._line_counts
 
 
 def test_only_lines_counted_are_kept():
     tok = ComparedTokenizer(EN, "en")
     tok.counts(["a b\n", "c\n"])
-    assert [line in tok._lines for line in ["a b\n", "new\n", "c\n"]] == [True, False, True]
+    assert [line in _line_counts(tok) for line in ["a b\n", "new\n", "c\n"]] == [True, False, True]
 
 
 @pytest.mark.parametrize("per_line", [False, True], ids=["lines' texts", "the document's per-line counts"])
@@ -230,7 +237,7 @@ def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole(
     tok = ComparedTokenizer(EN, "en")
     ids = EN.encode(line)
     chunks = len(EN.chunk_spans(line))
-    assert tok.count_line(line) == len(ids) + (ids.count(UNK_ID) << 32) + (chunks << 64)
+    assert tok.lines.count_block([line], False) == (len(ids) + (ids.count(UNK_ID) << 32) + (chunks << 64),)
     spans = EN.encode_spans(line)
     for low, high in [(0, 10), (5000, 5003), (LONG_LINE - 7, 2 * LONG_LINE), (len(line) - 5, len(line)), (3, 3)]:
         touched = [
@@ -245,16 +252,19 @@ def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole(
 def test_only_bounded_caches_grow_with_new_text():
     """Issue 21: every container of a compared tokenizer that grows with new text is a
     bounded LruCache."""
-    from glassllm.caches import LruCache
     from tests.library.test_caches import new_words, sizes
 
     compared = ComparedTokenizer(packaged("en"), "en")
-    compared.count_line("warm\n")
-    before = sizes(compared)
+    compared.lines.count_block(["warm\n"], False)
+    owners = (compared, compared.lines)
+    before = [sizes(owner) for owner in owners]
     for line in new_words(300).split():
-        compared.count_line(line + "\n")
+        compared.lines.count_block([line + "\n"], False)
         compared.chunk(line)
-    after = sizes(compared)
-    grew = {name for name in after if after[name] != before[name]}
-    assert grew == {"_lines", "_chunks", "_chunk_counts"}
-    assert all(isinstance(getattr(compared, name), LruCache) for name in grew)
+    for owner, sizes_before, names in zip(
+        owners, before, [{"_chunks"}, {"_line_counts", "_chunk_counts"}], strict=True
+    ):
+        after = sizes(owner)
+        grew = {name for name in after if after[name] != sizes_before[name]}
+        assert grew == names
+        assert all(isinstance(getattr(owner, name), LruCache) for name in grew)

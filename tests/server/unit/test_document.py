@@ -14,7 +14,7 @@ from glassllm import packaged
 from glassllm.tokenizer import UNK_ID
 from glassllm_server import line_tokenizer as line_tokenizer_module
 from glassllm_server import line_tokens as line_tokens_module
-from glassllm_server.compare import AnyCompared, ComparedTokenizer
+from glassllm_server.compare import ComparedTokenizer
 from glassllm_server.document import Document, ReadOnlyDocument, Stats
 from glassllm_server.line_tokenizer import OwnLineTokenizer, line_tokenizer
 from glassllm_server.positions import LineIndex, Point
@@ -148,7 +148,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
 
 
 def requests_between_edits(
-    document: Document, compared: AnyCompared, held: list[tuple[ReadOnlyDocument, str]], data: st.DataObject
+    document: Document, compared: ComparedTokenizer, held: list[tuple[ReadOnlyDocument, str]], data: st.DataObject
 ) -> None:
     """What requests may do between two edits: take a snapshot (``held``, with its text),
     let one go, tokenize and count the document now (or leave it for later), ask the

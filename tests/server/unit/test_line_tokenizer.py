@@ -15,7 +15,9 @@ from glassllm.formats.load import load_model
 from glassllm_server.document import Document
 from glassllm_server.explanation import explain_document
 from glassllm_server.line_tokenizer import LineTokenizer, ModelLineTokenizer, OwnLineTokenizer, line_tokenizer
+from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
+from glassllm_server.render.model import facts_lines
 from tests.library.formats.fixtures import model_file
 from tests.server.unit.test_model_document import document_lines, expected_lines, random_edit, texts
 
@@ -50,12 +52,32 @@ def test_a_tokenizer_of_no_known_kind_is_refused():
 
 
 def test_what_the_hover_and_the_stats_say_beside_the_name():
-    assert road("pt").facts is None
+    own = road("pt").facts
+    assert (own.kind, own.priority_name, own.has_counts, own.match_specials, own.around) == (
+        "glassllm BPE",
+        "rank",
+        True,
+        False,
+        ((), ()),
+    )
+    assert facts_lines(own, Messages("en")) == []
     assert road("pt").merge_order("▁", "d") is None and not road("pt").is_matched(5)
     facts = road("mistral-v1").facts
     model = library("mistral-v1")
-    assert facts is not None and (facts.kind, facts.priority_name) == (model.kind, "score")
+    assert (facts.kind, facts.priority_name, facts.has_counts) == (model.kind, "score", False)
     assert facts.around == model.around and facts.around_pieces[0] == model.tokens(model.around[0])
+    said = facts_lines(facts, Messages("en"))
+    assert len(said) == 3 and model.kind in said[0] and "glassllm.matchSpecialTokens: false" in said[1]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_kind_answers_whether_a_document_can_be_cut_between_two_lines(name):
+    # The library's answer, whatever the kind: glassllm's own can always cut there.
+    for before, after in [("Era uma vez.\n", "Fim.\n"), ("Era uma vez.\n", ""), ("a  \n", "\n  b\n")]:
+        answer = road(name).can_cut(before, after)
+        assert answer is library(name).can_cut(before, after)
+        assert answer or name != "pt"
+    assert road("llama3").can_cut("a  \n", "\n  b\n") is False  # its \s*[\r\n]+ crosses the break
 
 
 @pytest.mark.parametrize("name", NAMES)

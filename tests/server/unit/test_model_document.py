@@ -16,7 +16,7 @@ from glassllm import AnyTokenizer, packaged
 from glassllm.formats.load import load_model
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm_server.blocks import ModelLineTokens
-from glassllm_server.compare import ComparedCounts, ComparedModel
+from glassllm_server.compare import ComparedCounts, ComparedTokenizer
 from glassllm_server.document import Document, ReadOnlyDocument
 from glassllm_server.line_tokenizer import LineTokenizer, ModelLineTokenizer, line_tokenizer
 from glassllm_server.positions import Point
@@ -201,7 +201,7 @@ def test_a_range_from_the_start_leaves_out_the_dummy_prefix_as_the_library_rule_
 @given(text=texts, data=st.data())
 def test_a_compared_model_counts_the_document_through_edits(name, text, data):
     tok = tokenizer(name)
-    compared = ComparedModel(tok, name)
+    compared = ComparedTokenizer(tok, name)
     document = Document("u", text, 1, line_tokenizer(packaged("pt"), "pt"))
     for _ in range(3):
         counts = compared.document(document)
@@ -221,7 +221,7 @@ def test_a_compared_model_counts_the_document_through_edits(name, text, data):
 def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(name, text, data):
     """An edit changes the per-line lists in place only when no snapshot holds them."""
     tok = tokenizer(name)
-    compared = ComparedModel(tok, name)
+    compared = ComparedTokenizer(tok, name)
     document = Document("u", text, 1, model_road(name))
     held: list[tuple[ReadOnlyDocument, str]] = []
     for _ in range(6):
@@ -243,7 +243,7 @@ def test_snapshots_held_across_edits_keep_their_text_tokens_and_compared_counts(
 @given(text=texts, data=st.data())
 def test_a_compared_models_range_counts_take_whole_blocks_from_the_document_counts(name, text, data):
     tok = tokenizer(name)
-    compared = ComparedModel(tok, name)
+    compared = ComparedTokenizer(tok, name)
     document = Document("u", text, 1, line_tokenizer(packaged("pt"), "pt"))
     for _ in range(3):
         text, lines = document.text, document.lines

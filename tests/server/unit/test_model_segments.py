@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm.formats.model_tokenizer import ModelTokenizer
-from glassllm_server.blocks import SegmentedModelLineTokens, segment_cuts
+from glassllm_server.blocks import segment_cuts
 from glassllm_server.document import Document
 from glassllm_server.line_tokenizer import ModelLineTokenizer
+from glassllm_server.line_tokens import SegmentedLineTokens
 from glassllm_server.positions import Point
 from tests.server.unit.test_model_document import FRAGMENTS, MODELS, check, document_lines, random_edit, tokenizer
 
@@ -70,7 +71,7 @@ def test_a_segmented_line_keeps_the_token_carried_in_from_the_line_above(name):
     document = Document("u", text, 1, small_segments(name))
     check(document, tokenizer(name))
     line = document.line_tokens(1)
-    assert isinstance(line, SegmentedModelLineTokens) and line.first == -1
+    assert isinstance(line, SegmentedLineTokens) and line.first == -1
     check_hovers(document, tokenizer(name))
     token = document.token_at(Point(1, 0))
     assert token is not None and (token.start_point, token.end_point) == (Point(0, 3), Point(1, 2))
@@ -128,7 +129,7 @@ def test_an_edit_in_a_very_long_line_tokenizes_one_segment_again(name, monkeypat
     text = _prose(60_000, 1) + "\n"
     document = Document("u", text, 1, shared)
     check(document, tok)
-    assert isinstance(document.line_tokens(0), SegmentedModelLineTokens)
+    assert isinstance(document.line_tokens(0), SegmentedLineTokens)
     tokenized: list[int] = []
     encode_columns = tok.encode_columns
 

@@ -44,3 +44,40 @@ def test_invalid_values_are_reported_and_fall_back_to_defaults():
 def test_locale_setting_accepts_region_variants():
     assert parse_settings({"locale": "pt-BR"})[0].locale == "pt"
     assert parse_settings({"locale": "EN_us"})[0].locale == "en"
+
+
+def test_budgets_and_max_tokens_are_read_by_the_library_s_parser():
+    from glassllm.budgets import Budget
+
+    settings, problems = parse_settings(
+        {
+            "maxTokens": 4096,
+            "budgets": [{"files": "prompts/**", "maxTokens": 100, "severity": "warning", "tokenizer": "m/t.json"}],
+        }
+    )
+    assert problems == []
+    assert settings.max_tokens == 4096
+    # A tokenizer's relative path stays relative: the workspace root resolves it.
+    assert settings.budgets == (Budget("prompts/**", 100, "m/t.json", "warning"),)
+    assert parse_settings({"maxTokens": None}, settings)[0].max_tokens is None
+
+
+def test_a_wrong_budget_is_one_problem_with_the_library_s_words_and_no_budget():
+    for wrong, words in [
+        (
+            [{"files": "*.md", "maxTokens": "4k"}],
+            "glassllm.budgets[0].maxTokens must be a positive integer, found '4k'",
+        ),
+        ([{"files": "*.md"}], "glassllm.budgets[0].maxTokens is missing"),
+        ([{"files": "*.md", "maxTokens": 3, "sev": "x"}], "unknown key 'sev' in glassllm.budgets[0]"),
+        ({"files": "*.md"}, "glassllm.budgets must be a list of tables, found a table"),
+    ]:
+        settings, problems = parse_settings({"budgets": wrong, "maxTokens": 5})
+        assert settings.budgets == () and settings.max_tokens == 5
+        (problem,) = problems
+        assert problem.key == "glassllm.budgets" and problem.error is not None
+        assert words in str(problem.error)
+    for wrong in (0, -1, 2.5, True, "8000"):
+        settings, problems = parse_settings({"maxTokens": wrong})
+        assert settings.max_tokens is None
+        assert problems == [Problem("glassllm.maxTokens", wrong, "expected.max_tokens")]

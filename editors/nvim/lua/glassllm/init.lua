@@ -73,8 +73,9 @@ local function tokenizer_name(tokenizer)
   return (generic and folder ~= '' and folder ~= '.') and (folder .. '/' .. name) or name
 end
 
---- The text for a statusline: "1,234 tokens", or "12/1,234 tokens" in visual mode (a chat
---- document's with the template's share, "1,234 tokens (87 from the template)"), followed
+--- The text for a statusline: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
+--- applies, or "12/1,234 tokens" in visual mode; a chat document's with the template's
+--- share, "3,900 / 4,096 tokens (87 from the template)", followed
 --- with `statusline_compare` by each compared tokenizer's ("· en 15/1,500").
 --- Empty in buffers glassllm does not serve. Never waits for the server: it shows the
 --- last answer, and a fresh one redraws the statusline when it arrives. Statusline plugins
@@ -93,14 +94,20 @@ function M.statusline(bufnr)
   local total = state.document.tokens
   local text = group_digits(total, separator) .. (total == 1 and ' token' or ' tokens')
   local selection = state.selection and in_visual_mode() and state.selection or nil
+  local budget = state.document.budget
   if selection then
     text = group_digits(selection.tokens, separator) .. '/' .. text
+  elseif type(budget) == 'table' then
+    -- A token budget applies (glassllm.maxTokens, glassllm.budgets or the repository's):
+    -- its use, counted with its tokenizer (a dataset's largest line): "3,900 / 4,096 tokens".
+    text = group_digits(budget.tokens, separator) .. ' / ' .. group_digits(budget.maxTokens, separator) .. ' tokens'
   end
-  -- A chat document counts its prompt: the template's share beside it.
+  -- A chat document counts its prompts: the template's share beside the count (the
+  -- budget's unit's when a budget applies).
   local chat = state.document.chat
-  if chat and chat ~= vim.NIL then
-    local template = group_digits(chat.templateCount, separator)
-    text = text .. ' (' .. template .. (portuguese and ' do modelo de chat)' or ' from the template)')
+  if not selection and type(chat) == 'table' then
+    local share = type(budget) == 'table' and budget.templateTokens or chat.templateCount
+    text = text .. ' (' .. group_digits(share, separator) .. (portuguese and ' do modelo de chat)' or ' from the template)')
   end
   if M.config.statusline_compare then
     for index, compared in ipairs(state.document.compare or {}) do
