@@ -92,13 +92,15 @@ class ChatDocuments:
     def _wanted_format(self) -> tuple[str, str] | None:
         setting = self.session.settings.chat_template
         tokenizer = self.tokenizers.in_use
-        if setting == "none" or tokenizer.facts is None:
+        # Only a real model's tokenizer has a chat template (glassllm's own keep counts).
+        if setting == "none" or tokenizer.facts.has_counts:
             return None
         return tokenizer.name, setting if setting == "auto" else self.tokenizers.resolve(setting)
 
-    async def _chat_format(self) -> ChatFormat | None:
-        """The chat format the settings ask for, loaded off the event loop once; None
-        when it cannot be had (told to the user once)."""
+    async def _chat_format(self) -> tuple[tuple[str, str], ChatFormat] | None:
+        """The chat format the settings ask for, loaded off the event loop once, with the
+        key it was loaded for (the settings may change while it loads); None when it
+        cannot be had (told to the user once)."""
         key = self._wanted_format()
         if key is None:
             return None
@@ -108,19 +110,22 @@ class ChatDocuments:
             template = None if key[1] == "auto" else key[1]
             confined_to = self.session.confined_to
             loading = asyncio.get_running_loop().run_in_executor(self._thread, _load, key[0], template, confined_to)
-            self._format = asyncio.ensure_future(self._loaded(loading))
-        return await asyncio.shield(self._format)
+            self._format = asyncio.ensure_future(self._loaded(key, loading))
+        found = await asyncio.shield(self._format)
+        return None if found is None else (key, found)
 
-    async def _loaded(self, loading: asyncio.Future[ChatFormat]) -> ChatFormat | None:
+    async def _loaded(self, key: tuple[str, str], loading: asyncio.Future[ChatFormat]) -> ChatFormat | None:
+        """The chat format ``key`` names, once loaded; a failure is that key's, whatever
+        the settings ask for by then (they may have changed while it loaded)."""
         try:
             return await loading
         except Exception as error:  # any failure: told once, and chat documents are plain text
             if not isinstance(error, (OSError, ValueError)):
                 logger.error("loading the chat format failed", exc_info=error)
-            self._broken = self._format_key
-            tokenizer, template = self._format_key or ("", "auto")
+            self._broken = key
+            tokenizer, template = key
             path = tokenizer if template == "auto" else template
-            problem = self._describe(error).rstrip(".")
+            problem = self._describe(error, key).rstrip(".")
             self.client.report_once(self.session.messages("chat.no_format", path=path, problem=problem))
             return None
 
@@ -130,12 +135,12 @@ class ChatDocuments:
             if found is not None:
                 self._thread.submit(found.close)
 
-    def _describe(self, error: BaseException) -> str:
-        """What went wrong, for the user; over TCP without quoting a file's content (a
-        template's error may quote its source)."""
-        if self.session.confined_to is None or not isinstance(error, Exception) or self._format_key is None:
+    def _describe(self, error: BaseException, key: tuple[str, str] | None) -> str:
+        """What went wrong with the chat format ``key``, for the user; over TCP without
+        quoting a file's content (a template's error may quote its source)."""
+        if self.session.confined_to is None or not isinstance(error, Exception) or key is None:
             return describe(error, self.session.locale)
-        tokenizer, template = self._format_key
+        tokenizer, template = key
         return quiet_problem(error, tokenizer if template == "auto" else template, self.session.locale)
 
     # Units
@@ -167,12 +172,14 @@ class ChatDocuments:
         return None if not texts else (await self._encode(texts))[0]
 
     def ready_unit(self, snapshot: DocumentSnapshot, line: int) -> ChatUnit | Literal[False] | None:
-        """Like :meth:`unit` without waiting: False when it is not encoded yet."""
+        """Like :meth:`unit` without waiting: False when it is not encoded yet (with the
+        chat format the settings ask for now: the kept ones are the last format's until
+        the next encoding asks for the new one)."""
         texts = self._texts(snapshot, range(line, line + 1))
         if not texts:
             return None
         first, text = texts[0]
-        if text not in self._encoded:
+        if self._wanted_format() != self._format_key or text not in self._encoded:
             return False
         return self._moved(self._encoded[text], first)
 
@@ -198,17 +205,18 @@ class ChatDocuments:
 
     async def _encode(self, texts: list[tuple[int, str]]) -> list[ChatUnit | None]:
         """The unit of each ``(first line, text)``, encoding those not kept yet."""
-        chat = await self._chat_format()
-        if chat is None:
+        loaded = await self._chat_format()
+        if loaded is None:
             return [None] * len(texts)
+        key, chat = loaded
         loop = self._loop = asyncio.get_running_loop()
         missing = [text for _, text in texts if text not in self._encoded and text not in self._busy]
         if missing:
             done = loop.create_future()
             for text in missing:
                 self._busy[text] = done
-            work = loop.run_in_executor(self._thread, self._encoded_now, chat, missing)
-            work.add_done_callback(functools.partial(self._stored, self._format_key, missing, done))
+            work = loop.run_in_executor(self._thread, self._encoded_now, key, chat, missing)
+            work.add_done_callback(functools.partial(self._stored, key, missing, done))
             # A cancelled request leaves the work to finish and be kept for the next one.
             with contextlib.suppress(Exception):  # told by _stored
                 await asyncio.shield(work)
@@ -240,9 +248,10 @@ class ChatDocuments:
         while len(self._encoded) > _KEPT:
             self._encoded.popitem(last=False)
 
-    def _encoded_now(self, chat: ChatFormat, texts: list[str]) -> list[ChatUnit | None]:
-        """In the chat thread: each text parsed, checked and encoded (None: no
-        conversation there, or a conversation the template refused, told once)."""
+    def _encoded_now(self, key: tuple[str, str], chat: ChatFormat, texts: list[str]) -> list[ChatUnit | None]:
+        """In the chat thread: each text parsed, checked and encoded with the chat format
+        ``key`` names (None: no conversation there, or a conversation the template
+        refused, told once)."""
         parsed: list[_Parsed] = []
         units: list[ChatUnit | None] = [None] * len(texts)
         for number, text in enumerate(texts):
@@ -257,34 +266,39 @@ class ChatDocuments:
         try:
             encodings = list(encode_chats(chat, [conversation for _, conversation, _ in parsed]))
         except ValueError as error:
-            return self._one_by_one(chat, parsed, units, error)
+            return self._one_by_one(key, chat, parsed, units, error)
         for (number, conversation, texts_of), encoding in zip(parsed, encodings, strict=True):
             units[number] = _unit(chat, encoding, conversation, texts_of)
         return units
 
     def _one_by_one(
-        self, chat: ChatFormat, parsed: list[_Parsed], units: list[ChatUnit | None], error: ValueError
+        self,
+        key: tuple[str, str],
+        chat: ChatFormat,
+        parsed: list[_Parsed],
+        units: list[ChatUnit | None],
+        error: ValueError,
     ) -> list[ChatUnit | None]:
         """After a batch failed: a template-wide failure ends the template's use; else
         each conversation alone, the one(s) the template refuses left out."""
         kind = str(getattr(getattr(error, "problem", None), "code", "")).removeprefix("chat.template_")
-        self._report(error)
+        self._report(key, error)
         if kind in _FATAL:
-            self._broken = self._format_key
+            self._broken = key
         if kind in _FATAL or len(parsed) == 1:
             return units
         for number, conversation, texts_of in parsed:
             try:
                 encoding = next(encode_chats(chat, [conversation]))
             except ValueError as single:
-                self._report(single)
+                self._report(key, single)
                 continue
             units[number] = _unit(chat, encoding, conversation, texts_of)
         return units
 
-    def _report(self, error: ValueError) -> None:
+    def _report(self, key: tuple[str, str], error: ValueError) -> None:
         """A template failure, told once (from the chat thread: on the event loop)."""
-        message = self.session.messages("chat.template_failed", problem=self._describe(error).rstrip("."))
+        message = self.session.messages("chat.template_failed", problem=self._describe(error, key).rstrip("."))
         loop = self._loop
         if loop is not None:
             loop.call_soon_threadsafe(self._told, message)

@@ -125,6 +125,25 @@ async def test_a_conversations_count_is_its_prompts_with_the_templates_share(cli
     )
 
 
+async def test_glassllm_s_own_tokenizer_counts_a_conversation_as_text_and_leaves_the_model_s_chat_format_alone(
+    client,
+):
+    # Only a real model's tokenizer has a chat template: a .json conversation counted with
+    # glassllm's own is plain text, and no chat format is looked for (a failed look once
+    # marked the next model's format broken when the settings changed meanwhile).
+    await configure_and_wait(client, {"tokenizer": "pt"})
+    told = len(client.messages)
+    text, _ = chat_document(CONTENTS[:2])
+    uri = open_document(client, text, "own", suffix=".json")
+    [lens] = await lenses(client, uri)
+    assert lens.command is not None and "template" not in lens.command.title
+    await use_llama3(client)
+    [lens] = await chat_lens(client, uri)
+    expected = oracle(text)
+    assert lens.command is not None and lens.command.title == title(expected.count, expected.template_count)
+    assert [shown.message for shown in client.messages[told:]] == []
+
+
 async def test_hover_on_message_text_gives_its_token_exactly_through_escapes(client):
     await use_llama3(client)
     text, sources = chat_document(CONTENTS)
