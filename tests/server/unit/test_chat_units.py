@@ -90,3 +90,17 @@ def test_a_unit_moved_to_a_line_places_everything_there(chat: ChatFormat):
     )
     column = line.index('\\"') + 1  # inside the escaped quote
     assert moved.token_at(Point(41, column)) == unit.token_at(Point(0, column)) is not None
+
+
+def test_a_point_in_either_text_part_finds_the_token_over_both(chat: ChatFormat):
+    parts = [{"type": "text", "text": "Hel"}, {"type": "text", "text": "lo world"}]
+    document = json.dumps({"messages": [{"role": "user", "content": parts}]})
+    parsed = parse_json(document)
+    conversation = conversation_from(parsed.value, "doc")
+    encoding = encode_chat(chat, conversation)
+    unit = ChatUnit(encoding, message_texts(parsed, conversation), ["user"])
+    [hello] = [number for number, token in enumerate(encoding.tokens) if token.piece == "Hello"]
+    for character in ("Hel", "lo world"):  # each part's first character
+        assert unit.token_at(Point(0, document.index(character))) == hello
+    # Its range: from the first part's start to the end of "lo" in the second.
+    assert unit.token_range(hello) == (Point(0, document.index("Hel")), Point(0, document.index("lo world") + 2))
