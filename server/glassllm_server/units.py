@@ -28,7 +28,7 @@ from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.json_strings import JsonString, JsonTextError, parse_json
 from glassllm_server.positions import Point
 
-__all__ = ["DocumentUnit", "TextUnit", "counted_units", "record_units", "whole_document"]
+__all__ = ["DocumentUnit", "TextUnit", "counted_units", "record_unit", "record_units", "whole_document"]
 
 # A record line's text encoded: its tokens' starts and ends in the text, and the string's
 # map to the line's columns (parsed as line 0); False for a line that is no record.
@@ -151,19 +151,33 @@ def whole_document(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None) -
 def record_units(document: ReadOnlyDocument, tokenizer: AnyTokenizer) -> list[CountedUnit]:
     """One unit per line of ``document`` that is a ``{"text": …}`` record, its text
     encoded with ``tokenizer``."""
+    encodings = _record_lines(document, tokenizer)
+    units = [_record_at(document, tokenizer, encodings, number) for number in range(len(document.lines))]
+    return [unit for unit in units if unit is not None]
+
+
+def record_unit(document: ReadOnlyDocument, tokenizer: AnyTokenizer, line: int) -> CountedUnit | None:
+    """Line ``line``'s record as a unit (see :func:`record_units`); None when it is none."""
+    return _record_at(document, tokenizer, _record_lines(document, tokenizer), line)
+
+
+def _record_lines(document: ReadOnlyDocument, tokenizer: AnyTokenizer) -> list[_Encoded | None]:
     owner = _owners.get(tokenizer)
     if owner is None:
         owner = _owners[tokenizer] = _Records()
-    encodings = document.line_state(owner, _RecordLines).encoded
-    units: list[CountedUnit] = []
-    for number, line in enumerate(document.lines):
-        encoded = encodings[number]
-        if encoded is None:
-            encoded = encodings[number] = _encode_record(line, tokenizer)
-        if encoded is not False:
-            starts, ends, string = encoded
-            units.append(TextUnit(starts, ends, number, _on_line(string, number)))
-    return units
+    return document.line_state(owner, _RecordLines).encoded
+
+
+def _record_at(
+    document: ReadOnlyDocument, tokenizer: AnyTokenizer, encodings: list[_Encoded | None], number: int
+) -> TextUnit | None:
+    encoded = encodings[number]
+    if encoded is None:
+        encoded = encodings[number] = _encode_record(document.lines[number], tokenizer)
+    if encoded is False:
+        return None
+    starts, ends, string = encoded
+    return TextUnit(starts, ends, number, _on_line(string, number))
 
 
 def _encode_record(line: str, tokenizer: AnyTokenizer) -> _Encoded:

@@ -23,6 +23,7 @@ from glassllm_server.positions import Point, content_length
 from glassllm_server.render.chat import unit_lens_title
 from glassllm_server.render.code_lens import lens_title
 from glassllm_server.snapshot import DocumentSnapshot
+from glassllm_server.units import record_unit
 
 __all__ = ["UNIT_LENSES", "TokenCountLens"]
 
@@ -75,11 +76,14 @@ class TokenCountLens(Feature):
             return lens  # a stale or foreign lens comes back as it was
         unit = await self.chats.unit(snapshot, line)
         messages = self.session.messages
+        limit = self.budgets.limit_in_use(uri)
+        document = snapshot.document
+        if unit is None and limit is not None and self.chats.kind(snapshot) == "dataset":
+            # A {"text": …} record among the conversations: its budget counts its text.
+            unit = record_unit(document, document.tokenizer.tokenizer, line)
         if unit is not None:
-            limit = self.budgets.limit_in_use(uri)
             return _lens(line, unit_lens_title(unit.count, unit.template_count, limit, messages), uri)
         # A line (or a .json file) that holds no conversation: its plain count.
-        document = snapshot.document
         await self.session.open_documents.tokenized(document, line)
         stats = (
             document.stats()

@@ -16,6 +16,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from glassllm import load_tokenizer
 from glassllm.chat import ChatEncoding, conversation_from, encode_chat, load_chat_format
 from glassllm.shown.visible import visible
 from glassllm_server.render.chat import HINT_CHARACTERS
@@ -339,7 +340,7 @@ async def test_a_budget_on_a_conversation_counts_its_prompt_and_marks_the_first_
     text, sources = chat_document(CONTENTS)
     expected = oracle(text)
     # The model's count differs from the JSON text's: the budget must be the prompt's.
-    plain = len(load_chat_format(model_file("llama3")).tokenizer.encode(text))
+    plain = len(load_tokenizer(str(model_file("llama3"))).encode(text))
     assert plain != expected.count
     message_token = next(number for number, token in enumerate(expected.tokens) if token.source is not None)
     assert expected.tokens[1].source is None  # <|start_header_id|>, written by the template
@@ -406,4 +407,13 @@ async def test_a_chat_dataset_gets_its_budget_per_line_on_the_same_lens_as_its_c
     )
     answer = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
     assert (answer.budget.tokens, answer.budget.units, answer.budget.unitsOver) == (expected[2].count, 3, 1)
+    # A {"text": …} record among the conversations: its lens gives its text's use.
+    record = "Era uma vez um gato"
+    mixed = open_document(client, f'{lines[0]}\n{{"text": "{record}"}}\n', "mixed", suffix=".jsonl")
+    found = await lenses(client, mixed)
+    count = len(load_tokenizer(str(model_file("llama3"))).encode(record))
+    assert [lens.command.title if lens.command else None for lens in found] == [
+        budgeted(expected[0], limit),
+        f"{count:,} / {limit:,}",
+    ]
     await use_llama3(client)
