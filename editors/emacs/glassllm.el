@@ -62,7 +62,9 @@ environment that is not on it needs the full path, for example
 (defcustom glassllm-modes '(text-mode markdown-mode gfm-mode)
   "The major modes whose buffers `global-glassllm-mode' serves.
 Modes derived from these that are not listed (Org, commit messages, ...) are
-not served.  With eglot, set this before the mode is first turned on."
+not served.  Add `js-json-mode' for chat documents (a conversation counted
+through the model's chat template).  With eglot, set this before the mode is
+first turned on."
   :type '(repeat symbol))
 
 (defcustom glassllm-settings
@@ -364,17 +366,28 @@ file in glassllm's cache folder, to hand over."
   "The timer that asks for the count after the latest edit.")
 
 (defun glassllm--mode-line ()
-  "The token count for the mode line: \" 1,234 tokens\", or \" 3,900 / 4,096
-tokens\" when a token budget applies (counted with its tokenizer; a dataset's
-largest line).  Empty before the server's first answer."
-  (let ((tokens (glassllm--field glassllm--count :tokens))
-        (budget (glassllm--field glassllm--count :budget)))
-    (cond ((and budget (glassllm--field budget :maxTokens))
-           (format " %s / %s tokens"
-                   (glassllm--grouped (glassllm--field budget :tokens))
-                   (glassllm--grouped (glassllm--field budget :maxTokens))))
-          (tokens (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens")))
-          (t ""))))
+  "Return the token count for the mode line, or an empty string.
+It reads \" 1,234 tokens\", or \" 3,900 / 4,096 tokens\" when a token budget
+applies (counted with its tokenizer; a dataset's largest line).  A chat
+document's is its prompts', the template's share beside it (the budget's
+unit's when a budget applies): \" 3,900 / 4,096 tokens (87 from the
+template)\".  Empty before the server's first answer."
+  (let* ((tokens (glassllm--field glassllm--count :tokens))
+         (budget (glassllm--field glassllm--count :budget))
+         (chat (glassllm--field glassllm--count :chat))
+         (template (and chat (if budget (glassllm--field budget :templateTokens)
+                               (glassllm--field chat :templateCount))))
+         (count (cond ((and budget (glassllm--field budget :maxTokens))
+                       (format " %s / %s tokens"
+                               (glassllm--grouped (glassllm--field budget :tokens))
+                               (glassllm--grouped (glassllm--field budget :maxTokens))))
+                      (tokens (format " %s %s" (glassllm--grouped tokens) (if (= tokens 1) "token" "tokens"))))))
+    (if (not count)
+        ""
+      (concat count
+              (when template
+                (format (if (glassllm--portuguese-p) " (%s do modelo de chat)" " (%s from the template)")
+                        (glassllm--grouped template)))))))
 
 (defun glassllm--grouped (number)
   "NUMBER with its thousands grouped as the server's language writes them."

@@ -239,19 +239,27 @@ def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], chan
 def _trace(tokenizer: ModelTokenizer, text: str, placed: list[Placed], base: int) -> list[ChatToken]:
     """The tokens of ``text`` with their sources; ``base``: where ``text`` starts in the
     rendered prompt. A token that holds no character (SentencePiece's dummy prefix) is
-    the template's."""
+    the template's; one over two text parts of a message that the template writes
+    side by side has both parts' shares, else the first stretch's."""
     ids, pieces, starts, ends, _ = tokenizer.encode_columns(text)
     sources: list[TokenSource | None] = [None] * len(ids)
+    previous: Placed | None = None
     for stretch in placed:
         # The tokens that overlap the stretch: offsets only grow, token after token.
         first = bisect_right(ends, stretch.start)
         shift = stretch.offset - stretch.start
+        joined = previous is not None and previous.end == stretch.start and previous.message == stretch.message
         for number in range(first, bisect_left(starts, stretch.end, first)):
             start, end = starts[number], ends[number]
-            if sources[number] is None and start < end:
-                sources[number] = TokenSource(
-                    stretch.message, max(start, stretch.start) + shift, min(end, stretch.end) + shift
-                )
+            if start >= end:
+                continue
+            share = TokenSource(stretch.message, max(start, stretch.start) + shift, min(end, stretch.end) + shift)
+            before = sources[number]
+            if before is None:
+                sources[number] = share
+            elif joined and before.end == share.start:
+                sources[number] = TokenSource(share.message, before.start, share.end)
+        previous = stretch
     if base:
         starts, ends = [start + base for start in starts], [end + base for end in ends]
     # Built by tuple.__new__ in C, not a call per token: the records are most of the cost.

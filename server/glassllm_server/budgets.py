@@ -15,12 +15,14 @@ its own tokenizer, else its configuration's: the one in use for the settings, th
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from glassllm.budgets import CONFIG_NAMES, Budget, BudgetConfig, find_budgets
 from glassllm.shown.problems import describe
+from glassllm_server.chat_units import ChatUnit
 from glassllm_server.client import Client
 from glassllm_server.confinement import inside
 from glassllm_server.counted import CountedUnit
@@ -99,10 +101,19 @@ class Budgets:
         tokenizer = budget.tokenizer or repository.tokenizer or _COMMAND_TOKENIZER
         return AppliedBudget(budget, self.tokenizers.resolve(tokenizer), repository.source)
 
-    def check(self, document: ReadOnlyDocument) -> BudgetCheck | None:
+    def limit_in_use(self, uri: str) -> int | None:
+        """The limit of the document ``uri``'s budget when it counts with the tokenizer in
+        use, whose chat template a chat document's counts went through; else None."""
+        applied = self.applied(uri)
+        if applied is None or applied.tokenizer != self.tokenizers.in_use.name:
+            return None
+        return applied.budget.max_tokens
+
+    def check(self, document: ReadOnlyDocument, chats: Sequence[ChatUnit] | None = None) -> BudgetCheck | None:
         """``document``'s units against its budget (its tokens all there: see
-        ``OpenDocuments.tokenized``); None without a budget, or while the tokenizer it
-        names is loading (the views are refreshed once it is ready)."""
+        ``OpenDocuments.tokenized``; ``chats``: a chat document's conversations, see
+        :func:`counted_units`); None without a budget, or while the tokenizer it names
+        is loading (the views are refreshed once it is ready)."""
         applied = self.applied(document.uri)
         if applied is None:
             self._checks.pop(document.uri, None)
@@ -110,13 +121,15 @@ class Budgets:
         in_use = self.tokenizers.in_use
         own = applied.tokenizer == in_use.name
         tokenizer = None if own else self.tokenizers.for_budget(applied.tokenizer)
-        state = (document.revision, applied, in_use if own else tokenizer)
+        # The check holds the chat units it was made from, so their ids are not reused.
+        chat_state = None if chats is None else tuple((id(unit.encoding), unit.first_line) for unit in chats)
+        state = (document.revision, applied, in_use if own else tokenizer, chat_state)
         kept = self._checks.get(document.uri)
         if kept is not None and kept[0] == state:
             return kept[1]
         found = None
         if own or tokenizer is not None:
-            found = BudgetCheck(applied, tuple(counted_units(document, tokenizer)))
+            found = BudgetCheck(applied, tuple(counted_units(document, tokenizer, chats)))
         self._checks[document.uri] = (state, found)
         return found
 
@@ -200,4 +213,6 @@ def budget_json(check: BudgetCheck, tokenizer: str, messages: Messages) -> dict[
         "tokenizer": tokenizer,
         "source": check.applied.source,
         "text": budget_use(largest, budget.max_tokens, messages),
+        # Of ``tokens``, what a chat template added (0 for plain text): the status bar's share.
+        "templateTokens": max(check.units, key=lambda unit: unit.count).template_count if check.units else 0,
     }

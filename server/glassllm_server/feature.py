@@ -63,6 +63,7 @@ class Feature:
         self._server = server
         self.session = server.session
         self.tokenizers = server.tokenizers
+        self.chats = server.chats
         self.client = server.client
         self.budgets = server.budgets
 

@@ -106,6 +106,40 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "{tokens} tokens, {chunks} chunks, {characters} characters, {unknown} unknown ({tokenizer})",
         "pt": "{tokens} tokens, {chunks} trechos, {characters} caracteres, {unknown} desconhecidos ({tokenizer})",
     },
+    # Chat documents (a conversation through its model's chat template)
+    "chat.lens": {
+        "en": "{tokens} {token_word} ({template} from the template)",
+        "pt": "{tokens} {token_word} ({template} do modelo de chat)",
+    },
+    "chat.hover": {
+        "en": "token {index} of {count} of the prompt · message {message} ({role})",
+        "pt": "token {index} de {count} do prompt · mensagem {message} ({role})",
+    },
+    "chat.hint": {
+        "en": "The chat template inserts {tokens} {token_word} here: {pieces}",
+        "pt": "O modelo de chat insere {tokens} {token_word} aqui: {pieces}",
+    },
+    "chat.special": {
+        "en": "Message {message} holds {piece}, which the template's tokenization reads as that special token "
+        "(ID {id}): typed text that acts as markup (prompt injection)",
+        "pt": "A mensagem {message} contém {piece}, que a tokenização do modelo de chat lê como esse token especial "
+        "(ID {id}): texto digitado que age como marcação (injeção de prompt)",
+    },
+    "chat.double_bos": {
+        "en": "The chat template writes {token} itself and the tokenizer's post-processor adds it too: tokenizing "
+        "the rendered prompt with special tokens added puts it there twice",
+        "pt": "O modelo de chat escreve {token} e o pós-processador do tokenizador também o acrescenta: tokenizar "
+        "o prompt renderizado com tokens especiais acrescentados o põe duas vezes",
+    },
+    "chat.no_format": {
+        "en": "glassllm: cannot use the chat template of {path}: {problem}. Chat documents are counted as plain text.",
+        "pt": "glassllm: não é possível usar o modelo de chat de {path}: {problem}. Documentos de chat são contados "
+        "como texto simples.",
+    },
+    "chat.template_failed": {
+        "en": "glassllm: {problem}. What it could not render is counted as plain text.",
+        "pt": "glassllm: {problem}. O que ele não pôde renderizar é contado como texto simples.",
+    },
     # Token budgets
     "budget.over": {
         "en": "token {number} of {limit} — {over} over, {tokenizer}",
@@ -241,6 +275,10 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
     "compare.broken": {
         "en": "glassllm: cannot compare with the tokenizer {path}: {problem}. It is left out of the comparison.",
         "pt": "glassllm: não é possível comparar com o tokenizador {path}: {problem}. Ele fica fora da comparação.",
+    },
+    "expected.chat_template": {
+        "en": 'expected "auto", "none" or the path of a chat template file',
+        "pt": 'esperado "auto", "none" ou o caminho de um arquivo de modelo de chat',
     },
     "expected.compare_with": {
         "en": 'expected a list of "pt", "en" or paths of tokenizer JSON files ([] turns the comparison off)',

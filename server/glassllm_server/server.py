@@ -3,8 +3,9 @@
 :class:`GlassServer` serves over stdio or TCP (:mod:`glassllm_server.protocol.transport`)
 and holds the parts every feature works with: the :class:`Session` (the one
 mutable state: documents, settings), the :class:`Tokenizers` (loading them), the
-:class:`Client` (talking back) and the :class:`Budgets` (which budget applies where).
-The pygls edge it speaks through is :mod:`glassllm_server.protocol`; the handlers are the features (``features/``).
+:class:`ChatDocuments` (chat documents' conversations, encoded), the :class:`Client`
+(talking back) and the :class:`Budgets` (which budget applies where). The pygls edge it
+speaks through is :mod:`glassllm_server.protocol`; the handlers are the features (``features/``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pygls.lsp.server import LanguageServer
 
 from glassllm_server import __version__
 from glassllm_server.budgets import Budgets
+from glassllm_server.chat_documents import ChatDocuments
 from glassllm_server.client import Client
 from glassllm_server.protocol.glass_protocol import GlassProtocol
 from glassllm_server.protocol.transport import serve_stdio, serve_tcp
@@ -43,6 +45,7 @@ class GlassServer(LanguageServer):
         self.session = Session()
         self.client = Client(self)
         self.tokenizers = Tokenizers(self.session, self.client)
+        self.chats = ChatDocuments(self.session, self.tokenizers, self.client)
         self.budgets = Budgets(self.session, self.tokenizers, self.client)
         self.protocol.session = self.session
         self._notification_error_reported = False

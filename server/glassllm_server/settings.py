@@ -40,6 +40,9 @@ class Settings:
     # A real model's special-token text in the user's text (``<|endoftext|>``): read as
     # the special token (as Hugging Face does by default) or, by default, as ordinary text.
     match_special_tokens: bool = False
+    # A chat document's template: "auto" (the one beside the tokenizer), a file, or "none"
+    # (chat documents are then plain text).
+    chat_template: str = "auto"
     # Token budgets: per glob (relative to the workspace root), and for every document.
     budgets: tuple[Budget, ...] = ()
     max_tokens: int | None = None
@@ -105,6 +108,7 @@ _FIELDS: dict[str, tuple[str, Any, str]] = {
     "locale": ("locale", _locale, "expected.locale"),
     "compareWith": ("compare_with", _tokenizers, "expected.compare_with"),
     "matchSpecialTokens": ("match_special_tokens", _boolean, "expected.boolean"),
+    "chatTemplate": ("chat_template", _tokenizer, "expected.chat_template"),
     "maxTokens": ("max_tokens", _max_tokens, "expected.max_tokens"),
     "budgets": ("budgets", _budgets, "expected.budgets"),
 }

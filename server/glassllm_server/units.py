@@ -1,7 +1,12 @@
 """The units a document is counted in (:class:`~glassllm_server.counted.CountedUnit`):
-the whole document, or one per line of a JSONL dataset of ``{"text": …}`` records.
+the whole document, one per line of a JSONL dataset of ``{"text": …}`` records, or a chat
+document's conversations as the model receives them (its prompt, the template's tokens
+included: :class:`~glassllm_server.chat_units.ChatUnit`).
 
-:func:`counted_units` is the one place that decides, by the document's kind. A plain
+:func:`counted_units` is the one place that decides, by the document's kind. A chat
+document gives its own units, encoded by :class:`~glassllm_server.chat_documents.ChatDocuments`
+(off the event loop, so the caller hands them in): they count with the tokenizer in use,
+whose chat template they went through. A plain
 document counted with its own tokenizer is read from its tokens (kept up to date while
 typing); counted with another tokenizer (a budget may name one), or for a record's text
 (what a model receives is the decoded string, not its JSON source), the text is encoded
@@ -23,7 +28,7 @@ from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.json_strings import JsonString, JsonTextError, parse_json
 from glassllm_server.positions import Point
 
-__all__ = ["DocumentUnit", "TextUnit", "counted_units", "record_units", "whole_document"]
+__all__ = ["DocumentUnit", "TextUnit", "counted_units", "record_unit", "record_units", "whole_document"]
 
 # A record line's text encoded: its tokens' starts and ends in the text, and the string's
 # map to the line's columns (parsed as line 0); False for a line that is no record.
@@ -100,14 +105,28 @@ class TextUnit:
         return self.locate(self.starts[index]), self.locate(self.ends[index])
 
 
-def counted_units(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None = None) -> list[CountedUnit]:
+def counted_units(
+    document: ReadOnlyDocument, tokenizer: AnyTokenizer | None = None, chats: Sequence[CountedUnit] | None = None
+) -> list[CountedUnit]:
     """What ``document`` is counted in, with ``tokenizer`` (None: the document's own).
 
-    A ``.jsonl`` document with ``{"text": …}`` records: one unit per record line (a line
-    that is no such record, as while one is typed, gives none); otherwise the whole
-    document, as ``glassllm tokens`` counts a file.
+    ``chats``: the conversations of a chat document (None for any other), which are its
+    units when it is counted with its own tokenizer; a dataset's line that holds no
+    conversation but a ``{"text": …}`` record is counted as a record. A ``.jsonl``
+    document with ``{"text": …}`` records: one unit per record line (a line that is no
+    such record, as while one is typed, gives none); otherwise the whole document, as
+    ``glassllm tokens`` counts a file.
     """
-    if counting_kind(document.uri) == "jsonl":
+    jsonl = counting_kind(document.uri) == "jsonl"
+    if chats and tokenizer is None:
+        if not jsonl:
+            return list(chats)
+        lines = {unit.first_line for unit in chats}
+        records = [
+            unit for unit in record_units(document, document.tokenizer.tokenizer) if unit.first_line not in lines
+        ]
+        return sorted([*chats, *records], key=lambda unit: unit.first_line)
+    if jsonl:
         records = record_units(document, tokenizer or document.tokenizer.tokenizer)
         if records:
             return records
@@ -132,19 +151,33 @@ def whole_document(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None) -
 def record_units(document: ReadOnlyDocument, tokenizer: AnyTokenizer) -> list[CountedUnit]:
     """One unit per line of ``document`` that is a ``{"text": …}`` record, its text
     encoded with ``tokenizer``."""
+    encodings = _record_lines(document, tokenizer)
+    units = [_record_at(document, tokenizer, encodings, number) for number in range(len(document.lines))]
+    return [unit for unit in units if unit is not None]
+
+
+def record_unit(document: ReadOnlyDocument, tokenizer: AnyTokenizer, line: int) -> CountedUnit | None:
+    """Line ``line``'s record as a unit (see :func:`record_units`); None when it is none."""
+    return _record_at(document, tokenizer, _record_lines(document, tokenizer), line)
+
+
+def _record_lines(document: ReadOnlyDocument, tokenizer: AnyTokenizer) -> list[_Encoded | None]:
     owner = _owners.get(tokenizer)
     if owner is None:
         owner = _owners[tokenizer] = _Records()
-    encodings = document.line_state(owner, _RecordLines).encoded
-    units: list[CountedUnit] = []
-    for number, line in enumerate(document.lines):
-        encoded = encodings[number]
-        if encoded is None:
-            encoded = encodings[number] = _encode_record(line, tokenizer)
-        if encoded is not False:
-            starts, ends, string = encoded
-            units.append(TextUnit(starts, ends, number, _on_line(string, number)))
-    return units
+    return document.line_state(owner, _RecordLines).encoded
+
+
+def _record_at(
+    document: ReadOnlyDocument, tokenizer: AnyTokenizer, encodings: list[_Encoded | None], number: int
+) -> TextUnit | None:
+    encoded = encodings[number]
+    if encoded is None:
+        encoded = encodings[number] = _encode_record(document.lines[number], tokenizer)
+    if encoded is False:
+        return None
+    starts, ends, string = encoded
+    return TextUnit(starts, ends, number, _on_line(string, number))
 
 
 def _encode_record(line: str, tokenizer: AnyTokenizer) -> _Encoded:

@@ -327,6 +327,64 @@ def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(emacs_with_
     assert emacs_with_slow_tokenizer["edited"] is False
 
 
+# A chat document: a conversation in JSON (Emacs visits it in js-json-mode, added to
+# glassllm-modes) with Llama 3's tokenizer and its own chat template. Expected values from
+# the library's encode_chat (checked against transformers in tests/library/chat).
+CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+CHAT_TEXT = json.dumps(CHAT, indent=1) + "\n"
+
+
+@pytest.fixture(scope="module")
+def emacs_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What an Emacs session saw of chat.json (see ``emacs_model_session.el``), once its
+    mode line shows the prompt's count with the template's share."""
+    from glassllm.chat import conversation_from, encode_chat, load_chat_format
+    from tests.library.formats.fixtures import model_file
+
+    chat = load_chat_format(model_file("llama3"))
+    try:
+        encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
+    finally:
+        chat.close()
+    require_emacs("markdown-mode")
+    folder = tmp_path_factory.mktemp("emacs-chat")
+    install_package(folder)
+    document = folder / "chat.json"
+    document.write_text(CHAT_TEXT, encoding="utf-8", newline="")
+    settings = (
+        f"(setq glassllm-settings '(:tokenizer {json.dumps(str(model_file('llama3')))}))\n"
+        "(setq glassllm-modes '(text-mode markdown-mode gfm-mode js-json-mode))\n"
+    )
+    brief = CHAT_TEXT.index("Be brief")
+    out = folder / "report.json"
+    environment = portuguese_environment(
+        folder,
+        GLASSLLM_INIT=str(init_file(folder, before=settings)),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_OUT=str(out),
+        GLASSLLM_HOVERS=str(CHAT_TEXT.index("\\u00e9") + 3),  # inside the escape, 1-based
+        GLASSLLM_REGION=f"{brief + 1} {brief + 9}",
+        GLASSLLM_COUNT=f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)",
+    )
+    return {"report": run_session(MODEL_SESSION, environment, out), "encoding": encoding}
+
+
+def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an_escape(emacs_with_chat):
+    report, encoding = emacs_with_chat["report"], emacs_with_chat["encoding"]
+    assert report["count"] == f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
+    [hover] = report["hovers"]
+    offset = CHAT["messages"][1]["content"].index("é")
+    number, token = next(
+        (number, token)
+        for number, token in enumerate(encoding.tokens)
+        if token.source is not None and token.source[0] == 1 and token.source[1] <= offset < token.source[2]
+    )
+    assert f"ID {token.id}" in hover["raw"] and f"token {number} de {encoding.count}" in hover["raw"], hover["raw"]
+    assert "mensagem 1 (user)" in hover["raw"]
+    start, end = hover["range"]
+    assert "\\u00e9" in CHAT_TEXT[start:end], CHAT_TEXT[start:end]
+
+
 # A token budget in glassllm-settings (:maxTokens), a few tokens past the document's
 # count, so appending a line passes it.
 BUDGET_SESSION = Path(__file__).with_name("emacs_budget_session.el")

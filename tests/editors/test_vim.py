@@ -411,6 +411,73 @@ def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(vim_with_s
     assert vim_with_slow_tokenizer["edited"] is False
 
 
+# A chat document: a conversation in JSON with Llama 3's tokenizer and its own chat
+# template, glassllm added to ALE's JSON linters. Expected values from the library's
+# encode_chat (checked against transformers in tests/library/chat).
+CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+CHAT_TEXT = json.dumps(CHAT, indent=1) + "\n"
+
+
+@pytest.fixture(scope="module")
+def vim_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from glassllm.chat import conversation_from, encode_chat, load_chat_format
+    from tests.library.formats.fixtures import model_file
+
+    chat = load_chat_format(model_file("llama3"))
+    try:
+        encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
+    finally:
+        chat.close()
+    _require_vim_with_ale()
+    folder = tmp_path_factory.mktemp("vim-chat")
+    document = folder / "chat.json"
+    document.write_text(CHAT_TEXT, encoding="utf-8", newline="")
+    vimrc = folder / "vimrc"
+    vimrc.write_text(
+        "\n".join(
+            [
+                "set nocompatible encoding=utf-8",
+                f"set runtimepath^={PLUGIN}",
+                "packadd! ale",
+                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
+                f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(model_file('llama3')))}}}",
+                "let g:glassllm_filetypes = ['text', 'markdown', 'json']",
+                "let g:ale_linters = {'json': ['glassllm']}",
+                "let g:ale_hover_to_preview = 1",
+                "filetype plugin on",
+                "",
+            ]
+        ),
+        encoding="utf-8",
+    )
+    lines = CHAT_TEXT.splitlines()
+    row = next(number for number, line in enumerate(lines) if "caf\\u00e9" in line)
+    count = f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
+    out = folder / "report.json"
+    environment = portuguese_environment(
+        folder,
+        GLASSLLM_FILE=str(document),
+        GLASSLLM_HOVERS=f"{row + 1} {lines[row].index(chr(92) + 'u00e9') + 3}",  # inside the escape
+        GLASSLLM_COUNT=count,
+        GLASSLLM_OUT=str(out),
+    )
+    return {"report": _run_vim(MODEL_SESSION, vimrc, environment, folder, out), "encoding": encoding}
+
+
+def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an_escape(vim_with_chat):
+    report, encoding = vim_with_chat["report"], vim_with_chat["encoding"]
+    assert report["statusline"] == f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
+    [hover] = report["hovers"]
+    offset = CHAT["messages"][1]["content"].index("é")
+    number, token = next(
+        (number, token)
+        for number, token in enumerate(encoding.tokens)
+        if token.source is not None and token.source[0] == 1 and token.source[1] <= offset < token.source[2]
+    )
+    assert f"ID {token.id}" in hover and f"token {number} de {encoding.count}" in hover, hover
+    assert "mensagem 1 (user)" in hover
+
+
 # A token budget from the repository's .glassllm.toml (the file `glassllm tokens` reads in
 # CI): a few tokens past the document's count, so appending a line passes it.
 BUDGET_SESSION = Path(__file__).with_name("vim_budget_session.vim")

@@ -809,6 +809,64 @@ class TestATokenizerFileThatLoadsSlowly:
         assert vscode_slow.status_text(english) == english
 
 
+# A chat document: a conversation in JSON with Llama 3's tokenizer and its own chat
+# template. Expected values from the library's encode_chat (checked against transformers
+# in tests/library/chat).
+CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+
+
+@pytest.fixture(scope="class")
+def vscode_chat(vsix, tmp_path_factory) -> Iterator[VSCode]:
+    from tests.library.formats.fixtures import model_file
+
+    root = tmp_path_factory.mktemp("vscode-chat")
+    editor = VSCode(root / "code", vsix, SYSTEM_PATH, {"glassllm.tokenizer": str(model_file("llama3"))})
+    try:
+        (editor.folder / "chat.json").write_text(json.dumps(CHAT, indent=1) + "\n", encoding="utf-8")
+        editor.open_file("chat.json")
+        yield editor
+    finally:
+        editor.close()
+
+
+class TestAChatDocument:
+    def test_the_prompt_is_counted_its_template_drawn_and_a_message_hovered(self, vscode_chat):
+        from glassllm.chat import conversation_from, encode_chat, load_chat_format
+        from tests.library.formats.fixtures import model_file
+
+        chat = load_chat_format(model_file("llama3"))
+        try:
+            encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
+        finally:
+            chat.close()
+        expected = f"{encoding.count:,} tokens ({encoding.template_count:,} from the template)"
+        assert vscode_chat.status_text(expected) == expected
+
+        # The template's text before the user's message (VS Code cuts a long hint at
+        # editor.inlayHints.maximumLength, 43 characters by default).
+        def drawn() -> bool:
+            lines = vscode_chat.lines()
+            return any("<|eot_id|><|start_header_id|>user<" in line and "Ol\\u00e1" in line for line in lines)
+
+        deadline = time.monotonic() + 30
+        while not drawn() and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert drawn(), vscode_chat.lines()
+        # Hover inside the document's "\u00e9": the token that holds "é".
+        text = json.dumps(CHAT, indent=1).splitlines()
+        row = next(number for number, line in enumerate(text) if "caf\\u00e9" in line)
+        shown = _hover_at(vscode_chat, row, text[row].index("\\u00e9") + 2)
+        offset = CHAT["messages"][1]["content"].index("é")
+        number, token = next(
+            (number, token)
+            for number, token in enumerate(encoding.tokens)
+            if token.source is not None
+            and token.source.message == 1
+            and token.source.start <= offset < token.source.end
+        )
+        assert f"ID {token.id}" in shown and f"token {number} of {encoding.count}" in shown, shown
+
+
 # A token budget in the user's settings (glassllm.maxTokens), a few tokens past the
 # document's count, so typing a line passes it.
 BUDGET = _count(TEXT) + 3

@@ -39,9 +39,9 @@ WORKSPACE = Path("/tmp/glassllm-tests")
 _uris = itertools.count()
 
 
-def new_uri(name: str = "doc") -> str:
+def new_uri(name: str = "doc", suffix: str = ".txt") -> str:
     """A fresh document URI, so that tests sharing a server never collide."""
-    return f"{WORKSPACE.as_uri()}/{name}-{next(_uris)}.txt"
+    return f"{WORKSPACE.as_uri()}/{name}-{next(_uris)}{suffix}"
 
 
 class GlassClient(LanguageClient):
@@ -177,9 +177,9 @@ def identifier(uri: str) -> types.TextDocumentIdentifier:
     return types.TextDocumentIdentifier(uri=uri)
 
 
-def open_document(client: LanguageClient, text: str, name: str = "doc", version: int = 1) -> str:
-    """Open ``text`` in the server under a fresh URI and return the URI."""
-    uri = new_uri(name)
+def open_document(client: LanguageClient, text: str, name: str = "doc", version: int = 1, suffix: str = ".txt") -> str:
+    """Open ``text`` in the server under a fresh URI (ending in ``suffix``) and return the URI."""
+    uri = new_uri(name, suffix)
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(uri=uri, language_id="plaintext", version=version, text=text)

@@ -9,7 +9,7 @@ let s:commands = {
 " The kinds that open a page in a browser instead (glassllm.openInBrowser), and the page.
 let s:browser_pages = {'explain-in-browser': 'explain', 'compare-in-browser': 'compare'}
 " The language ID the server is told for each filetype.
-let s:languages = {'text': 'plaintext', 'markdown': 'markdown'}
+let s:languages = {'text': 'plaintext', 'markdown': 'markdown', 'json': 'json'}
 " Request ID -> the function that takes the server's answer.
 let s:handlers = get(s:, 'handlers', {})
 " Buffer number -> {'document': stats, 'selection': stats, 'timers': {kind: timer},
@@ -140,6 +140,7 @@ let s:texts = {
 \   },
 \   'failed': {'en': 'glassllm: %s', 'pt': 'glassllm: %s'},
 \   'page': {'en': 'glassllm: the page is in %s', 'pt': 'glassllm: a página está em %s'},
+\   'template': {'en': ' (%s from the template)', 'pt': ' (%s do modelo de chat)'},
 \}
 
 function! s:Language() abort
@@ -414,7 +415,8 @@ function! s:Grouped(number) abort
 endfunction
 
 " The status line's text: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
-" applies, or "12/1,234 tokens" with a visual selection;
+" applies, or "12/1,234 tokens" with a visual selection; a chat document's with the
+" template's share, "3,900 / 4,096 tokens (87 from the template)";
 " empty in buffers glassllm does not serve. It never waits for the server: it shows the
 " latest answer, and a new answer redraws the status line.
 function! glassllm#statusline(...) abort
@@ -426,12 +428,19 @@ function! glassllm#statusline(...) abort
   let l:total = l:state.document.tokens
   let l:text = s:Grouped(l:total) . (l:total == 1 ? ' token' : ' tokens')
   let l:budget = get(l:state.document, 'budget', v:null)
-  if !empty(l:state.selection) && s:InVisualMode() && l:buffer == bufnr('')
+  let l:selected = !empty(l:state.selection) && s:InVisualMode() && l:buffer == bufnr('')
+  if l:selected
     let l:text = s:Grouped(l:state.selection.tokens) . '/' . l:text
   elseif type(l:budget) is v:t_dict
     " A token budget applies (glassllm.maxTokens, glassllm.budgets or the repository's):
     " its use, counted with its tokenizer (a dataset's largest line).
     let l:text = s:Grouped(l:budget.tokens) . ' / ' . s:Grouped(l:budget.maxTokens) . ' tokens'
+  endif
+  if type(get(l:state.document, 'chat')) is v:t_dict && !l:selected
+    " A chat document counts its prompts: the template's share beside the count (the
+    " budget's unit's when a budget applies).
+    let l:share = type(l:budget) is v:t_dict ? l:budget.templateTokens : l:state.document.chat.templateCount
+    let l:text .= s:Text('template', s:Grouped(l:share))
   endif
   return l:text
 endfunction

@@ -35,7 +35,8 @@ import { Language, MESSAGES } from './messages';
 import { findServer, noServerMessage } from './server';
 import { Stats, budgetState, statusText, statusTooltip, sumStats, uiLanguage } from './status';
 
-const LANGUAGES = ['plaintext', 'markdown'];
+// JSON and JSON Lines for chat documents (a conversation, a dataset: see docs/models.md).
+const LANGUAGES = ['plaintext', 'markdown', 'json', 'jsonl'];
 const STATUS_DELAY_MS = 150;
 
 let client: LanguageClient | undefined;

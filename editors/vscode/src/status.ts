@@ -17,14 +17,26 @@ export interface Stats {
   compare?: ComparedStats[];
   /** Present when the tokenizer is a real model's. */
   model?: ModelStats;
+  /** Present for a chat document: `tokens` is then its prompts' count, template included. */
+  chat?: ChatStats;
   /** Present for a whole document that a token budget applies to. */
   budget?: BudgetStats;
+}
+
+/** What the server says of a chat document (a conversation, or a dataset of them). */
+export interface ChatStats {
+  count: number;
+  /** Of `count`, the tokens the chat template added. */
+  templateCount: number;
+  conversations: number;
 }
 
 /** A document's use of its token budget (glassllm.maxTokens, glassllm.budgets or the repository's). */
 export interface BudgetStats {
   /** The count it is checked against: the document's, or a dataset's largest line's. */
   tokens: number;
+  /** Of `tokens`, what a chat template added (0 for plain text). */
+  templateTokens: number;
   maxTokens: number;
   /** How many units (the document, or a dataset's lines) are over, of how many. */
   unitsOver: number;
@@ -95,8 +107,9 @@ export function sumStats(parts: readonly Stats[]): Stats | undefined {
 
 /**
  * The status bar item's text: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
- * applies, or "12 / 1,234 tokens" while text is selected, with a warning sign when the
- * document has characters the tokenizer does not know.
+ * applies, or "12 / 1,234 tokens" while text is selected; a chat document's with the
+ * template's share ("3,900 / 4,096 tokens (87 from the template)"); with a warning sign
+ * when the document has characters the tokenizer does not know.
  */
 export function statusText(document: Stats, selection: Stats | undefined, language: Language): string {
   const format = numberFormat(language);
@@ -107,8 +120,14 @@ export function statusText(document: Stats, selection: Stats | undefined, langua
   } else if (budget) {
     count = `${format.format(budget.tokens)} / ${format.format(budget.maxTokens)} ${MESSAGES[language].tokens}`;
   }
+  // A chat document's count is its prompts': the template's share beside it (the
+  // budget's unit's when a budget applies).
+  const share = budget ? budget.templateTokens : document.chat?.templateCount;
+  const template = document.chat && !selection
+    ? ` (${format.format(share ?? 0)} ${MESSAGES[language].fromTemplate})`
+    : '';
   const unknown = document.unknown > 0 ? ` $(warning) ${format.format(document.unknown)}` : '';
-  return `$(symbol-text) ${count}${unknown}`;
+  return `$(symbol-text) ${count}${template}${unknown}`;
 }
 
 function describe(stats: Stats, language: Language): string {

@@ -35,8 +35,13 @@ describe('package.json', () => {
     }
   });
 
-  it('activates on plain text and Markdown', () => {
-    assert.deepEqual(manifest.activationEvents, ['onLanguage:plaintext', 'onLanguage:markdown']);
+  it('activates on plain text, Markdown, and JSON and JSON Lines (chat documents)', () => {
+    assert.deepEqual(manifest.activationEvents, [
+      'onLanguage:plaintext',
+      'onLanguage:markdown',
+      'onLanguage:json',
+      'onLanguage:jsonl',
+    ]);
   });
 
   it('shows only contributed commands in its menus', () => {

@@ -22,6 +22,13 @@ describe('statusText', () => {
     assert.equal(statusText({ ...documentStats, tokens: 1 }, undefined, 'en'), '$(symbol-text) 1 token');
   });
 
+  it("gives a chat document's template share, in both languages", () => {
+    const chat = { ...documentStats, chat: { count: 1234, templateCount: 87, conversations: 1 } };
+    assert.equal(statusText(chat, undefined, 'en'), '$(symbol-text) 1,234 tokens (87 from the template)');
+    assert.equal(statusText(chat, undefined, 'pt'), '$(symbol-text) 1.234 tokens (87 do modelo de chat)');
+    assert.equal(statusText(chat, selectionStats, 'en'), '$(symbol-text) 12 / 1,234 tokens');
+  });
+
   it('warns about unknown characters', () => {
     assert.equal(statusText({ ...documentStats, unknown: 3 }, undefined, 'en'), '$(symbol-text) 1,234 tokens $(warning) 3');
   });
@@ -29,7 +36,7 @@ describe('statusText', () => {
 
 describe('a token budget', () => {
   const budget: BudgetStats = {
-    tokens: 3900, maxTokens: 4096, unitsOver: 0, units: 1, severity: 'error', files: '**', tokenizer: 'Portuguese', source: 'settings',
+    tokens: 3900, templateTokens: 0, maxTokens: 4096, unitsOver: 0, units: 1, severity: 'error', files: '**', tokenizer: 'Portuguese', source: 'settings',
   };
 
   it('shows its use instead of the count, in each language', () => {
@@ -39,6 +46,14 @@ describe('a token budget', () => {
 
   it('gives way to the selection count while text is selected', () => {
     assert.equal(statusText({ ...documentStats, budget }, selectionStats, 'en'), '$(symbol-text) 12 / 1,234 tokens');
+  });
+
+  it("on a chat document, gives the counted prompt's template share beside its use", () => {
+    const chat = { count: 9000, templateCount: 400, conversations: 3 };
+    const stats = { ...documentStats, chat, budget: { ...budget, templateTokens: 87 } };
+    assert.equal(statusText(stats, undefined, 'en'), '$(symbol-text) 3,900 / 4,096 tokens (87 from the template)');
+    assert.equal(statusText(stats, undefined, 'pt'), '$(symbol-text) 3.900 / 4.096 tokens (87 do modelo de chat)');
+    assert.equal(statusText(stats, selectionStats, 'en'), '$(symbol-text) 12 / 1,234 tokens');
   });
 
   it('colours the item only over the budget, as its severity', () => {

@@ -1,6 +1,9 @@
-"""Diagnostics: each run of characters the tokenizer does not know, as Information, and
-where a document (or a dataset's line) passes its token budget (see
-:mod:`glassllm_server.budgets`), as its budget's severity.
+"""Diagnostics: each run of characters the tokenizer does not know, as Information; on a
+chat document, what its conversations' encodings warn of instead, as Warnings (a
+message's special-token text that becomes a real special token; a BOS added twice); and
+where a document (or a dataset's line, or a conversation's prompt with its template's
+tokens) passes its token budget (see :mod:`glassllm_server.budgets`), as its budget's
+severity.
 
 Clients that pull (``textDocument/diagnostic``) ask when they need them; for the others
 the server publishes after each change, debounced, and clears them when the document
@@ -17,6 +20,7 @@ import logging
 from lsprotocol import types
 
 from glassllm_server.budgets import BudgetCheck
+from glassllm_server.chat_units import ChatUnit
 from glassllm_server.feature import Feature, on_document
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, content_length
@@ -64,12 +68,21 @@ class Diagnostics(Feature):
         """The result ID and the diagnostics of ``snapshot``, computed once per state."""
         session, document = self.session, snapshot.document
         await session.open_documents.tokenized(document)
-        check = self.budgets.check(document)
-        state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding, check)
+        # A chat document's conversations: its warnings, and what its budget counts.
+        wanted = session.settings.diagnostics or self.budgets.applied(document.uri) is not None
+        units = await self.chats.units(snapshot) if wanted else None
+        check = self.budgets.check(document, units)
+        chat = None if units is None else tuple(id(unit.encoding) for unit in units)
+        state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding, chat, check)
         answer = self.answers.get(document.uri)
         if answer is not None and answer[0] == state:
             return answer[1], answer[2]
-        items = _compute(snapshot, session.messages, self.tokenizers.name()) if session.settings.diagnostics else []
+        if not session.settings.diagnostics:
+            items = []
+        elif units is not None:
+            items = _chat_items(snapshot, units, session.messages)
+        else:
+            items = _compute(snapshot, session.messages, self.tokenizers.name())
         if check is not None:
             items += _over_budget(snapshot, check, session.messages, self.tokenizers.name(check.applied.tokenizer))
         result_id = str(next(self.result_ids))
@@ -144,6 +157,31 @@ def _compute(snapshot: DocumentSnapshot, messages: Messages, tokenizer: str) -> 
     return items
 
 
+def _chat_items(snapshot: DocumentSnapshot, units: list[ChatUnit], messages: Messages) -> list[types.Diagnostic]:
+    """A chat document's warnings: each message token the template's tokenization reads
+    as a special token, and each conversation whose BOS is added twice."""
+    items: list[types.Diagnostic] = []
+    for unit in units:
+        for number in unit.injected[:DIAGNOSTIC_LIMIT]:
+            token = unit.encoding.tokens[number]
+            assert token.source is not None
+            message = messages(
+                "chat.special", message=token.source.message, piece=token.piece, id=messages.integer(token.id)
+            )
+            items.append(
+                _diagnostic(snapshot, *unit.token_range(number), message, _WARNING, "special-token-in-message")
+            )
+        if unit.double_bos:
+            line = unit.first_line
+            end = Point(line, content_length(snapshot.document.lines[line]))
+            message = messages("chat.double_bos", token=unit.double_bos)
+            items.append(_diagnostic(snapshot, Point(line, 0), end, message, _WARNING, "double-bos"))
+    return items
+
+
+_WARNING = types.DiagnosticSeverity.Warning
+
+
 def _over_budget(
     snapshot: DocumentSnapshot, check: BudgetCheck, messages: Messages, tokenizer: str
 ) -> list[types.Diagnostic]:
@@ -161,24 +199,18 @@ def _over_budget(
             over=messages.integer(unit.count - limit),
             tokenizer=tokenizer,
         )
-        start, end = unit.token_range(limit)
-        items.append(
-            types.Diagnostic(
-                range=snapshot.range(start, end),
-                message=message,
-                severity=severity,
-                source="glassllm",
-                code="token-budget",
-            )
-        )
+        items.append(_diagnostic(snapshot, *unit.token_range(limit), message, severity, "token-budget"))
     return items
 
 
-def _diagnostic(snapshot: DocumentSnapshot, start: Point, end: Point, message: str) -> types.Diagnostic:
+def _diagnostic(
+    snapshot: DocumentSnapshot,
+    start: Point,
+    end: Point,
+    message: str,
+    severity: types.DiagnosticSeverity = types.DiagnosticSeverity.Information,
+    code: str = "unknown-character",
+) -> types.Diagnostic:
     return types.Diagnostic(
-        range=snapshot.range(start, end),
-        message=message,
-        severity=types.DiagnosticSeverity.Information,
-        source="glassllm",
-        code="unknown-character",
+        range=snapshot.range(start, end), message=message, severity=severity, source="glassllm", code=code
     )

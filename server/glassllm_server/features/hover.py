@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from lsprotocol import types
@@ -11,18 +12,23 @@ from glassllm_server.document import DocumentToken
 from glassllm_server.feature import Feature, on_document
 from glassllm_server.line_tokenizer import LineTokenizer
 from glassllm_server.messages import Messages
-from glassllm_server.positions import content_length
+from glassllm_server.positions import Point, content_length
+from glassllm_server.render.chat import chat_hover
 from glassllm_server.render.comparison import hover_lines
 from glassllm_server.render.hover import hover_markdown
 from glassllm_server.render.markdown import code
 from glassllm_server.render.model import facts_lines
 from glassllm_server.snapshot import DocumentSnapshot
 
-__all__ = ["HOVER_CANDIDATES", "Hover"]
+__all__ = ["CHAT_HOVER_WAIT", "HOVER_CANDIDATES", "Hover"]
 
 # The prefixes a hover names per position of a greedy search, the longest (the rest are
 # counted; the explanation page names them all): a word of 100 characters tries 5,050.
 HOVER_CANDIDATES = 8
+
+# How long a hover on a chat document waits for its conversation's encoding (a template
+# being rendered) before it answers with the plain tokens under the cursor.
+CHAT_HOVER_WAIT = 1.0
 
 
 def _priority(tokenizer: LineTokenizer, messages: Messages) -> Callable[[str, str], str | None]:
@@ -51,6 +57,9 @@ class Hover(Feature):
         # there (a large document just opened). Never wait for other lines.
         point = snapshot.point(params.position)
         session.focus(snapshot.uri, point.line)
+        chat = await self._chat_hover(snapshot, point)
+        if chat is not None:
+            return chat[0]
         holders = document.tokens_at(point)
         if not holders:
             return None
@@ -92,6 +101,28 @@ class Hover(Feature):
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
             # Over a character split over several tokens, the range covers them all.
             range=snapshot.range(start, end) if representable else None,
+        )
+
+    async def _chat_hover(self, snapshot: DocumentSnapshot, point: Point) -> tuple[types.Hover | None] | None:
+        """On a chat document, the hover of the message token at ``point`` (none off
+        the messages' text, which the model does not receive); None: the plain road."""
+        unit = self.chats.ready_unit(snapshot, point.line)
+        if unit is False:
+            try:
+                unit = await asyncio.wait_for(asyncio.shield(self.chats.unit(snapshot, point.line)), CHAT_HOVER_WAIT)
+            except TimeoutError:
+                unit = None
+        if not unit:
+            return None
+        index = unit.token_at(point)
+        if index is None:
+            return (None,)
+        markdown = chat_hover(unit, index, snapshot.document.tokenizer.tokenizer.readable, self.session.messages)
+        return (
+            types.Hover(
+                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
+                range=snapshot.range(*unit.token_range(index)),
+            ),
         )
 
 

@@ -1,8 +1,14 @@
-"""Inlay hints for the requested range, resolved lazily to the piece and ID."""
+"""Inlay hints for the requested range, resolved lazily to the piece and ID.
+
+On a chat document, the hints are the chat template's text, where the template inserts
+it (see :mod:`glassllm_server.chat_documents`): the document's own characters are not
+what the model receives between the messages.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from lsprotocol import types
@@ -11,6 +17,7 @@ from glassllm_server.feature import Feature, on_document, on_message
 from glassllm_server.hints import HintCache, hint_window, hints_json
 from glassllm_server.positions import Point
 from glassllm_server.protocol.glass_protocol import RawJSON
+from glassllm_server.render.chat import template_hint
 from glassllm_server.render.hints import hint_tooltip
 from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot
@@ -34,6 +41,9 @@ class InlayHints(Feature):
         start, end = hint_window(
             document, snapshot.point(params.range.start), snapshot.point(params.range.end), HINT_LINES
         )
+        chat = await self._chat_hints(snapshot, start, end)
+        if chat is not None:
+            return RawJSON(json.dumps(chat, ensure_ascii=False))
         parts: list[str] = []
         # A block of lines at a time, giving the event loop back in between: other
         # requests go on, and a $/cancelRequest (Neovim cancels hints on every edit)
@@ -46,6 +56,30 @@ class InlayHints(Feature):
             if last < end.line:
                 await asyncio.sleep(0)
         return RawJSON(f"[{','.join(parts)}]")
+
+    async def _chat_hints(self, snapshot: DocumentSnapshot, start: Point, end: Point) -> list[dict[str, Any]] | None:
+        """On a chat document, the template's text where it inserts it between
+        ``start`` and ``end``; None: the plain road."""
+        units = await self.chats.units(snapshot, range(start.line, end.line + 1))
+        if units is None:
+            return None
+        show = snapshot.document.tokenizer.tokenizer.readable
+        hints = []
+        for unit in units:
+            for run in unit.template_runs(start.line, end.line):
+                if not start <= run.at <= end:
+                    continue
+                label, tooltip = template_hint(unit, run, show, self.session.messages)
+                hints.append(
+                    {
+                        "position": snapshot.position_json(*run.at),
+                        "label": label,
+                        "paddingLeft": False,
+                        "paddingRight": False,
+                        "tooltip": {"kind": "markdown", "value": tooltip},
+                    }
+                )
+        return hints
 
     @on_message(types.INLAY_HINT_RESOLVE)
     def resolve(self, hint: types.InlayHint) -> types.InlayHint:

@@ -1,5 +1,6 @@
 """Semantic tokens: every token of the document as alternating colored bands (full,
-range and delta), from :mod:`glassllm_server.bands`."""
+range and delta), from :mod:`glassllm_server.bands`. On a chat document, the tokens of
+the messages' text as the model receives them (see :mod:`glassllm_server.chat_documents`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from lsprotocol import types
 
 from glassllm.caches import LruCache
+from glassllm.pipeline.tokens import TokenSpan
 from glassllm_server.bands import BAND_LIMIT, TOKEN_TYPES, Band, delta_edits, encode_bands, line_bands, window_bands
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.feature import Feature, on_document
@@ -75,6 +77,9 @@ class SemanticTokens(Feature):
         if not self.session.settings.semantic_tokens:
             return types.SemanticTokens(data=[])
         start, end = snapshot.points(params.range)
+        chat = await self.chat_bands(snapshot, start.line, end.line)
+        if chat is not None:
+            return types.SemanticTokens(data=encode_bands(chat))
         low = document.index.point_position(start, encoding)[1]
         high = document.index.point_position(end, encoding)[1]
         if start.line == end.line and len(document.lines[start.line]) > LONG_LINE:
@@ -96,7 +101,27 @@ class SemanticTokens(Feature):
         if not self.session.settings.semantic_tokens:
             return []
         document = snapshot.document
-        return encode_bands(await self.bands_of(document, 0, len(document.lines) - 1, snapshot.encoding))
+        last = len(document.lines) - 1
+        chat = await self.chat_bands(snapshot, 0, last)
+        return encode_bands(chat if chat is not None else await self.bands_of(document, 0, last, snapshot.encoding))
+
+    async def chat_bands(
+        self, snapshot: DocumentSnapshot, first: int, last: int
+    ) -> list[tuple[int, list[Band]]] | None:
+        """On a chat document, the bands of its message tokens on lines ``first..last``;
+        None: the plain road."""
+        units = await self.chats.units(snapshot, range(first, last + 1))
+        if units is None:
+            return None
+        spans: dict[int, list[TokenSpan]] = {}
+        for unit in units:
+            for line, found in unit.line_spans(first, last).items():
+                spans.setdefault(line, []).extend(found)
+        lines = snapshot.document.lines
+        return [
+            (line, line_bands(lines[line], sorted(found, key=lambda span: span.start), snapshot.encoding))
+            for line, found in sorted(spans.items())
+        ]
 
     def remember(self, uri: str, data: list[int]) -> str:
         result_id = str(next(self.result_ids))

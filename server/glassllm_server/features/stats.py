@@ -1,7 +1,8 @@
 """Token count: the ``glassllm/stats`` request and the ``glassllm.showStats`` command
 (which the first-line code lens runs, see :mod:`.code_lens`). For a whole document
 with a token budget, the answer's ``budget`` says how much of it is used (the status
-bar's ``3,900 / 4,096``)."""
+bar's ``3,900 / 4,096``); for a chat document, ``chat`` gives its prompts' count and the
+template's share, and its budget is checked against its prompts."""
 
 from __future__ import annotations
 
@@ -72,7 +73,17 @@ class TokenCount(Feature):
             stats = document.stats(*span)
         compare = await compare_stats(self.tokenizers.compared(), document, span, stats.chunks)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
-        check = self.budgets.check(document) if span is None else None
+        units = None if lsp_range is not None else await self.chats.units(snapshot)
+        if units is not None:
+            # A chat document: the model receives its conversations' prompts, not its text.
+            result["tokens"] = sum(unit.count for unit in units)
+            result["chat"] = {
+                "count": result["tokens"],
+                "templateCount": sum(unit.template_count for unit in units),
+                "conversations": len(units),
+            }
+        # A chat document's budget is checked against its prompts (see counted_units).
+        check = self.budgets.check(document, units) if span is None else None
         if check is not None:
             result["budget"] = budget_json(check, self.tokenizers.name(check.applied.tokenizer), self.session.messages)
         facts = document.tokenizer.facts

@@ -51,6 +51,20 @@ You are helpful.<|eot_id|>
 
 {% endif %}"""
 
+# Llama 3's markup writing a content's text parts side by side, as transformers' templates
+# for multi-part content do: a token can hold the end of one part and the start of the next.
+JOINED_TEMPLATE = """\
+{%- for message in messages %}<|start_header_id|>{{ message['role'] }}<|end_header_id|>
+
+{% if message['content'] is string %}{{ message['content'] }}
+{%- elif message['content'] %}{% for part in message['content'] %}
+{%- if part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}
+{%- endif %}<|eot_id|>
+{%- endfor %}
+{%- if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>
+
+{% endif %}"""
+
 # A template that loops over namespace values and stops early (loopcontrols).
 LOOP_TEMPLATE = """\
 {%- set ns = namespace(seen=0) %}
@@ -122,6 +136,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tupl
         ("tools", TOOLS_TEMPLATE, "gpt4o"),
         ("llama", LLAMA_TEMPLATE, "llama3"),
         ("loop", LOOP_TEMPLATE, "gpt4o"),
+        ("joined", JOINED_TEMPLATE, "llama3"),
     ):
         path = folder / f"{name}.jinja"
         path.write_text(source, encoding="utf-8")
@@ -173,7 +188,7 @@ def test_llama3_own_template_equals_transformers(llama3, number, prompt):
 
 
 @pytest.mark.parametrize("prompt", [False, True])
-@pytest.mark.parametrize("name", ["tools", "llama", "loop"])
+@pytest.mark.parametrize("name", ["tools", "llama", "loop", "joined"])
 @pytest.mark.parametrize("number", range(len(CONVERSATIONS)))
 def test_written_templates_equal_transformers(written, name, number, prompt):
     chat, hf, source = written[name]
@@ -182,6 +197,16 @@ def test_written_templates_equal_transformers(written, name, number, prompt):
     assert encoding.ids == _oracle(hf, value, prompt, source)
     if name != "loop":  # the loop template leaves later messages out
         _check_sources(encoding, value)
+
+
+def test_a_token_over_two_text_parts_has_both_parts_shares(written):
+    chat, hf, source = written["joined"]
+    value = [{"role": "user", "content": [{"type": "text", "text": "Hel"}, {"type": "text", "text": "lo world"}]}]
+    encoding = encode_chat(chat, conversation_from(value, "test"))
+    assert encoding.ids == _oracle(hf, value, False, source)
+    [hello] = [token for token in encoding.tokens if token.piece == "Hello"]
+    assert hello.source == (0, 0, 5)  # "Hel" and "lo", not the first part's share alone
+    _check_sources(encoding, value)
 
 
 def test_special_token_text_in_a_message_is_flagged(llama3):

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -297,3 +298,37 @@ async def test_pages_for_the_browser_go_to_the_cache_folder_too(client: TcpClien
     # This client cannot open documents: a message gave the path instead.
     assert answer["opened"] is False
     assert not list(folders["workspace"].rglob("*.html"))
+
+
+async def test_a_chat_template_outside_the_workspace_is_not_read(client: TcpClient, folders):
+    from tests.library.formats.fixtures import model_file
+
+    model = folders["workspace"] / "llama3"
+    model.mkdir(exist_ok=True)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copyfile(model_file("llama3").with_name(name), model / name)
+    template = folders["outside"] / "chat.jinja"
+    template.write_text("{{ messages[0].content }} TOPSECRET", encoding="utf-8")
+    uri = folders["workspace"].joinpath("chat.json").as_uri()
+    open_document(client, uri, json.dumps([{"role": "user", "content": "Oi"}]))
+    before = len(client.shown)
+    push(client, {"tokenizer": str(model / "tokenizer.json"), "chatTemplate": str(template)})
+
+    async def model_in_use() -> bool:
+        stats = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+        return stats.tokenizer == str(model / "tokenizer.json")
+
+    deadline = asyncio.get_running_loop().time() + 30  # the model loads off the event loop
+    while not await model_in_use() and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert lenses is not None and len(lenses) == 1
+    resolved = await client.code_lens_resolve_async(lenses[0])
+    assert resolved.command is not None and "template" not in resolved.command.title  # plain text
+    # Told once, whichever request asked first (a pushed diagnostic, the lens).
+    (shown,) = await messages_after(client, before, 1)
+    assert shown.startswith(f"glassllm: cannot use the chat template of {template}: it is outside the workspace")
+    assert "TOPSECRET" not in shown
+    push(client, {})

@@ -74,7 +74,8 @@ local function tokenizer_name(tokenizer)
 end
 
 --- The text for a statusline: "1,234 tokens", "3,900 / 4,096 tokens" when a token budget
---- applies, or "12/1,234 tokens" in visual mode, followed
+--- applies, or "12/1,234 tokens" in visual mode; a chat document's with the template's
+--- share, "3,900 / 4,096 tokens (87 from the template)", followed
 --- with `statusline_compare` by each compared tokenizer's ("· en 15/1,500").
 --- Empty in buffers glassllm does not serve. Never waits for the server: it shows the
 --- last answer, and a fresh one redraws the statusline when it arrives. Statusline plugins
@@ -88,7 +89,8 @@ function M.statusline(bufnr)
   if not state or not state.document then
     return ''
   end
-  local separator = language(glass_client(bufnr)) == 'pt' and '.' or ','
+  local portuguese = language(glass_client(bufnr)) == 'pt'
+  local separator = portuguese and '.' or ','
   local total = state.document.tokens
   local text = group_digits(total, separator) .. (total == 1 and ' token' or ' tokens')
   local selection = state.selection and in_visual_mode() and state.selection or nil
@@ -99,6 +101,13 @@ function M.statusline(bufnr)
     -- A token budget applies (glassllm.maxTokens, glassllm.budgets or the repository's):
     -- its use, counted with its tokenizer (a dataset's largest line): "3,900 / 4,096 tokens".
     text = group_digits(budget.tokens, separator) .. ' / ' .. group_digits(budget.maxTokens, separator) .. ' tokens'
+  end
+  -- A chat document counts its prompts: the template's share beside the count (the
+  -- budget's unit's when a budget applies).
+  local chat = state.document.chat
+  if not selection and type(chat) == 'table' then
+    local share = type(budget) == 'table' and budget.templateTokens or chat.templateCount
+    text = text .. ' (' .. group_digits(share, separator) .. (portuguese and ' do modelo de chat)' or ' from the template)')
   end
   if M.config.statusline_compare then
     for index, compared in ipairs(state.document.compare or {}) do
