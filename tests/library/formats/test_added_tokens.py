@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm.formats.added_tokens import is_word
-from glassllm.formats.hf_word_models import WordModel
 from glassllm.formats.load import load_model
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from tests.conftest import CORPORA
 from tests.library.formats.test_differential import ANY_CHARACTER, HARD
 
@@ -79,11 +79,22 @@ def _unigram_metaspace() -> Any:
     return tokenizer, trainer, False
 
 
+def _byte_level_bpe() -> Any:
+    """Byte-level BPE: lstrip, rstrip and single_word; no token matched on the normalized
+    text (glassllm's BPE formats still match those on the text as given)."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = tokenizers.trainers.BpeTrainer(vocab_size=1000, special_tokens=SPECIALS, initial_alphabet=alphabet)
+    return tokenizer, trainer, False
+
+
 BUILDERS = {
     "wordpiece-lower": _wordpiece_lower,
     "wordpiece-nfkc": _wordpiece_nfkc,
     "wordlevel-raw": _wordlevel_raw,
     "unigram-metaspace": _unigram_metaspace,
+    "bpe-byte-level": _byte_level_bpe,
 }
 NAMES = tuple(BUILDERS)
 CONTENTS = ["<mask>", "<SW>", "<R>>", "Yesterday", "yesterday", "YESTERDAY", "<r>", "[w]", "[W]", "ﬁx", "fix", "<mask"]
@@ -113,7 +124,7 @@ def added_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _same(files: dict[str, Path], name: str, texts: list[str]) -> None:
     for match_specials in (False, True):
         ours = load_model(files[name], match_specials=match_specials)
-        assert isinstance(ours, WordModel)
+        assert isinstance(ours, ModelTokenizer)
         oracle = tokenizers.Tokenizer.from_file(str(files[name]))
         oracle.encode_special_tokens = not match_specials
         for text in texts:
