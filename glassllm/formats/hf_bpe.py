@@ -40,6 +40,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+from glassllm.formats.added_tokens import AddedFlags, added_flags
 from glassllm.formats.byte_level import ByteLevelModel
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE, MetaspaceModel, Prefix
 from glassllm.formats.patterns import compile_pattern, looks_back
@@ -109,6 +110,7 @@ class HFByteLevelBPE(ByteLevelModel):
         always_matched: dict[str, int],
         around: tuple[list[int], list[int]],
         match_specials: bool = False,
+        added_flags: dict[int, AddedFlags] | None = None,
     ) -> None:
         super().__init__(
             source,
@@ -117,6 +119,7 @@ class HFByteLevelBPE(ByteLevelModel):
             always_matched=always_matched,
             match_specials=match_specials,
             around=around,
+            added_flags=added_flags,
         )
         self.ids = dict(vocab)
         self.ranks: dict[str, int] = _ranks(merges)
@@ -165,6 +168,7 @@ class HFMetaspaceBPE(MetaspaceModel):
         always_matched: dict[str, int],
         around: tuple[list[int], list[int]],
         match_specials: bool = False,
+        added_flags: dict[int, AddedFlags] | None = None,
     ) -> None:
         prefix, prefix_over_space, split = layout
         super().__init__(
@@ -188,6 +192,7 @@ class HFMetaspaceBPE(MetaspaceModel):
             match_specials=match_specials,
             around=around,
         )
+        self._flags = added_flags or {}  # MetaspaceModel's own formats have none
         self.kind = "Hugging Face BPE (Metaspace ▁" + (", byte fallback)" if byte_fallback else ")")
         self.ranks = _ranks(merges)
         self._rank_of = self.ranks.get
@@ -444,6 +449,7 @@ def load_hf_bpe(
             always_matched=always,
             around=around,
             match_specials=match_specials,
+            added_flags=added_flags(data.get("added_tokens") or []),
         )
     if model.get("byte_fallback"):
         raise _unsupported(source, "byte_fallback without a Metaspace normalizer or pre-tokenizer")
@@ -462,4 +468,5 @@ def load_hf_bpe(
         always_matched=always,
         around=around,
         match_specials=match_specials,
+        added_flags=added_flags(data.get("added_tokens") or []),
     )

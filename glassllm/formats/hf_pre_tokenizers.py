@@ -178,7 +178,14 @@ def _steps(path: str, spec: Any) -> list[PreTokenizer]:
         return [partial(_split, finder, _behavior(path, spec, "Isolated"), bool(spec.get("invert")))]
     if kind == "FixedLength" and isinstance(spec.get("length", 5), int) and spec.get("length", 5) > 0:
         return [partial(_fixed, spec.get("length", 5))]
+    if kind == "UnicodeScripts":
+        raise ValueError(f"{path}: the pre-tokenizer 'UnicodeScripts' is not supported here: {_NO_SCRIPTS}")
     raise ValueError(f"{path}: the pre-tokenizer {kind!r} is not supported here")
+
+
+# Why UnicodeScripts is refused: HF cuts where a character's script changes, read from
+# its own table (Unicode 9's Scripts.txt, in its code); Python's unicodedata has no script.
+_NO_SCRIPTS = "it cuts where the Unicode script changes, and Python's unicodedata has no script property"
 
 
 def _punctuation(piece: str) -> list[tuple[int, int, bool]]:

@@ -30,6 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from glassllm.formats.added_tokens import added_flags
 from glassllm.formats.hf_bpe import added_tokens, entries, post_processor_around
 from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import PreTokenizer, build_pre_tokenizer
@@ -259,15 +260,27 @@ def _decoder(path: str, spec: Any) -> Callable[[list[str]], str]:
     raise ValueError(f"{path}: the decoder {kind!r} is not supported with a WordPiece, WordLevel or Unigram model")
 
 
-def _check_added(path: str, tokens: list[Any], normalizer: Normalizer | None) -> None:
-    for token in tokens:
-        for flag in ("lstrip", "rstrip", "single_word"):
-            if isinstance(token, dict) and token.get(flag):
-                raise ValueError(f"{path}: the added token {token.get('content')!r:.40} with {flag} is not supported")
-        if isinstance(token, dict) and normalizer and token.get("normalized") and not token.get("special"):
+def _normalized_added(
+    path: str, tokens: list[Any], normalizer: Normalizer | None, metaspace: tuple[str, bool] | None
+) -> dict[str, int]:
+    """The added tokens matched on the normalized text (``normalized``), by their content
+    normalized as HF normalizes it: with the file's normalizer."""
+    found: dict[str, int] = {}
+    for token_id, flags in added_flags(tokens).items():
+        if not flags.normalized:
+            continue
+        content = next(token["content"] for token in tokens if token.get("id") == token_id)
+        if metaspace is not None:
+            # HF matches them between the normalizer and Metaspace's own changes, which
+            # glassllm makes with the normalizer's (see WordModel._normalize).
             raise ValueError(
-                f"{path}: the added token {token.get('content')!r:.40} matched after normalization is not supported"
+                f"{path}: the added token {content!r:.40} matched on the normalized text (normalized: true) "
+                "before a Metaspace pre-tokenizer is not supported"
             )
+        if normalizer is not None:
+            content = normalizer(content, [(index, index + 1) for index in range(len(content))])[0]
+        found[content] = token_id
+    return found
 
 
 class Segmentation(NamedTuple):
@@ -443,7 +456,6 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
     source = str(path)
     model = data["model"]
     stages, metaspace = _stages(source, data)
-    _check_added(source, data.get("added_tokens") or [], stages[0])
     specials, always = added_tokens(source, data.get("added_tokens") or [])
     options: dict[str, Any] = {
         "specials": specials,
@@ -451,6 +463,8 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         "match_specials": match_specials,
         "around": post_processor_around(source, data.get("post_processor"), {**always, **specials}),
         "metaspace": metaspace,
+        "added_flags": added_flags(data["added_tokens"]) if data.get("added_tokens") else {},
+        "normalized_added": _normalized_added(source, data.get("added_tokens") or [], stages[0], metaspace),
     }
     decoder = _decoder(source, data.get("decoder"))
     if model["type"] == "Unigram":

@@ -17,12 +17,12 @@ dummy prefix ``▁`` of SentencePiece) is an empty span where it stands.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain, compress, repeat
 from operator import add, attrgetter, not_
 from typing import NamedTuple, TypeVar
 
+from glassllm.formats.added_tokens import AddedFlags, find_added, pattern_of
 from glassllm.formats.merging import Merge, merge_by_table, merge_symbols
 from glassllm.pipeline.bpe import collector_paused
 
@@ -82,6 +82,10 @@ class ModelTokenizer:
     are matched as HF's ``encode`` matches them by default. ``around`` is what the model
     adds before and after a text's own tokens (BOS, a post-processor's
     ``<|begin_of_text|>``): never part of ``encode``, shown and counted apart.
+
+    ``added_flags``: an added token's ``lstrip``, ``rstrip``, ``single_word`` by ID (see
+    :mod:`~glassllm.formats.added_tokens`); ``normalized_added``: the tokens matched on
+    the normalized text instead, by their normalized content.
     """
 
     kind = "BPE"  # a format's name, as shown to a person
@@ -98,6 +102,8 @@ class ModelTokenizer:
         always_matched: dict[str, int] | None = None,
         match_specials: bool = False,
         around: tuple[Sequence[int], Sequence[int]] = ((), ()),
+        added_flags: dict[int, AddedFlags] | None = None,
+        normalized_added: dict[str, int] | None = None,
     ) -> None:
         self.source = source
         self.vocab = vocab
@@ -110,11 +116,17 @@ class ModelTokenizer:
             matched.update(self.specials)
         self._matched = matched
         self._matched_ids = frozenset(matched.values())
-        # Longest first: at one position the longest special token wins, as HF's
-        # leftmost-longest matcher decides.
-        self._special_pattern = (
-            re.compile("|".join(map(re.escape, sorted(matched, key=len, reverse=True)))) if matched else None
-        )
+        self._flags = added_flags or {}
+        later = {*(normalized_added or {}).values()}
+        # Found on the text as given: special tokens read as text too, when anything is
+        # matched at all, to be passed over as HF passes over them.
+        self._raw_ids = {text: token_id for text, token_id in matched.items() if token_id not in later}
+        found = [text for text, token_id in {**self.specials, **matched}.items() if token_id not in later]
+        self._special_pattern = pattern_of(found) if self._raw_ids else None
+        self._normalized_ids = {
+            text: token_id for text, token_id in (normalized_added or {}).items() if token_id in self._matched_ids
+        }
+        self._normalized_pattern = pattern_of(list(normalized_added or {})) if self._normalized_ids else None
         self._cache: dict[str, ChunkTokens] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # the same IDs, for encode's fast path
 
@@ -195,11 +207,11 @@ class ModelTokenizer:
             return [Segment(0, len(text), None)] if text else []
         found: list[Segment] = []
         at = 0
-        for match in self._special_pattern.finditer(text):
-            if match.start() > at:
-                found.append(Segment(at, match.start(), None))
-            found.append(Segment(match.start(), match.end(), self._matched[match.group()]))
-            at = match.end()
+        for start, end, token_id in find_added(self._special_pattern, self._raw_ids, self._flags, text):
+            if start > at:
+                found.append(Segment(at, start, None))
+            found.append(Segment(start, end, token_id))
+            at = end
         if at < len(text):
             found.append(Segment(at, len(text), None))
         return found
@@ -273,21 +285,38 @@ class ModelTokenizer:
 
     def _chunks(
         self, text: str, at_start: bool = True
-    ) -> Iterator[tuple[str, int, int, tuple[int, list[int] | None, int] | None]]:
+    ) -> Iterator[tuple[str, int, int, tuple[int, list[int] | None, int] | int]]:
         """Each chunk, its span in ``text`` and how to place offsets inside it: ``(segment
-        start, origin, chunk start in the normalized segment)``, or ``None`` for a special."""
+        start, origin, chunk start in the normalized segment)``, or a matched token's ID."""
         for segment in self.segments(text):
             if segment.special is not None:
-                yield text[segment.start : segment.end], segment.start, segment.end, None
+                yield text[segment.start : segment.end], segment.start, segment.end, segment.special
                 continue
             normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
-            for start, end in self._chunk_bounds(normalized):
+            for start, end, token_id in self._cuts(normalized):
                 if origin is None:
                     span = (segment.start + start, segment.start + end)
                 else:
                     first, last = self._origin_span(origin, start, end)
                     span = (segment.start + first, segment.start + last)
-                yield normalized[start:end], span[0], span[1], (segment.start, origin, start)
+                place = (segment.start, origin, start) if token_id is None else token_id
+                yield normalized[start:end], span[0], span[1], place
+
+    def _cuts(self, normalized: str) -> Iterator[tuple[int, int, int | None]]:
+        """The chunks of a normalized segment, with the added tokens matched on the
+        normalized text (their ID; ``None`` for a chunk the model encodes): the
+        pre-tokenizer cuts each stretch between them apart."""
+        if self._normalized_pattern is None:
+            yield from ((start, end, None) for start, end in self._chunk_bounds(normalized))
+            return
+        at = 0
+        found = find_added(self._normalized_pattern, self._normalized_ids, self._flags, normalized)
+        for start, end, token_id in [*found, (len(normalized), len(normalized), None)]:
+            if start > at:
+                yield from ((at + first, at + last, None) for first, last in self._chunk_bounds(normalized[at:start]))
+            if token_id is not None:
+                yield start, end, token_id
+            at = end
 
     def _encode_chunk(self, chunk: str) -> ChunkTokens:
         entry = self._cache.get(chunk)
@@ -330,12 +359,22 @@ class ModelTokenizer:
                 ids.append(segment.special)
                 continue
             normalized, _ = self._normalize(text[segment.start : segment.end], self._opens(segment, True))
+            if self._normalized_pattern is not None:
+                ids.extend(self._normalized_ids_of(normalized))
+                continue
             chunks = self._chunk_texts(normalized)
             found = list(map(self._ids_cache.get, chunks))
             if None in found:
                 found = self._fill(chunks, found, self._ids_cache)
             ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
         return ids
+
+    def _normalized_ids_of(self, normalized: str) -> Iterator[int]:
+        for start, end, token_id in self._cuts(normalized):
+            if token_id is not None:
+                yield token_id
+            else:
+                yield from self._encode_chunk(normalized[start:end]).ids
 
     def encode_spans(self, text: str, *, at_start: bool = True) -> list[TokenSpan]:
         """One :class:`~glassllm.TokenSpan` per token of ``encode(text)``, with offsets
@@ -352,8 +391,8 @@ class ModelTokenizer:
         """:meth:`encode_spans` chunk by chunk, for a format that places offsets its own way."""
         spans: list[TokenSpan] = []
         for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
-            if place is None:
-                spans.append(TokenSpan(self._matched[chunk], chunk, start, end, index))
+            if isinstance(place, int):
+                spans.append(TokenSpan(place, chunk, start, end, index))
                 continue
             entry = self._encode_chunk(chunk)
             for token_id, piece, first, last in zip(entry.ids, entry.pieces, entry.starts, entry.ends, strict=True):
@@ -367,7 +406,9 @@ class ModelTokenizer:
         return self._columns(text, at_start)
 
     def _columns(self, text: str, at_start: bool) -> TokenColumns:
-        if type(self)._origin_span is not ModelTokenizer._origin_span:
+        # Offsets placed a format's own way, or added tokens matched inside normalized text:
+        # chunk by chunk.
+        if self._normalized_pattern is not None or type(self)._origin_span is not ModelTokenizer._origin_span:
             spans = self._spans_one_by_one(text, at_start)
             return TokenColumns(*(list(column) for column in zip(*spans, strict=True))) if spans else _no_columns()
         columns = _no_columns()
@@ -424,8 +465,8 @@ class ModelTokenizer:
         require_text(text)
         explanations = []
         for index, (chunk, start, end, place) in enumerate(self._chunks(text, at_start)):
-            if place is None:
-                token_id = self._matched[chunk]
+            if isinstance(place, int):
+                token_id = place
                 explanations.append(ChunkExplanation(index, chunk, start, end, [chunk], [], [chunk], [token_id]))
                 continue
             symbols = self._symbols(chunk)

@@ -244,10 +244,6 @@ def test_glassllm_encode_reads_a_wordpiece_file(word_files):
         ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "the pre-tokenizer 'UnicodeScripts'"),
         ({"pre_tokenizer": {"type": "ByteLevel"}}, "the pre-tokenizer 'ByteLevel'"),
         ({"decoder": {"type": "ByteLevel"}}, "the decoder 'ByteLevel'"),
-        (
-            {"added_tokens": [{"id": 0, "content": "[UNK]", "special": True, "lstrip": True}]},
-            "the added token '\\[UNK\\]' with lstrip",
-        ),
     ],
 )
 def test_what_is_not_read_is_refused_in_one_line(word_files, tmp_path, change, refused):
