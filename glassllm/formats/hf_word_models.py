@@ -38,7 +38,7 @@ from glassllm.formats.metaspace import SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.pipeline.tokens import as_ids
 
-__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "load_hf_word_model", "unigram_search"]
+__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "best_paths", "load_hf_word_model", "unigram_search"]
 
 # HF's WordPiece decoder's cleanup, in its order.
 _CLEANUP = (
@@ -387,16 +387,7 @@ class HFUnigram(WordModel):
     def segmentations(self, chunk: str, count: int = 2) -> list[Segmentation]:
         """The ``count`` best cuts of ``chunk`` (a pre-tokenizer's chunk, normalized), best
         first: the first is the one encoding takes (before unknown characters are fused)."""
-        # For each position, its best paths: (total, start, piece ID, rank of the path there).
-        paths: list[list[tuple[float, int, int | None, int]]] = [[] for _ in range(len(chunk) + 1)]
-        paths[0].append((0.0, 0, None, 0))
-        for start in range(len(chunk)):
-            for end, token_id, score in self._edges(chunk, start):
-                for rank, (total, *_) in enumerate(paths[start]):
-                    kept = paths[end]
-                    at = sum(1 for entry in kept if entry[0] >= total + score)
-                    kept.insert(at, (total + score, start, token_id, rank))
-                    del kept[count:]
+        paths = best_paths(len(chunk), partial(self._edges, chunk), count)
         return [self._path(chunk, paths, rank) for rank in range(len(paths[-1]))] if chunk else []
 
     def _path(self, chunk: str, paths: list[list[tuple[float, int, int | None, int]]], rank: int) -> Segmentation:
@@ -409,6 +400,26 @@ class HFUnigram(WordModel):
             scores.append(self.unknown_score if token_id is None else self.scores[token_id])
             end = start
         return Segmentation(pieces[::-1], scores[::-1], total)
+
+
+Lattice = list[list[tuple[float, int, int | None, int]]]
+
+
+def best_paths(length: int, edges: Callable[[int], Iterable[tuple[int, int | None, float]]], count: int) -> Lattice:
+    """The k-best search both Unigram formats share: for each position of a chunk of
+    ``length``, its ``count`` best paths from the start, best first, each ``(total, start,
+    piece ID, rank of the path it extends at start)``; ``edges(start)``: the pieces
+    starting there, ``(end, piece ID or None, score)``."""
+    paths: Lattice = [[] for _ in range(length + 1)]
+    paths[0].append((0.0, 0, None, 0))
+    for start in range(length):
+        for end, token_id, score in edges(start):
+            for rank, (total, *_) in enumerate(paths[start]):
+                kept = paths[end]
+                at = sum(1 for entry in kept if entry[0] >= total + score)
+                kept.insert(at, (total + score, start, token_id, rank))
+                del kept[count:]
+    return paths
 
 
 def unigram_search(paths: list[dict[str, Any]]) -> dict[str, object]:

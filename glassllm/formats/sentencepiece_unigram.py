@@ -27,9 +27,10 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import NamedTuple
 
-from glassllm.formats.hf_word_models import unigram_search
+from glassllm.formats.hf_word_models import best_paths, unigram_search
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.sentencepiece_normalizer import SPACE, SentencePieceNormalizer
 from glassllm.pipeline.tokens import as_ids
@@ -218,15 +219,7 @@ class SentencePieceUnigram(ModelTokenizer):
         """The ``count`` best cuts of ``chunk`` (normalized), best first, with each piece's
         score and the path's total (in full precision: the rounding of ``float`` totals
         that decides a tie is SentencePiece's, see the module's docstring)."""
-        paths: list[list[tuple[float, int, int | None, int]]] = [[] for _ in range(len(chunk) + 1)]
-        paths[0].append((0.0, 0, None, 0))
-        for start in range(len(chunk)):
-            for end, token_id, score in self._edges(chunk, start):
-                for rank, (total, *_) in enumerate(paths[start]):
-                    kept = paths[end]
-                    at = sum(1 for entry in kept if entry[0] >= total + score)
-                    kept.insert(at, (total + score, start, token_id, rank))
-                    del kept[count:]
+        paths = best_paths(len(chunk), partial(self._edges, chunk), count)
         return [self._path(chunk, paths, rank) for rank in range(len(paths[-1]))] if chunk else []
 
     def _edges(self, chunk: str, start: int) -> list[tuple[int, int | None, float]]:
