@@ -38,7 +38,17 @@ from glassllm.formats.metaspace import SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.pipeline.tokens import as_ids
 
-__all__ = ["HFWordLevel", "HFWordPiece", "Lookup", "WordModel", "best_paths", "load_hf_word_model", "unigram_search"]
+__all__ = [
+    "HFWordLevel",
+    "HFWordPiece",
+    "Lattice",
+    "Lookup",
+    "WordModel",
+    "best_paths",
+    "load_hf_word_model",
+    "path_through",
+    "unigram_search",
+]
 
 # HF's WordPiece decoder's cleanup, in its order.
 _CLEANUP = (
@@ -390,16 +400,11 @@ class HFUnigram(WordModel):
         paths = best_paths(len(chunk), partial(self._edges, chunk), count)
         return [self._path(chunk, paths, rank) for rank in range(len(paths[-1]))] if chunk else []
 
-    def _path(self, chunk: str, paths: list[list[tuple[float, int, int | None, int]]], rank: int) -> Segmentation:
-        pieces: list[str] = []
-        scores: list[float] = []
-        end, total = len(chunk), paths[-1][rank][0]
-        while end > 0:
-            _, start, token_id, rank = paths[end][rank]
-            pieces.append(chunk[start:end])
-            scores.append(self.unknown_score if token_id is None else self.scores[token_id])
-            end = start
-        return Segmentation(pieces[::-1], scores[::-1], total)
+    def _path(self, chunk: str, paths: Lattice, rank: int) -> Segmentation:
+        return Segmentation(*path_through(chunk, paths, rank, self._score))
+
+    def _score(self, token_id: int | None) -> float:
+        return self.unknown_score if token_id is None else self.scores[token_id]
 
 
 Lattice = list[list[tuple[float, int, int | None, int]]]
@@ -420,6 +425,22 @@ def best_paths(length: int, edges: Callable[[int], Iterable[tuple[int, int | Non
                 kept.insert(at, (total + score, start, token_id, rank))
                 del kept[count:]
     return paths
+
+
+def path_through(
+    chunk: str, paths: Lattice, rank: int, score: Callable[[int | None], float]
+) -> tuple[list[str], list[float], float]:
+    """The pieces of :func:`best_paths`' path ``rank`` through ``chunk``, each piece's score
+    (``score`` of its ID; ``None``: unknown) and the path's total, walked back from the end."""
+    pieces: list[str] = []
+    scores: list[float] = []
+    end, total = len(chunk), paths[-1][rank][0]
+    while end > 0:
+        _, start, token_id, rank = paths[end][rank]
+        pieces.append(chunk[start:end])
+        scores.append(score(token_id))
+        end = start
+    return pieces[::-1], scores[::-1], total
 
 
 def unigram_search(paths: list[dict[str, Any]]) -> dict[str, object]:

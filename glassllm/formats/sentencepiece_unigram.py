@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import NamedTuple
 
-from glassllm.formats.hf_word_models import best_paths, unigram_search
+from glassllm.formats.hf_word_models import Lattice, best_paths, path_through, unigram_search
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.sentencepiece_normalizer import SPACE, SentencePieceNormalizer
 from glassllm.pipeline.tokens import as_ids
@@ -232,16 +232,11 @@ class SentencePieceUnigram(ModelTokenizer):
             found.insert(0, (start + 1, None, self.unknown_score))
         return found
 
-    def _path(self, chunk: str, paths: list[list[tuple[float, int, int | None, int]]], rank: int) -> UnigramPath:
-        pieces: list[str] = []
-        scores: list[float] = []
-        end, total = len(chunk), paths[-1][rank][0]
-        while end > 0:
-            _, start, token_id, rank = paths[end][rank]
-            pieces.append(chunk[start:end])
-            scores.append(self.unknown_score if token_id is None else self.scores[token_id])
-            end = start
-        return UnigramPath(pieces[::-1], scores[::-1], total)
+    def _path(self, chunk: str, paths: Lattice, rank: int) -> UnigramPath:
+        return UnigramPath(*path_through(chunk, paths, rank, self._score))
+
+    def _score(self, token_id: int | None) -> float:
+        return self.unknown_score if token_id is None else self.scores[token_id]
 
 
 class Decoder:
