@@ -25,6 +25,7 @@ lines, a batch at a time), so it costs one round trip per batch, not per convers
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -45,6 +46,11 @@ MAX_RENDER_CHARS = 16 << 20
 # How long the worker may take over one request (a batch of conversations, each rendered
 # in well under a millisecond by real templates).
 RENDER_SECONDS = 10.0
+# How long a new worker may take to start (an interpreter importing Jinja2): apart from
+# the render's deadline, so that a busy machine's slow start is not blamed on a template.
+_START_SECONDS = 60.0
+# The worker's first line, once it can render.
+_READY = "ready\n"
 # The worker's address space (where the system caps it): the interpreter, Jinja2 and a
 # few renderings of MAX_RENDER_CHARS fit many times over.
 _WORKER_MEMORY = 2 << 30
@@ -214,6 +220,9 @@ def serve() -> None:
     except (ImportError, ValueError, OSError):
         pass  # no cap on this system: the deadline still bounds the worker
     sys.setrecursionlimit(2000)
+    _environment()  # imports Jinja2: the start's cost, paid before saying ready
+    sys.stdout.write(_READY)
+    sys.stdout.flush()
     for line in sys.stdin:
         answers = [
             {"failure": [found.kind, found.detail]} if isinstance(found, RenderFailure) else {"text": found}
@@ -243,6 +252,7 @@ class Renderer:
         self.seconds = RENDER_SECONDS if seconds is None else seconds
         self._process: subprocess.Popen[str] | None = None
         self._answers: queue.Queue[str | None] = queue.Queue()
+        self._started = False  # whether the worker said it is ready
 
     def _start(self) -> subprocess.Popen[str]:
         if self._process is None:
@@ -257,6 +267,7 @@ class Renderer:
                 env={**os.environ, "PYTHONPATH": path},
             )
             self._answers = queue.Queue()
+            self._started = False
             # A thread reads the answers, so that waiting for one can have a deadline
             # on every system (select() does not wait on Windows pipes).
             threading.Thread(target=_read, args=(self._process, self._answers), daemon=True).start()
@@ -276,6 +287,12 @@ class Renderer:
         """The answer to the last :meth:`send`, or one failure: ``timeout`` (the worker
         killed) when it does not come within the deadline, ``ended`` when the worker
         ended without answering."""
+        if not self._started:
+            with contextlib.suppress(queue.Empty):
+                self._started = self._answers.get(timeout=_START_SECONDS) == _READY
+            if not self._started:
+                self.close()
+                return [RenderFailure("ended", "")]
         try:
             line = self._answers.get(timeout=self.seconds)
         except queue.Empty:

@@ -74,6 +74,16 @@ def test_the_worker_renders_again_after_a_stopped_template():
         renderer.close()
 
 
+def test_a_worker_slow_to_start_is_not_blamed_on_the_template():
+    # A new interpreter importing Jinja2 takes far longer than this deadline (more on a
+    # busy machine): the deadline is the render's, counted once the worker is ready.
+    renderer = Renderer(seconds=0.05)
+    try:
+        assert renderer.render([("{{ a }}", {"a": "ok"})]) == ["ok"]
+    finally:
+        renderer.close()
+
+
 def test_a_library_caller_gets_a_value_error_naming_the_file(tmp_path):
     template = tmp_path / "refuses.jinja"
     template.write_text("{{ raise_exception('no') }}", encoding="utf-8")
