@@ -15,7 +15,7 @@ import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -77,7 +77,7 @@ class ChatEncoding:
     def count(self) -> int:
         return len(self.ids)
 
-    @property
+    @cached_property  # asked of every conversation at each code lens of a dataset
     def template_count(self) -> int:
         """The tokens the template added (0 when only counted: no sources were traced)."""
         return sum(token.source is None for token in self.tokens)

@@ -66,7 +66,7 @@ _Parsed = tuple[int, Conversation, list[list[MessageText]]]
 
 class ChatDocuments:
     """The chat format of the tokenizer in use, and the encoded conversations of chat
-    documents, for the features (:meth:`units`, :meth:`unit`, :meth:`ready_unit`)."""
+    documents, for the features (:meth:`units`, :meth:`unit`, :meth:`ready_unit`, :meth:`ready_units`)."""
 
     def __init__(self, session: Session, tokenizers: Tokenizers, client: Client) -> None:
         self.session, self.tokenizers, self.client = session, tokenizers, client
@@ -160,16 +160,22 @@ class ChatDocuments:
             return None  # a .json file that holds no conversation is plain text
         return units
 
-    def unit_lines(self, snapshot: DocumentSnapshot) -> list[int] | None:
-        """The lines a conversation may start on (where code lenses go); None for a
-        document that is no chat document."""
-        texts = self._texts(snapshot, None)
-        return None if texts is None else [first for first, _ in texts]
-
     async def unit(self, snapshot: DocumentSnapshot, line: int) -> ChatUnit | None:
         """The conversation holding line ``line``, encoded; None when there is none."""
         texts = self._texts(snapshot, range(line, line + 1))
         return None if not texts else (await self._encode(texts))[0]
+
+    def ready_units(self, snapshot: DocumentSnapshot) -> list[tuple[int, ChatUnit | Literal[False] | None]] | None:
+        """Each line a conversation may start on, with its unit as :meth:`ready_unit`
+        gives it (asked once for a whole dataset, as its code lenses are); None for a
+        document that is no chat document."""
+        texts = self._texts(snapshot, None)
+        if texts is None:
+            return None
+        if self._wanted_format() != self._format_key:
+            return [(first, False) for first, _ in texts]
+        encoded = self._encoded
+        return [(first, self._moved(encoded[text], first) if text in encoded else False) for first, text in texts]
 
     def ready_unit(self, snapshot: DocumentSnapshot, line: int) -> ChatUnit | Literal[False] | None:
         """Like :meth:`unit` without waiting: False when it is not encoded yet (with the

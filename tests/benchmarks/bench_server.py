@@ -29,6 +29,13 @@ the same with one tokenizer compared, which is the server's default
 with ``en`` too and every ``glassllm/stats`` counts the document with it).
 ``--compare-with '[]'`` measures the peer with the comparison off.
 
+Issue 30: ``--only chat`` opens a chat dataset, 10,000 conversations of four messages
+(``bench_chat.py``'s, about 6 MB of JSONL), with Llama 3's ``tokenizer.json`` and its own
+chat template (``bash tests/fixtures/fetch_models.sh``): didOpen → the code lenses, →
+the visible 60 lines' lenses resolved (their prompts counted) and → a hover on a
+visible message, beside didOpen → the whole dataset counted (``glassllm/stats``); then
+p50 / p99 of an edit in a message followed by its lens resolved, and the RSS.
+
 Issue 17: ``--tokenizer PATH`` makes a real model's tokenizer the document's (Llama 3's
 ``tokenizer.json``: hover p99 < 10 ms from didOpen, inlay hints for 100 lines p50 < 25 ms,
 edit + stats p99 < 20 ms, RSS < 400 MB); ``--tokenizer pt --compare-with '["PATH"]'``
@@ -41,9 +48,11 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable
 from pathlib import Path
@@ -75,6 +84,7 @@ class Client:
     async def start(cls) -> Client:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
+            *PROFILE,
             "-m",
             "glassllm_server",
             stdin=asyncio.subprocess.PIPE,
@@ -346,6 +356,74 @@ async def edits(client: Client, lines: list[str], rng: random.Random, rounds: in
     print(f"one-character edit + glassllm/stats:    {percentiles(found)}")
 
 
+PROFILE = ["-m", "cProfile", "-o", "/tmp/srv.prof"] if os.environ.get("BENCH_PROFILE") else []
+LLAMA3 = ROOT / "tests" / "fixtures" / "models" / "llama3" / "tokenizer.json"
+CHAT_URI = "file:///bench/dataset.jsonl"
+
+
+async def chat_dataset(rounds: int) -> None:
+    """The visible lines of a 10,000-conversation dataset counted at once, the rest later."""
+    global SETTINGS
+    from bench_chat import write_dataset  # beside this script
+
+    SETTINGS = {"tokenizer": str(LLAMA3), "compareWith": []}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "dataset.jsonl"
+        write_dataset(path, 10_000)
+        text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    print(f"\nchat dataset: {len(text):,} characters, {len(lines) - 1:,} conversations, Llama 3's template")
+    client = await Client.start()
+    await client.initialize()
+    document = {"textDocument": {"uri": CHAT_URI}}
+    start = time.perf_counter()
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": CHAT_URI, "languageId": "jsonl", "version": 1, "text": text}},
+    )
+    lenses = await client.request("textDocument/codeLens", document)
+    listed = time.perf_counter() - start
+    visible = [lens for lens in lenses if lens["range"]["start"]["line"] < 60]
+    resolved = await asyncio.gather(*(client.request("codeLens/resolve", lens) for lens in visible))
+    counted = time.perf_counter() - start
+    assert all(lens.get("command") for lens in resolved), resolved[:1]
+    await client.request("textDocument/hover", {**document, "position": position(30, 60)})
+    hovered = time.perf_counter() - start
+    await client.request("glassllm/stats", document)
+    whole = time.perf_counter() - start
+    print(f"  didOpen → code lenses listed ({len(lenses):,}):   {listed * 1000:8.1f} ms")
+    print(f"  didOpen → the visible 60 lines' lenses counted: {counted * 1000:8.1f} ms")
+    print(f"  didOpen → hover on a visible message:     {hovered * 1000:8.1f} ms")
+    print(f"  didOpen → the whole dataset counted:      {whole * 1000:8.1f} ms")
+    await chat_edits(client, lines, rounds)
+    print(f"  server memory:                            {client.rss_mb():8.1f} MB RSS")
+    await client.stop()
+
+
+async def chat_edits(client: Client, lines: list[str], rounds: int) -> None:
+    """A letter typed inside a message's content, then that line's lens resolved."""
+    rng = random.Random(13)
+    samples = []
+    for version in range(2, rounds + 2):
+        line = rng.randrange(len(lines) - 1)
+        column = lines[line].index('"content": "') + len('"content": "') + 1
+        place = position(line, column)
+        started = time.perf_counter()
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": CHAT_URI, "version": version},
+                "contentChanges": [{"range": {"start": place, "end": place}, "text": "a"}],
+            },
+        )
+        lenses = await client.request("textDocument/codeLens", {"textDocument": {"uri": CHAT_URI}})
+        (lens,) = [lens for lens in lenses if lens["range"]["start"]["line"] == line]
+        if not lens.get("command"):
+            await client.request("codeLens/resolve", lens)
+        samples.append((time.perf_counter() - started) * 1000)
+    print(f"  edit in a message + its lens counted:     {percentiles(samples)}")
+
+
 def shapes() -> dict[str, str]:
     """Documents whose shape, not size, is the difficulty."""
     heldout = HELDOUT.read_text(encoding="utf-8").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
@@ -427,7 +505,7 @@ if __name__ == "__main__":
     gc.disable()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=300, help="requests per measurement (default 300)")
-    parser.add_argument("--only", choices=["corpus", "shapes"], help="run one part only")
+    parser.add_argument("--only", choices=["corpus", "shapes", "chat"], help="run one part only")
     parser.add_argument(
         "--compare-with", help="glassllm.compareWith as JSON, e.g. '[]' (default: absent, so \"en\" is compared)"
     )
@@ -443,6 +521,9 @@ if __name__ == "__main__":
             SETTINGS["tokenizer"] = arguments.tokenizer
 
     async def run() -> None:
+        if arguments.only == "chat":
+            await chat_dataset(max(arguments.rounds // 3, 10))
+            return
         if arguments.only != "shapes":
             await main(arguments.rounds)
         if arguments.only != "corpus":

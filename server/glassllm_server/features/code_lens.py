@@ -11,11 +11,12 @@ up to :data:`UNIT_LENSES` (beyond, on the lines over their budget).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from lsprotocol import types
 
 from glassllm_server.budgets import BudgetCheck
+from glassllm_server.chat_units import ChatUnit
 from glassllm_server.commands import Command
 from glassllm_server.feature import Feature, on_document, on_message
 from glassllm_server.messages import Messages
@@ -36,10 +37,11 @@ class TokenCountLens(Feature):
     @on_document(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
     async def code_lens(self, snapshot: DocumentSnapshot, params: types.CodeLensParams) -> list[types.CodeLens]:
         document = snapshot.document
-        lines = self.chats.unit_lines(snapshot)
-        if lines is not None:
+        units = self.chats.ready_units(snapshot)
+        if units is not None:
             limit = self.budgets.limit_in_use(document.uri)
-            return [self._chat_lens(snapshot, line, limit) for line in lines]
+            messages = self.session.messages
+            return [_chat_lens(snapshot, line, unit, limit, messages) for line, unit in units]
         await self.session.open_documents.tokenized(document)
         messages = self.session.messages
         check = self.budgets.check(document)
@@ -53,17 +55,6 @@ class TokenCountLens(Feature):
         if check is not None and len(check.units) > 1:
             lenses += _unit_lenses(check, messages, document.uri)
         return lenses
-
-    def _chat_lens(self, snapshot: DocumentSnapshot, line: int, limit: int | None) -> types.CodeLens:
-        """A conversation's lens: counted now if it is encoded already, else when resolved."""
-        unit = self.chats.ready_unit(snapshot, line)
-        if unit:
-            title = unit_lens_title(unit.count, unit.template_count, limit, self.session.messages)
-            return _lens(line, title, snapshot.uri)
-        origin = types.Position(line=line, character=0)
-        return types.CodeLens(
-            range=types.Range(start=origin, end=origin), data=[snapshot.uri, snapshot.document.version, line]
-        )
 
     @on_message(types.CODE_LENS_RESOLVE)
     async def resolve(self, lens: types.CodeLens) -> types.CodeLens:
@@ -107,4 +98,16 @@ def _lens(line: int, title: str, uri: str) -> types.CodeLens:
     return types.CodeLens(
         range=types.Range(start=origin, end=origin),
         command=types.Command(title=title, command=Command.SHOW_STATS, arguments=[uri]),
+    )
+
+
+def _chat_lens(
+    snapshot: DocumentSnapshot, line: int, unit: ChatUnit | Literal[False] | None, limit: int | None, messages: Messages
+) -> types.CodeLens:
+    """A conversation's lens: counted now if it is encoded already, else when resolved."""
+    if unit:
+        return _lens(line, unit_lens_title(unit.count, unit.template_count, limit, messages), snapshot.uri)
+    origin = types.Position(line=line, character=0)
+    return types.CodeLens(
+        range=types.Range(start=origin, end=origin), data=[snapshot.uri, snapshot.document.version, line]
     )
