@@ -8,6 +8,9 @@
     ⟧
 
     1 message · 12 tokens: 10 from the template, 2 from the messages (message 0: 2)
+    template parts:
+      line 3 {{ content }}: 6 tokens
+      line 3 {{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}: 4 tokens
 
 ``-t`` is a Hugging Face ``tokenizer.json`` whose chat template is beside it (or named
 with ``--template``), or a Mistral ``.model`` or Tekken JSON, encoded in Mistral's own
@@ -15,7 +18,11 @@ format (:mod:`glassllm.chat.mistral`). ``FILE`` is one conversation in JSON, or 
 dataset (``.jsonl``: one conversation a line, the fine-tuning format), counted with a
 summary: examples, total, the largest, the median and 95th percentile (nearest rank),
 and the lines over ``--max-tokens``. On a terminal the template's text is shown in
-colour, elsewhere between ``⟦ ⟧``.
+colour, elsewhere between ``⟦ ⟧``; then the parts of the template that wrote it (a
+``{{ … }}``, a ``{% … %}`` or a line of text, and its line; in Mistral's formats, what
+the format inserted), with how many tokens each wrote. ``--json`` gives each template
+token its part too: ``"template_part": {"line": 3, "text": "{{ content }}"}`` (no
+``line`` in Mistral's formats).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from glassllm.chat import (
     ChatEncoding,
     ChatFormat,
     Conversation,
+    TemplatePart,
     encode_chat,
     encode_chats,
     load_chat_format,
@@ -40,22 +48,29 @@ from glassllm.chat import (
 from glassllm.chat.conversation import is_dataset
 from glassllm.shown.visible import visible
 
-__all__ = ["add_parser", "encoding_json"]
+__all__ = ["add_parser", "encoding_json", "part_counts", "part_json"]
 
 _TEMPLATE_COLOR = "\x1b[2;7m"  # dim, reversed: the template's text, apart from what people wrote
 _RESET = "\x1b[0m"
+_SOURCE_KEYS = ("message", "start", "end")
+
+
+def part_json(part: TemplatePart) -> dict[str, object]:
+    """A template part as ``--json`` gives it: ``{"line", "text"}``, ``{"text"}`` without a line."""
+    return {"text": part.text} if part.line is None else {"line": part.line, "text": part.text}
 
 
 def encoding_json(encoding: ChatEncoding) -> dict[str, object]:
     """One conversation as ``glassllm chat --json`` prints it."""
-    tokens = [
-        {
-            "id": token_id,
-            "piece": piece,
-            "source": "template" if source is None else {"message": source[0], "start": source[1], "end": source[2]},
-        }
-        for token_id, piece, source, _, _ in encoding.tokens
-    ]
+    parts = encoding.parts or [None] * len(encoding.tokens)
+    tokens: list[dict[str, object]] = []
+    for (token_id, piece, source, _, _), part in zip(encoding.tokens, parts, strict=True):
+        if source is not None:
+            tokens.append({"id": token_id, "piece": piece, "source": dict(zip(_SOURCE_KEYS, source, strict=True))})
+        elif part is None:
+            tokens.append({"id": token_id, "piece": piece, "source": "template"})
+        else:
+            tokens.append({"id": token_id, "piece": piece, "source": "template", "template_part": part_json(part)})
     return {
         "ids": encoding.ids,
         "count": encoding.count,
@@ -111,8 +126,27 @@ def _conversation(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> No
         f"{number} message{'s' if number > 1 else ''} · {encoding.count:,} tokens: {encoding.template_count:,} "
         f"from the template, {encoding.count - encoding.template_count:,} from the messages ({messages})\n"
     )
+    if encoding.parts:
+        out.write(f"template parts:\n{_parts_lines(encoding)}")
     for warning in encoding.warnings:
         out.write(f"warning: {warning}\n")
+
+
+def part_counts(encoding: ChatEncoding) -> dict[TemplatePart, int]:
+    """How many tokens each template part wrote, parts in the order they first write."""
+    counts: dict[TemplatePart, int] = {}
+    for part in encoding.parts:
+        if part is not None:
+            counts[part] = counts.get(part, 0) + 1
+    return counts
+
+
+def _parts_lines(encoding: ChatEncoding) -> str:
+    shown = []
+    for part, count in part_counts(encoding).items():
+        where = "" if part.line is None else f"line {part.line} "
+        shown.append(f"  {where}{visible(part.text)}: {count:,} token{'s' if count > 1 else ''}\n")
+    return "".join(shown)
 
 
 def _nearest_rank(ordered: list[int], percent: int) -> int:
@@ -186,8 +220,9 @@ def add_parser(add: Callable[..., argparse.ArgumentParser]) -> argparse.Argument
     chat.add_argument(
         "--json",
         action="store_true",
-        help='print {"ids", "count", "template_count", "tokens": [{"id", "piece", "source"}], "warnings"}; '
-        'for a dataset one a line, then {"summary"}',
+        help='print {"ids", "count", "template_count", "tokens": [{"id", "piece", "source"}], "warnings"} '
+        '(a template token also has its "template_part": {"line", "text"}); for a dataset one a line, '
+        'then {"summary"}',
     )
     chat.add_argument("--max-tokens", type=int, default=0, help="list the dataset's lines over this many tokens")
     chat.set_defaults(run=_run)

@@ -40,6 +40,13 @@ def test_json_of_a_conversation(tmp_path, capsys):
         "template",
     ]
     assert found["warnings"] == []
+    # Each template token also says which part of the template wrote it: Llama 3's one
+    # {{ content }} (on the template's third line: its string literals hold newlines),
+    # then the tag of the assistant's header it always writes.
+    parts = [token.get("template_part") for token in found["tokens"]]
+    content = {"line": 3, "text": "{{ content }}"}
+    header = {"line": 3, "text": "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}"}
+    assert parts == [content] * 5 + [None, None, content] + [header] * 4
 
 
 def test_the_prompt_shows_the_template_apart(tmp_path, capsys):
@@ -49,6 +56,8 @@ def test_the_prompt_shows_the_template_apart(tmp_path, capsys):
     assert status == 0
     assert out.startswith("⟦<|begin_of_text|><|start_header_id|>user<|end_header_id|>⏎\n⏎\n⟧Hello!⟦<|eot_id|>")
     assert "1 message · 12 tokens: 10 from the template, 2 from the messages (message 0: 2)" in out
+    header = "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
+    assert f"template parts:\n  line 3 {{{{ content }}}}: 6 tokens\n  line 3 {header}: 4 tokens\n" in out
 
 
 def test_a_dataset_gets_one_object_a_line_and_a_summary(tmp_path, capsys):
