@@ -18,7 +18,8 @@ format (:mod:`glassllm.chat.mistral`). ``FILE`` is one conversation in JSON, or 
 dataset (``.jsonl``: one conversation a line, the fine-tuning format), counted with a
 summary: examples, total, the largest, the median and 95th percentile (nearest rank),
 and the lines over ``--max-tokens``. On a terminal the template's text is shown in
-colour, elsewhere between ``⟦ ⟧``; then the parts of the template that wrote it (a
+colour, elsewhere between ``⟦ ⟧``; ``--html PAGE`` writes it as a page instead
+(:mod:`glassllm.shown.chat_page`). Then the parts of the template that wrote it (a
 ``{{ … }}``, a ``{% … %}`` or a line of text, and its line; in Mistral's formats, what
 the format inserted), with how many tokens each wrote. ``--json`` gives each template
 token its part too: ``"template_part": {"line": 3, "text": "{{ content }}"}`` (no
@@ -32,7 +33,9 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterator
-from typing import TextIO
+from itertools import islice
+from pathlib import Path
+from typing import TextIO, cast
 
 from glassllm.chat import (
     ChatEncoding,
@@ -46,9 +49,12 @@ from glassllm.chat import (
     read_dataset,
 )
 from glassllm.chat.conversation import is_dataset
+from glassllm.shown.chat_page import CONVERSATIONS_SHOWN, ShownConversation, chat_page, dataset_page
+from glassllm.shown.html_page import LANGUAGES
+from glassllm.shown.problems import environment_locale
 from glassllm.shown.visible import visible
 
-__all__ = ["add_parser", "encoding_json", "part_counts", "part_json"]
+__all__ = ["add_parser", "dataset_summary", "encoding_json", "part_counts", "part_json"]
 
 _TEMPLATE_COLOR = "\x1b[2;7m"  # dim, reversed: the template's text, apart from what people wrote
 _RESET = "\x1b[0m"
@@ -153,6 +159,21 @@ def _nearest_rank(ordered: list[int], percent: int) -> int:
     return ordered[max(math.ceil(percent / 100 * len(ordered)) - 1, 0)]
 
 
+def dataset_summary(lines: list[int], counts: list[int], max_tokens: int) -> dict[str, object]:
+    """A dataset's summary as ``--json`` prints it: percentiles by nearest rank, ``over``
+    the lines with more than ``max_tokens`` tokens (none when it is 0)."""
+    ordered = sorted(counts)
+    return {
+        "examples": len(counts),
+        "total": sum(counts),
+        "max": ordered[-1] if ordered else 0,
+        "p50": _nearest_rank(ordered, 50) if ordered else 0,
+        "p95": _nearest_rank(ordered, 95) if ordered else 0,
+        "max_tokens": max_tokens,
+        "over": [line for line, count in zip(lines, counts, strict=True) if max_tokens and count > max_tokens],
+    }
+
+
 def _dataset(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> None:
     lines: list[int] = []
 
@@ -167,17 +188,7 @@ def _dataset(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> None:
         counts.append(encoding.count)
         if args.json:
             out.write(json.dumps({"line": lines[index], **encoding_json(encoding)}, ensure_ascii=False) + "\n")
-    over = [line for line, count in zip(lines, counts, strict=True) if args.max_tokens and count > args.max_tokens]
-    ordered = sorted(counts)
-    summary = {
-        "examples": len(counts),
-        "total": sum(counts),
-        "max": ordered[-1] if ordered else 0,
-        "p50": _nearest_rank(ordered, 50) if ordered else 0,
-        "p95": _nearest_rank(ordered, 95) if ordered else 0,
-        "max_tokens": args.max_tokens,
-        "over": over,
-    }
+    summary = dataset_summary(lines, counts, args.max_tokens)
     if args.json:
         out.write(json.dumps({"summary": summary}) + "\n")
         return
@@ -186,14 +197,65 @@ def _dataset(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> None:
         f"p50 {summary['p50']:,} · p95 {summary['p95']:,}\n"
     )
     if args.max_tokens:
+        over = cast("list[int]", summary["over"])
         listed = ", ".join(map(str, over)) if over else "none"
         out.write(f"{len(over):,} over {args.max_tokens:,} tokens (lines): {listed}\n")
+
+
+def _roles(conversation: Conversation) -> list[str]:
+    return [str(message.get("role")) for message in conversation.messages]
+
+
+def _conversation_page(args: argparse.Namespace, chat: ChatFormat, language: str) -> str:
+    conversation = read_conversation(args.file)
+    encoding = encode_chat(chat, conversation, generation_prompt=args.generation_prompt)
+    shown = ShownConversation(encoding, _roles(conversation), readable=chat.tokenizer.readable)
+    return chat_page(shown, language, _note(args))
+
+
+def _dataset_page(args: argparse.Namespace, chat: ChatFormat, language: str) -> str:
+    """The first conversations traced (shown in full), the others only counted; the
+    dataset read as it goes, as without ``--html``."""
+    rows = read_dataset(args.file)
+    first = list(islice(rows, CONVERSATIONS_SHOWN))
+    prompt = args.generation_prompt
+    traced = encode_chats(chat, [conversation for _, conversation in first], generation_prompt=prompt)
+    shown = [
+        ShownConversation(encoding, _roles(conversation), line, chat.tokenizer.readable)
+        for (line, conversation), encoding in zip(first, traced, strict=True)
+    ]
+    lines = [line for line, _ in first]
+
+    def rest() -> Iterator[Conversation]:
+        for line, conversation in rows:
+            lines.append(line)
+            yield conversation
+
+    counts = [one.encoding.count for one in shown]
+    counts += [encoding.count for encoding in encode_chats(chat, rest(), generation_prompt=prompt, sources=False)]
+    summary = dataset_summary(lines, counts, args.max_tokens)
+    return dataset_page(summary, list(zip(lines, counts, strict=True)), shown, language, _note(args))
+
+
+def _note(args: argparse.Namespace) -> str:
+    template = f" · {args.template}" if args.template else ""
+    return f"{args.file} · {args.tokenizer}{template}"
+
+
+def _write_page(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> None:
+    language = args.lang or environment_locale()
+    page = (_dataset_page if is_dataset(args.file) else _conversation_page)(args, chat, language)
+    Path(args.html_page).write_text(page, encoding="utf-8")
+    out.write(f"{args.html_page}: chat page ({language}), open it in a browser\n")
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> None:
     chat = load_chat_format(args.tokenizer, template=args.template)
     try:
-        (_dataset if is_dataset(args.file) else _conversation)(args, chat, out)
+        if args.html_page:
+            _write_page(args, chat, out)
+        else:
+            (_dataset if is_dataset(args.file) else _conversation)(args, chat, out)
     finally:
         chat.close()
 
@@ -225,5 +287,17 @@ def add_parser(add: Callable[..., argparse.ArgumentParser]) -> argparse.Argument
         'then {"summary"}',
     )
     chat.add_argument("--max-tokens", type=int, default=0, help="list the dataset's lines over this many tokens")
+    # Not ``dest="html"``: the CLI's main sends every command with ``args.html`` to the text pages.
+    chat.add_argument(
+        "--html",
+        dest="html_page",
+        metavar="PAGE",
+        help="write a self-contained HTML page here instead of printing: the prompt token by token, the "
+        f"template's tokens apart (a dataset: its summary, each line's count, the first {CONVERSATIONS_SHOWN} "
+        "conversations in full)",
+    )
+    chat.add_argument(
+        "--lang", choices=LANGUAGES, help="the page's language (default: from LC_ALL, LC_MESSAGES or LANG)"
+    )
     chat.set_defaults(run=_run)
     return chat
