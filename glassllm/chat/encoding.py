@@ -31,17 +31,19 @@ from glassllm.chat.template import ChatTemplate, find_template
 from glassllm.formats.hub import PREFIX, resolve
 from glassllm.formats.load import load_model, model_kind, read_model_file
 from glassllm.formats.model_tokenizer import ModelTokenizer
-from glassllm.shown.problems import problem
+from glassllm.shown.problems import Locale, Problem, problem
 
 __all__ = [
     "ChatEncoding",
     "ChatFormat",
     "ChatToken",
+    "ChatWarning",
     "TemplatePart",
     "TokenSource",
     "encode_chat",
     "encode_chats",
     "load_chat_format",
+    "warning_text",
 ]
 
 # Conversations sent to the template's worker in one request.
@@ -58,6 +60,29 @@ class TokenSource(NamedTuple):
     message: int
     start: int
     end: int
+
+
+class ChatWarning(str):
+    """A warning about a conversation: the string is its English text (as
+    ``ChatEncoding.warnings`` and ``--json`` give it), :meth:`text` words it in the
+    reader's language."""
+
+    problem: Problem
+
+    def __new__(cls, code: str, /, **fields: object) -> ChatWarning:
+        found = Problem(code, fields)
+        warning = super().__new__(cls, found.text("en"))
+        warning.problem = found
+        return warning
+
+    def text(self, locale: Locale = "en") -> str:
+        """The warning in ``locale``."""
+        return self.problem.text(locale)
+
+
+def warning_text(warning: str, locale: Locale) -> str:
+    """A warning of ``ChatEncoding.warnings`` in ``locale`` (as given, if it has no other words)."""
+    return warning.text(locale) if isinstance(warning, ChatWarning) else warning
 
 
 class TemplatePart(NamedTuple):
@@ -357,22 +382,12 @@ def _inserted_parts(
 def _warnings(
     tokenizer: ModelTokenizer, tokens: list[ChatToken], changed: set[int], template: bool = False
 ) -> list[str]:
-    found = [
-        f"message {index}: the template changes its content as it writes it; its tokens count as the template's"
-        for index in sorted(changed)
-    ]
+    found: list[str] = [ChatWarning("chat.changed", message=index) for index in sorted(changed)]
     for token in tokens:
         if token.source is not None and tokenizer.is_matched(token.id):
             message, start, _ = token.source
-            found.append(
-                f"message {message}: its content holds {token.piece} at offset {start}, which the template's "
-                "tokenization reads as the special token: typed text that acts as markup (prompt injection)"
-            )
+            found.append(ChatWarning("chat.injection", message=message, piece=token.piece, start=start))
     before = tokenizer.around[0]
     if template and before and tuple(token.id for token in tokens[: len(before)]) == before:
-        names = " ".join(tokenizer.tokens(before))
-        found.append(
-            f"the template writes {names} itself and the tokenizer's post-processor adds it too: tokenize "
-            "the rendered prompt without special tokens added (add_special_tokens=False), or it is there twice"
-        )
+        found.append(ChatWarning("chat.double_bos", names=" ".join(tokenizer.tokens(before))))
     return found

@@ -49,6 +49,7 @@ from glassllm.chat import (
     read_dataset,
 )
 from glassllm.chat.conversation import is_dataset
+from glassllm.chat.encoding import warning_text
 from glassllm.shown.chat_page import CONVERSATIONS_SHOWN, ShownConversation, chat_page, dataset_page
 from glassllm.shown.html_page import LANGUAGES
 from glassllm.shown.problems import environment_locale
@@ -134,8 +135,9 @@ def _conversation(args: argparse.Namespace, chat: ChatFormat, out: TextIO) -> No
     )
     if encoding.parts:
         out.write(f"template parts:\n{_parts_lines(encoding)}")
+    locale = environment_locale()
     for warning in encoding.warnings:
-        out.write(f"warning: {warning}\n")
+        out.write(f"{'aviso' if locale == 'pt' else 'warning'}: {warning_text(warning, locale)}\n")
 
 
 def part_counts(encoding: ChatEncoding) -> dict[TemplatePart, int]:

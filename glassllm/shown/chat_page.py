@@ -23,7 +23,9 @@ from string import Template
 
 from glassllm import __version__
 from glassllm.chat import ChatEncoding, TemplatePart
+from glassllm.chat.encoding import warning_text
 from glassllm.shown.html_page import page_head
+from glassllm.shown.problems import Locale
 from glassllm.shown.visible import visible
 
 __all__ = ["CONVERSATIONS_SHOWN", "LINES_SHOWN", "ShownConversation", "chat_page", "dataset_page"]
@@ -232,7 +234,8 @@ def _details(shown: ShownConversation, words: _Words) -> str:
         ]
         found += _table(words("parts"), (words("line"), words("part"), words("tokens")), rows, "parts")
     if encoding.warnings:
-        items = "".join(f"<li>{escape(warning)}</li>" for warning in encoding.warnings)
+        language: Locale = "pt" if words.language == "pt" else "en"
+        items = "".join(f"<li>{escape(warning_text(warning, language))}</li>" for warning in encoding.warnings)
         return found + f'<ul class="warnings" aria-label="{escape(words("warnings"))}">{items}</ul>'
     return found + f'<p class="note">{escape(words("no_warnings"))}</p>'
 

@@ -83,6 +83,8 @@ def test_the_page_follows_the_locale_unless_lang_is_given(tmp_path, monkeypatch)
     portuguese = _write(tmp_path, MESSAGES).read_text(encoding="utf-8")
     assert '<html lang="pt-BR">' in portuguese and "O que o modelo recebe" in portuguese
     assert "do modelo de chat (" in portuguese and "caracteres 0–2 do conteúdo" in portuguese
+    # The library's warning, in the page's language.
+    assert "<li>mensagem 1: o conteúdo dela contém &lt;|eot_id|&gt; na posição 6," in portuguese
     english = _write(tmp_path, MESSAGES, "--lang", "en").read_text(encoding="utf-8")
     assert '<html lang="en">' in english and "What the model receives" in english
 
