@@ -59,7 +59,6 @@ __all__ = ["add_parser", "dataset_summary", "encoding_json", "part_counts", "par
 
 _TEMPLATE_COLOR = "\x1b[2;7m"  # dim, reversed: the template's text, apart from what people wrote
 _RESET = "\x1b[0m"
-_SOURCE_KEYS = ("message", "start", "end")
 
 
 def part_json(part: TemplatePart) -> dict[str, object]:
@@ -70,14 +69,16 @@ def part_json(part: TemplatePart) -> dict[str, object]:
 def encoding_json(encoding: ChatEncoding) -> dict[str, object]:
     """One conversation as ``glassllm chat --json`` prints it."""
     parts = encoding.parts or [None] * len(encoding.tokens)
-    tokens: list[dict[str, object]] = []
-    for (token_id, piece, source, _, _), part in zip(encoding.tokens, parts, strict=True):
-        if source is not None:
-            tokens.append({"id": token_id, "piece": piece, "source": dict(zip(_SOURCE_KEYS, source, strict=True))})
-        elif part is None:
-            tokens.append({"id": token_id, "piece": piece, "source": "template"})
-        else:
-            tokens.append({"id": token_id, "piece": piece, "source": "template", "template_part": part_json(part)})
+    # One dict per distinct part, shared by its tokens: the object per token is most of the cost.
+    shown = {part: part_json(part) for part in set(parts) if part is not None}
+    tokens = [
+        {"id": token_id, "piece": piece, "source": {"message": source[0], "start": source[1], "end": source[2]}}
+        if source is not None
+        else {"id": token_id, "piece": piece, "source": "template"}
+        if part is None
+        else {"id": token_id, "piece": piece, "source": "template", "template_part": shown[part]}
+        for (token_id, piece, source, _, _), part in zip(encoding.tokens, parts, strict=True)
+    ]
     return {
         "ids": encoding.ids,
         "count": encoding.count,
