@@ -152,3 +152,23 @@ def test_the_template_s_tokens_look_apart_and_the_page_fits_a_phone(tmp_path, op
     wide = open_page(file, WIDE)
     wide.page.locator('.tok[data-index="0"]').hover()
     assert "modelo de chat: linha 3 · {{ content }}" in wide.tip()
+
+
+def test_a_dataset_page_in_chromium_keeps_each_prompt_s_keys_apart(tmp_path, open_page):  # noqa: F811
+    lines = [[{"role": "user", "content": f"Pergunta {number} 🙂"}] for number in range(12)]
+    file = _write(tmp_path, lines, "--lang", "pt", name="data.jsonl")
+    view = open_page(file, NARROW)
+    overflow = view.page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"the page is {overflow} px wider than a phone"
+    assert view.page.locator("section h3").count() == chat_page.CONVERSATIONS_SHOWN
+    second = view.page.locator("#c1t0")
+    second.focus()
+    assert "mensagem" not in view.tip() and "modelo de chat: linha" in view.tip()
+    # End goes to the last token of this conversation's prompt, not of the page.
+    view.page.keyboard.press("End")
+    last = view.page.evaluate("document.activeElement.id")
+    assert last.startswith("c1t") and view.page.locator(f"#{last} ~ .tok").count() == 0
+    view.page.keyboard.press("Home")
+    assert view.page.evaluate("document.activeElement.id") == "c1t0"
+    rows = view.page.locator("table.lines tbody tr").count()
+    assert rows == len(lines)
