@@ -6,7 +6,11 @@ the model's special tokens read as special tokens and nothing added around it
 (``add_special_tokens=False``). Each token is then the template's, or holds an exact
 stretch of a message's content text (:mod:`~glassllm.chat.provenance`); a token that
 holds both (where a content meets the template's text and BPE merges across) is the
-message's, its offsets those of the content's share of it.
+message's, its offsets those of the content's share of it. A template's token also
+knows which part of the template wrote it (:class:`TemplatePart`): the ``{{ … }}``, the
+``{% … %}`` or the line of text that wrote its first character, and its line
+(:class:`~glassllm.chat.sandbox.Traced`); in Mistral's formats, what the format
+inserted (``<s>``, ``[INST]``, the blank line after the system prompt…).
 """
 
 from __future__ import annotations
@@ -14,22 +18,33 @@ from __future__ import annotations
 import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from glassllm.chat.conversation import Conversation
-from glassllm.chat.mistral import MistralFormat, mistral_format, mistral_parts
+from glassllm.chat.mistral import DUMMY_PREFIX, MistralFormat, Special, mistral_format, mistral_parts
 from glassllm.chat.provenance import Placed, locate, marked
-from glassllm.chat.sandbox import Renderer, RenderFailure
+from glassllm.chat.sandbox import Renderer, RenderFailure, Traced
 from glassllm.chat.template import ChatTemplate, find_template
 from glassllm.formats.hub import PREFIX, resolve
 from glassllm.formats.load import load_model, model_kind, read_model_file
 from glassllm.formats.model_tokenizer import ModelTokenizer
-from glassllm.shown.problems import problem
+from glassllm.shown.problems import Locale, Problem, problem
 
-__all__ = ["ChatEncoding", "ChatFormat", "ChatToken", "TokenSource", "encode_chat", "encode_chats", "load_chat_format"]
+__all__ = [
+    "ChatEncoding",
+    "ChatFormat",
+    "ChatToken",
+    "ChatWarning",
+    "TemplatePart",
+    "TokenSource",
+    "encode_chat",
+    "encode_chats",
+    "load_chat_format",
+    "warning_text",
+]
 
 # Conversations sent to the template's worker in one request.
 _BATCH = 64
@@ -45,6 +60,39 @@ class TokenSource(NamedTuple):
     message: int
     start: int
     end: int
+
+
+class ChatWarning(str):
+    """A warning about a conversation: the string is its English text (as
+    ``ChatEncoding.warnings`` and ``--json`` give it), :meth:`text` words it in the
+    reader's language."""
+
+    problem: Problem
+
+    def __new__(cls, code: str, /, **fields: object) -> ChatWarning:
+        found = Problem(code, fields)
+        warning = super().__new__(cls, found.text("en"))
+        warning.problem = found
+        return warning
+
+    def text(self, locale: Locale = "en") -> str:
+        """The warning in ``locale``."""
+        return self.problem.text(locale)
+
+
+def warning_text(warning: str, locale: Locale) -> str:
+    """A warning of ``ChatEncoding.warnings`` in ``locale`` (as given, if it has no other words)."""
+    return warning.text(locale) if isinstance(warning, ChatWarning) else warning
+
+
+class TemplatePart(NamedTuple):
+    """The part of a chat template that wrote a token: its ``text`` (a Jinja tag's
+    source, or a line of the template's text, cut past 100 characters) and the ``line``
+    of the template where it starts, counted from 1; in Mistral's formats, what the
+    format inserted, and no line."""
+
+    line: int | None
+    text: str
 
 
 class ChatToken(NamedTuple):
@@ -66,12 +114,15 @@ _CHAT_TOKEN = cast(
 @dataclass(frozen=True)
 class ChatEncoding:
     """A conversation as the model receives it: ``ids``, the ``rendered`` prompt, each
-    token with its source (``tokens``, empty when only counted) and what to warn about."""
+    token with its source (``tokens``, empty when only counted), what to warn about,
+    and beside each token the template part that wrote it (``parts``: ``None`` for a
+    message's token; empty when only counted)."""
 
     ids: list[int]
     rendered: str
     tokens: list[ChatToken]
     warnings: list[str]
+    parts: list[TemplatePart | None] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -183,19 +234,20 @@ def _rendered(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources
 
 def _send(chat: ChatFormat, batch: list[Conversation], prompt: bool, sources: bool) -> None:
     assert isinstance(chat.template, ChatTemplate)
-    requests = []
+    requests: list[tuple[str, dict[str, Any], bool]] = []
     for conversation in batch:
         source = chat.template.source(bool(conversation.tools))
         messages = [_normalized(message) for message in conversation.messages]
-        requests.append((source, _variables(chat.template, messages, conversation, prompt)))
+        # The real rendering says which template part wrote what (when sources are traced).
+        requests.append((source, _variables(chat.template, messages, conversation, prompt), sources))
         if sources:
             marked_messages = marked(Conversation(messages), source)[0]
-            requests.append((source, _variables(chat.template, marked_messages, conversation, prompt)))
+            requests.append((source, _variables(chat.template, marked_messages, conversation, prompt), False))
     chat.renderer.send(requests)
 
 
 def _finish(
-    chat: ChatFormat, batch: list[Conversation], answers: list[str | RenderFailure], sources: bool
+    chat: ChatFormat, batch: list[Conversation], answers: list[str | Traced | RenderFailure], sources: bool
 ) -> Iterator[ChatEncoding]:
     assert isinstance(chat.template, ChatTemplate)
     step = 2 if sources else 1
@@ -204,15 +256,15 @@ def _finish(
             raise _failure(chat.template.path, failure, _where(batch, number // step, len(answers) == 1))
     for number, conversation in enumerate(batch):
         rendered = answers[number * step]
-        assert isinstance(rendered, str)
         if not sources:
+            assert isinstance(rendered, str)
             yield ChatEncoding(chat.tokenizer.encode(rendered), rendered, [], [])
             continue
         marked_rendering = answers[number * step + 1]
-        assert isinstance(marked_rendering, str)
+        assert isinstance(rendered, Traced) and isinstance(marked_rendering, str)
         normalized = Conversation([_normalized(message) for message in conversation.messages])
         pair = marked(normalized, chat.template.source(bool(conversation.tools)))[1]
-        placed, changed = locate(normalized, rendered, marked_rendering, pair)
+        placed, changed = locate(normalized, rendered.text, marked_rendering, pair)
         yield _traced(chat.tokenizer, rendered, placed, changed)
 
 
@@ -230,10 +282,26 @@ def _failure(path: str, failure: RenderFailure, at: str) -> ValueError:
     return problem(ValueError, f"chat.template_{failure.kind}", path=path, detail=failure.detail, at=at)
 
 
-def _traced(tokenizer: ModelTokenizer, rendered: str, placed: list[Placed], changed: set[int]) -> ChatEncoding:
-    tokens = _trace(tokenizer, rendered, placed, 0)
+def _traced(tokenizer: ModelTokenizer, rendered: Traced, placed: list[Placed], changed: set[int]) -> ChatEncoding:
+    tokens = _trace(tokenizer, rendered.text, placed, 0)
     ids = [token.id for token in tokens]
-    return ChatEncoding(ids, rendered, tokens, _warnings(tokenizer, tokens, changed, template=True))
+    stretches = [(end, TemplatePart(line or None, text)) for end, line, text in rendered.parts]
+    warnings = _warnings(tokenizer, tokens, changed, template=True)
+    return ChatEncoding(ids, rendered.text, tokens, warnings, _parts_of(tokens, stretches))
+
+
+def _parts_of(tokens: list[ChatToken], stretches: list[tuple[int, TemplatePart]]) -> list[TemplatePart | None]:
+    """Beside each template token, the part whose stretch of the rendering (each up to
+    its ``end``, from the previous one's) holds the token's first character."""
+    ends = [end for end, _ in stretches]
+    found: list[TemplatePart | None] = []
+    for token in tokens:
+        if token.source is not None or not stretches:
+            found.append(None)
+            continue
+        place = min(bisect_right(ends, token.start), len(stretches) - 1)
+        found.append(stretches[place][1])
+    return found
 
 
 def _trace(tokenizer: ModelTokenizer, text: str, placed: list[Placed], base: int) -> list[ChatToken]:
@@ -269,43 +337,57 @@ def _trace(tokenizer: ModelTokenizer, text: str, placed: list[Placed], base: int
 def _mistral(tokenizer: ModelTokenizer, chat: MistralFormat, conversation: Conversation, sources: bool) -> ChatEncoding:
     rendered = ""
     tokens: list[ChatToken] = []
+    parts: list[TemplatePart | None] = []
     ids: list[int] = []
     for part in mistral_parts(chat, tokenizer, conversation, conversation.where or chat.path):
-        if isinstance(part, int):
-            piece = tokenizer.vocab[part]
-            tokens.append(ChatToken(part, piece, None, len(rendered), len(rendered) + len(piece)))
-            ids.append(part)
+        if isinstance(part, Special):
+            piece = tokenizer.vocab[part.id]
+            tokens.append(ChatToken(part.id, piece, None, len(rendered), len(rendered) + len(piece)))
+            parts.append(TemplatePart(None, part.name))
+            ids.append(part.id)
             rendered += piece
         elif sources:
-            tokens.extend(_trace(tokenizer, part.text, part.placed, len(rendered)))
+            traced = _trace(tokenizer, part.text, part.placed, len(rendered))
+            tokens.extend(traced)
+            parts.extend(_inserted_parts(traced, part.inserted, len(rendered)))
             rendered += part.text
         else:
             ids.extend(tokenizer.encode(part.text))
             rendered += part.text
     if not sources:
         return ChatEncoding(ids, rendered, [], [])
-    return ChatEncoding([token.id for token in tokens], rendered, tokens, _warnings(tokenizer, tokens, set()))
+    warnings = _warnings(tokenizer, tokens, set())
+    return ChatEncoding([token.id for token in tokens], rendered, tokens, warnings, parts)
+
+
+def _inserted_parts(
+    tokens: list[ChatToken], inserted: list[tuple[int, int, str]], base: int
+) -> list[TemplatePart | None]:
+    """Beside each template token of a Mistral text (at ``base`` in the prompt), what
+    the format inserted where its first character is; a token that holds no character
+    is the dummy prefix SentencePiece puts before a text."""
+    starts = [base + start for start, _, _ in inserted]
+    found: list[TemplatePart | None] = []
+    for token in tokens:
+        place = bisect_right(starts, token.start) - 1
+        if token.source is not None:
+            found.append(None)
+        elif place >= 0 and token.start < base + inserted[place][1] and token.start < token.end:
+            found.append(TemplatePart(None, inserted[place][2]))
+        else:
+            found.append(TemplatePart(None, DUMMY_PREFIX))
+    return found
 
 
 def _warnings(
     tokenizer: ModelTokenizer, tokens: list[ChatToken], changed: set[int], template: bool = False
 ) -> list[str]:
-    found = [
-        f"message {index}: the template changes its content as it writes it; its tokens count as the template's"
-        for index in sorted(changed)
-    ]
+    found: list[str] = [ChatWarning("chat.changed", message=index) for index in sorted(changed)]
     for token in tokens:
         if token.source is not None and tokenizer.is_matched(token.id):
             message, start, _ = token.source
-            found.append(
-                f"message {message}: its content holds {token.piece} at offset {start}, which the template's "
-                "tokenization reads as the special token: typed text that acts as markup (prompt injection)"
-            )
+            found.append(ChatWarning("chat.injection", message=message, piece=token.piece, start=start))
     before = tokenizer.around[0]
     if template and before and tuple(token.id for token in tokens[: len(before)]) == before:
-        names = " ".join(tokenizer.tokens(before))
-        found.append(
-            f"the template writes {names} itself and the tokenizer's post-processor adds it too: tokenize "
-            "the rendered prompt without special tokens added (add_special_tokens=False), or it is there twice"
-        )
+        found.append(ChatWarning("chat.double_bos", names=" ".join(tokenizer.tokens(before))))
     return found

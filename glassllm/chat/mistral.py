@@ -23,6 +23,10 @@ Each text is encoded on its own, as mistral-common's ``encode(text, bos=False, e
 (special-token text in it stays ordinary text, so a message cannot end its turn). A
 conversation that ends with a user message ends with ``[/INST]``: that is the prompt for
 the assistant, so these formats have no generation prompt of their own.
+
+What the format inserts is named by what inserted it (:data:`BOS`, ``[INST]``,
+:data:`JOIN`, :data:`AFTER_SYSTEM`…), as a Hugging Face template's tokens are by the part
+of the template that wrote them.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from glassllm.chat.conversation import Conversation
 from glassllm.chat.provenance import Placed
@@ -38,9 +43,28 @@ from glassllm.formats.files import read_bounded_bytes
 from glassllm.formats.model_tokenizer import ModelTokenizer
 from glassllm.shown.problems import problem
 
-__all__ = ["MistralFormat", "Text", "mistral_format", "mistral_parts"]
+__all__ = [
+    "AFTER_SYSTEM",
+    "BOS",
+    "DUMMY_PREFIX",
+    "EOS",
+    "JOIN",
+    "MistralFormat",
+    "Special",
+    "Text",
+    "mistral_format",
+    "mistral_parts",
+]
 
 _JOIN = "\n\n"
+# The names of what the formats insert besides their special tokens' own names.
+BOS = "<s> (BOS)"
+EOS = "</s> (EOS)"
+JOIN = "\n\n joining two texts"
+AFTER_SYSTEM = "\n\n after the system prompt, placed in this user message"
+DUMMY_PREFIX = "▁ (SentencePiece's dummy prefix before a text)"
+_V1_OPEN = "[INST] (v1, as text)"
+_V1_CLOSE = "[/INST] (v1, as text)"
 _VERSIONS = ("v1", "v2", "v3", "v7")
 
 
@@ -52,14 +76,25 @@ class MistralFormat:
     version: str
 
 
+class Special(NamedTuple):
+    """A special token the format inserts, and its name (:data:`BOS`, ``[INST]``…)."""
+
+    id: int
+    name: str
+
+
 @dataclass
 class Text:
-    """A text the format encodes on its own, with the messages' stretches in it."""
+    """A text the format encodes on its own, with the messages' stretches in it and
+    what the format inserted in it (``inserted``: ``(start, end, name)``)."""
 
     text: str = ""
     placed: list[Placed] = field(default_factory=list)
+    inserted: list[tuple[int, int, str]] = field(default_factory=list)
 
-    def template(self, text: str) -> Text:
+    def template(self, text: str, name: str) -> Text:
+        if text:
+            self.inserted.append((len(self.text), len(self.text) + len(text), name))
         self.text += text
         return self
 
@@ -111,13 +146,13 @@ def _groups(conversation: Conversation, where: str) -> list[tuple[str, list[int]
 
 def _joined(into: Text, texts: list[tuple[int, str, int]]) -> Text:
     for number, (message, text, offset) in enumerate(texts):
-        into.template(_JOIN if number else "").content(message, text, offset)
+        into.template(_JOIN if number else "", JOIN).content(message, text, offset)
     return into
 
 
 def mistral_parts(
     chat: MistralFormat, tokenizer: ModelTokenizer, conversation: Conversation, where: str
-) -> list[int | Text]:
+) -> list[Special | Text]:
     """The conversation as the format builds it: special token IDs and texts to encode."""
     groups = _groups(conversation, where)
     system: list[tuple[int, str, int]] = []
@@ -129,25 +164,28 @@ def mistral_parts(
         if not groups or groups[0][0] != "user":
             groups.insert(0, ("user", []))
     users = [number for number, (role, _) in enumerate(groups) if role == "user"]
-    specials = tokenizer.specials
-    parts: list[int | Text] = [specials["<s>"]]
+
+    def special(name: str, called: str | None = None) -> Special:
+        return Special(tokenizer.specials[name], called or name)
+
+    parts: list[Special | Text] = [special("<s>", BOS)]
     for number, (role, indices) in enumerate(groups):
         texts = [text for index in indices for text in _texts(conversation, index)]
         if role == "assistant":
-            parts.extend([_assistant(chat, texts, indices[0], where), specials["</s>"]])
+            parts.extend([_assistant(chat, texts, indices[0], where), special("</s>", EOS)])
         elif role == "system":
             for index in indices:
                 text = _joined(Text(), _texts(conversation, index))
-                parts.extend([specials["[SYSTEM_PROMPT]"], text, specials["[/SYSTEM_PROMPT]"]])
+                parts.extend([special("[SYSTEM_PROMPT]"), text, special("[/SYSTEM_PROMPT]")])
         else:
-            text = Text().template("[INST] " if chat.version == "v1" else "")
+            text = Text().template("[INST] " if chat.version == "v1" else "", _V1_OPEN)
             if system and number == (users[0] if chat.version == "v1" else users[-1]):
-                _joined(text, system).template(_JOIN)
+                _joined(text, system).template(_JOIN, AFTER_SYSTEM)
             _joined(text, texts)
             if chat.version == "v1":
-                parts.append(text.template(" [/INST]"))
+                parts.append(text.template(" [/INST]", _V1_CLOSE))
             else:
-                parts.extend([specials["[INST]"], text, specials["[/INST]"]])
+                parts.extend([special("[INST]"), text, special("[/INST]")])
     return parts
 
 

@@ -21,6 +21,19 @@ The worker is a new interpreter started with ``subprocess`` (not ``multiprocessi
 whose ``spawn`` runs the caller's main script again in the child), speaking JSON lines on
 its standard input and output. Many conversations go to it in one request (a dataset's
 lines, a batch at a time), so it costs one round trip per batch, not per conversation.
+
+Asked to, the worker also says which part of the template wrote each stretch of the
+rendering (:class:`Traced`). Jinja2 records, for the Python it compiles a template to,
+which template line each stretch of that code comes from
+(``Template.get_corresponding_lineno``); the worker drives the compiled render generator
+itself and reads, at each string it yields, the line its frame stands on. For that line
+to name one part of the template, not just a line that may hold many (Llama 3's whole
+template is one line), a second compilation numbers the template's parts instead of its
+lines: each ``{{ … }}`` and ``{% … %}`` tag, and each line of text between tags, which is
+made an expression of its own so that Jinja2 neither joins it with its neighbours nor
+leaves it without a line of its own (a ``finalize`` that needs the context keeps Jinja2
+from folding constants at compile time; it returns each value as it is, so the text is
+the same). The numbers map back to each part's line and source text.
 """
 
 from __future__ import annotations
@@ -36,9 +49,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["MAX_RENDER_CHARS", "RENDER_SECONDS", "RenderFailure", "Renderer", "serve"]
+__all__ = ["MAX_RENDER_CHARS", "PART_CHARS", "RENDER_SECONDS", "RenderFailure", "Renderer", "Traced", "serve"]
 
 # The most characters one conversation's rendering may have: a 128k-token context is
 # about half a million characters, so this leaves room for any real conversation.
@@ -54,6 +67,9 @@ _READY = "ready\n"
 # The worker's address space (where the system caps it): the interpreter, Jinja2 and a
 # few renderings of MAX_RENDER_CHARS fit many times over.
 _WORKER_MEMORY = 2 << 30
+# A template part's source text is cut past this many characters (a long system prompt
+# written as text): enough to recognise it, its line says where the rest is.
+PART_CHARS = 100
 
 
 class RenderFailure(Exception):
@@ -64,6 +80,15 @@ class RenderFailure(Exception):
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind, self.detail = kind, detail
+
+
+class Traced(NamedTuple):
+    """A rendering and which template part wrote it: ``parts`` are ``(end, line, text)``
+    in order, each stretch running from the previous one's end (0 first) to ``end``;
+    ``line`` counts from 1, ``text`` is the part's source (cut at :data:`PART_CHARS`)."""
+
+    text: str
+    parts: list[tuple[int, int, str]]
 
 
 def _environment() -> Any:
@@ -168,22 +193,78 @@ def _compiled(source: str) -> Any:
     return _environment().from_string(source)
 
 
-def _render_one(source: str, variables: dict[str, Any]) -> str:
-    """One conversation rendered, its output counted as the template yields it."""
+def _tags(environment: Any, source: str) -> list[tuple[int, str]]:
+    """Each ``{{ … }}`` and ``{% … %}`` tag of ``source`` in order: its line and its
+    source text, from Jinja2's own lexer (whose tokens hold the raw text)."""
+    tags: list[tuple[int, str]] = []
+    current: list[Any] | None = None
+    for line, kind, value in environment.lexer.tokeniter(source, None):
+        if kind in ("block_begin", "variable_begin"):
+            current = [line, value]
+        elif current is not None:
+            current[1] += value
+            if kind in ("block_end", "variable_end"):
+                tags.append((current[0], current[1].rstrip("\r\n")))
+                current = None
+    return tags
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= PART_CHARS else text[: PART_CHARS - 1] + "…"
+
+
+@lru_cache(maxsize=8)
+def _traced(source: str) -> tuple[Any, list[tuple[int, str]]]:
+    """``source`` compiled with its parts numbered instead of its lines (see the
+    module's docstring), and each part's ``(line, source text)``, part 1 first."""
+    import jinja2
+    import jinja2.ext
+    from jinja2.lexer import Token
+
+    environment = _environment()
+    tags = iter(_tags(environment, source))
+    parts: list[tuple[int, str]] = []
+
+    class Numbered(jinja2.ext.Extension):
+        def filter_stream(self, stream: Any) -> Any:
+            number = 0
+            for token in stream:
+                if token.type in ("block_begin", "variable_begin"):
+                    parts.append(next(tags))
+                    number = len(parts)
+                elif token.type == "data":
+                    for offset, line in enumerate(token.value.splitlines(keepends=True)):
+                        parts.append((token.lineno + offset, _cut(line)))
+                        number = len(parts)
+                        yield from (Token(number, "variable_begin", "{{"), Token(number, "string", line))
+                        yield Token(number, "variable_end", "}}")
+                    continue
+                yield Token(number, token.type, token.value)
+
+    @jinja2.pass_context
+    def unchanged(context: Any, value: Any) -> Any:
+        return value
+
+    environment.add_extension(Numbered)
+    environment.finalize = unchanged
+    template = environment.from_string(source)
+    return template, [(line, _cut(text)) for line, text in parts]
+
+
+def _render_one(source: str, variables: dict[str, Any], traced: bool = False) -> str | Traced:
+    """One conversation rendered, its output counted as the template yields it; with
+    ``traced``, each stretch's template part too."""
     import jinja2
 
     try:
         template = _compiled(source)
     except jinja2.exceptions.TemplateSyntaxError as error:
         raise RenderFailure("syntax", f"{error.message} (line {error.lineno})") from None
-    parts: list[str] = []
-    size = 0
     try:
-        for part in template.generate(**variables):
-            size += len(part)
-            if size > MAX_RENDER_CHARS:
-                raise RenderFailure("too_large", f"more than {MAX_RENDER_CHARS:,} characters")
-            parts.append(part)
+        if not traced:
+            return _collect(template.generate(**variables), None)
+        template, parts = _traced(source)
+        return _collect(template.root_render_func(template.new_context(variables)), (template, parts))
     except jinja2.exceptions.SecurityError as error:
         raise RenderFailure("forbidden", str(error)) from None
     except jinja2.exceptions.TemplateError as error:
@@ -196,23 +277,60 @@ def _render_one(source: str, variables: dict[str, Any]) -> str:
         raise RenderFailure("memory", "") from None
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, ArithmeticError) as error:
         raise RenderFailure("error", f"{type(error).__name__}: {error}") from None
-    return "".join(parts)
 
 
-def _render_batch(batch: Sequence[tuple[str, dict[str, Any]]]) -> list[str | RenderFailure]:
-    found: list[str | RenderFailure] = []
-    for source, variables in batch:
+def _collect(generator: Any, traced: tuple[Any, list[tuple[int, str]]] | None) -> str | Traced:
+    """What ``generator`` yields, refused past :data:`MAX_RENDER_CHARS`; with
+    ``traced`` (the numbered template and its parts), which part wrote each string: the
+    part of the line the innermost generator's frame stands on as it yields (a
+    ``{% block %}`` is a generator of its own)."""
+    pieces: list[str] = []
+    stretches: list[tuple[int, int, str]] = []
+    size = 0
+    for piece in generator:
+        size += len(piece)
+        if size > MAX_RENDER_CHARS:
+            raise RenderFailure("too_large", f"more than {MAX_RENDER_CHARS:,} characters")
+        pieces.append(piece)
+        if traced is None or not piece:
+            continue
+        inner = generator
+        while getattr(inner, "gi_yieldfrom", None) is not None:
+            inner = inner.gi_yieldfrom
+        template, parts = traced
+        number = template.get_corresponding_lineno(inner.gi_frame.f_lineno)
+        line, text = parts[number - 1] if 0 < number <= len(parts) else (0, "")
+        if stretches and stretches[-1][1:] == (line, text):
+            stretches[-1] = (size, line, text)
+        else:
+            stretches.append((size, line, text))
+    text = "".join(pieces)
+    return text if traced is None else Traced(text, stretches)
+
+
+def _render_batch(batch: Sequence[Sequence[Any]]) -> list[str | Traced | RenderFailure]:
+    found: list[str | Traced | RenderFailure] = []
+    for request in batch:
         try:
-            found.append(_render_one(source, variables))
+            found.append(_render_one(*request))
         except RenderFailure as failure:
             found.append(failure)
     return found
 
 
+def _answer(found: str | Traced | RenderFailure) -> dict[str, Any]:
+    if isinstance(found, RenderFailure):
+        return {"failure": [found.kind, found.detail]}
+    if isinstance(found, Traced):
+        return {"text": found.text, "parts": found.parts}
+    return {"text": found}
+
+
 def serve() -> None:
     """The worker's loop, on standard input and output: a JSON line of ``[template
-    source, variables]`` pairs in, a JSON line of ``{"text"}`` or ``{"failure": [kind,
-    detail]}`` answers out."""
+    source, variables]`` requests (``[source, variables, true]``: traced) in, a JSON
+    line of ``{"text"}`` (``{"text", "parts"}``) or ``{"failure": [kind, detail]}``
+    answers out."""
     try:
         import resource
 
@@ -224,10 +342,7 @@ def serve() -> None:
     sys.stdout.write(_READY)
     sys.stdout.flush()
     for line in sys.stdin:
-        answers = [
-            {"failure": [found.kind, found.detail]} if isinstance(found, RenderFailure) else {"text": found}
-            for found in _render_batch([(source, variables) for source, variables in json.loads(line)])
-        ]
+        answers = [_answer(found) for found in _render_batch(json.loads(line))]
         sys.stdout.write(json.dumps(answers) + "\n")
         sys.stdout.flush()
 
@@ -273,8 +388,9 @@ class Renderer:
             threading.Thread(target=_read, args=(self._process, self._answers), daemon=True).start()
         return self._process
 
-    def send(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Ask for ``batch`` rendered: each a template's source and its variables."""
+    def send(self, batch: Sequence[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], bool]]) -> None:
+        """Ask for ``batch`` rendered: each a template's source and its variables, and
+        whether to say which part wrote what (a :class:`Traced` answer)."""
         process = self._start()
         assert process.stdin is not None
         try:
@@ -283,7 +399,7 @@ class Renderer:
         except OSError:
             self.close()  # the worker is gone: receive says so
 
-    def receive(self) -> list[str | RenderFailure]:
+    def receive(self) -> list[str | Traced | RenderFailure]:
         """The answer to the last :meth:`send`, or one failure: ``timeout`` (the worker
         killed) when it does not come within the deadline, ``ended`` when the worker
         ended without answering."""
@@ -301,9 +417,11 @@ class Renderer:
         if line is None:
             self.close()
             return [RenderFailure("ended", "")]
-        return [RenderFailure(*found["failure"]) if "failure" in found else found["text"] for found in json.loads(line)]
+        return [_answered(found) for found in json.loads(line)]
 
-    def render(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> list[str | RenderFailure]:
+    def render(
+        self, batch: Sequence[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], bool]]
+    ) -> list[str | Traced | RenderFailure]:
         """:meth:`send`, then :meth:`receive`."""
         self.send(batch)
         return self.receive()
@@ -318,6 +436,14 @@ class Renderer:
                     stream.close()
         self._process = None
         self._answers = queue.Queue()
+
+
+def _answered(found: dict[str, Any]) -> str | Traced | RenderFailure:
+    if "failure" in found:
+        return RenderFailure(*found["failure"])
+    if "parts" in found:
+        return Traced(found["text"], [(end, line, text) for end, line, text in found["parts"]])
+    return found["text"]
 
 
 def _read(process: subprocess.Popen[str], answers: queue.Queue[str | None]) -> None:

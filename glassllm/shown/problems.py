@@ -379,6 +379,24 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{corpus}: não há texto para aprender; {output} ficou como estava",
     ),
     # Conversations and chat templates (glassllm.chat).
+    "chat.changed": (
+        "message {message}: the template changes its content as it writes it; its tokens count as the template's",
+        "mensagem {message}: o modelo de chat muda o conteúdo dela ao escrevê-lo; os tokens dele contam como do "
+        "modelo de chat",
+    ),
+    "chat.injection": (
+        "message {message}: its content holds {piece} at offset {start}, which the template's tokenization reads "
+        "as the special token: typed text that acts as markup (prompt injection)",
+        "mensagem {message}: o conteúdo dela contém {piece} na posição {start}, que a tokenização do modelo de chat "
+        "lê como o token especial: texto digitado que age como marcação (injeção de prompt)",
+    ),
+    "chat.double_bos": (
+        "the template writes {names} itself and the tokenizer's post-processor adds it too: tokenize the rendered "
+        "prompt without special tokens added (add_special_tokens=False), or it is there twice",
+        "o modelo de chat escreve {names} ele mesmo e o pós-processador do tokenizador também o acrescenta: "
+        "tokenize o prompt renderizado sem acrescentar tokens especiais (add_special_tokens=False), ou ele aparece "
+        "duas vezes",
+    ),
     "chat.not_json": ("{where}: not valid JSON ({reason})", "{where}: não é JSON válido ({reason})"),
     "chat.not_utf8": (
         "{where}: not UTF-8 text (byte {byte} of the line)",

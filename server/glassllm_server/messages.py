@@ -119,6 +119,14 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "The chat template inserts {tokens} {token_word} here: {pieces}",
         "pt": "O modelo de chat insere {tokens} {token_word} aqui: {pieces}",
     },
+    "chat.part": {
+        "en": "line {line} of the template, {text}: {tokens} {token_word}",
+        "pt": "linha {line} do modelo de chat, {text}: {tokens} {token_word}",
+    },
+    "chat.part_inserted": {
+        "en": "inserted by the format, {text}: {tokens} {token_word}",
+        "pt": "inserido pelo formato, {text}: {tokens} {token_word}",
+    },
     "chat.special": {
         "en": "Message {message} holds {piece}, which the template's tokenization reads as that special token "
         "(ID {id}): typed text that acts as markup (prompt injection)",

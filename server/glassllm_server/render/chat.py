@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from glassllm.chat import TemplatePart
 from glassllm.shown.visible import visible
 from glassllm_server.chat_units import ChatUnit, TemplateRun
 from glassllm_server.messages import Messages
@@ -56,9 +57,24 @@ def chat_hover(unit: ChatUnit, index: int, show: Callable[[str], str], messages:
 
 def template_hint(unit: ChatUnit, run: TemplateRun, show: Callable[[str], str], messages: Messages) -> tuple[str, str]:
     """The label (the template's text, written visibly and cut when long) and the
-    tooltip (its tokens, each as a code span) of a run of template tokens."""
+    tooltip (its tokens, each as a code span, then the template parts that wrote them)
+    of a run of template tokens."""
     text = visible(unit.template_text(run))
     label = text if len(text) <= HINT_CHARACTERS else text[: HINT_CHARACTERS - 1] + "…"
     tokens, word = _tokens(run.stop - run.first, messages)
     pieces = " ".join(code(show(token.piece)) for token in unit.encoding.tokens[run.first : run.stop])
-    return label, messages("chat.hint", tokens=tokens, token_word=word, pieces=pieces)
+    tooltip = messages("chat.hint", tokens=tokens, token_word=word, pieces=pieces)
+    counts: dict[TemplatePart, int] = {}
+    for part in unit.encoding.parts[run.first : run.stop]:
+        if part is not None:
+            counts[part] = counts.get(part, 0) + 1
+    lines = [f"- {_part(part, count, messages)}" for part, count in counts.items()]
+    return label, "\n\n".join([tooltip, "\n".join(lines)]) if lines else tooltip
+
+
+def _part(part: TemplatePart, count: int, messages: Messages) -> str:
+    """``line 3 of the template, `{{ content }}`: 6 tokens``."""
+    tokens, word = _tokens(count, messages)
+    if part.line is None:
+        return messages("chat.part_inserted", text=code(part.text), tokens=tokens, token_word=word)
+    return messages("chat.part", line=part.line, text=code(part.text), tokens=tokens, token_word=word)

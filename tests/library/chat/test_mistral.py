@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm.chat import ChatEncoding, ChatFormat, conversation_from, encode_chat, load_chat_format
+from glassllm.chat.mistral import AFTER_SYSTEM, BOS, EOS
 from tests.library.formats.fixtures import MODELS, model_file
 
 FILES = {
@@ -102,6 +103,35 @@ def test_the_format_adds_what_people_did_not_type(formats):
     template = [token.piece for token in encoding.tokens if token.source is None]
     assert template == ["<s>", "[INST]", "[/INST]"]
     assert encoding.rendered == "<s>[INST]a <s>[INST] b [/INST]</s> c[/INST]"
+
+
+def test_each_inserted_token_is_named_by_what_inserted_it(formats):
+    named = {}
+    for name in ("v1", "v2", "v7"):
+        encoding = encode_chat(formats[name][0], conversation_from(CONVERSATIONS[1], "test"))
+        assert len(encoding.parts) == len(encoding.tokens)
+        named[name] = [
+            (token.piece, part.text, part.line)
+            for token, part in zip(encoding.tokens, encoding.parts, strict=True)
+            if part is not None
+        ]
+        assert [part is None for part in encoding.parts] == [token.source is not None for token in encoding.tokens]
+    after_system = (AFTER_SYSTEM,) * 2
+    assert [text for _, text, _ in named["v2"]] == [BOS, "[INST]", "[/INST]", EOS, "[INST]", *after_system, "[/INST]"]
+    assert [text for _, text, _ in named["v7"][:6]] == [
+        BOS,
+        "[SYSTEM_PROMPT]",
+        "[/SYSTEM_PROMPT]",
+        "[INST]",
+        "[/INST]",
+        EOS,
+    ]
+    # v1 writes [INST] and [/INST] as text: their pieces are named by the text they are in.
+    assert {piece: text for piece, text, _ in named["v1"] if piece in ("INST", "/")} == {
+        "INST": "[/INST] (v1, as text)",
+        "/": "[/INST] (v1, as text)",
+    }
+    assert all(line is None for found in named.values() for _, _, line in found)
 
 
 TEXT = st.text(st.characters(exclude_categories=("Cs", "Cn")), max_size=25)

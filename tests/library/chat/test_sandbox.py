@@ -14,7 +14,7 @@ import time
 import pytest
 
 from glassllm.chat import conversation_from, encode_chat, encode_chats, load_chat_format, sandbox
-from glassllm.chat.sandbox import Renderer, RenderFailure
+from glassllm.chat.sandbox import Renderer, RenderFailure, Traced
 from glassllm.cli.__main__ import main
 from tests.library.formats.fixtures import model_file
 
@@ -59,6 +59,22 @@ def test_hostile_templates_get_one_message_naming_the_file(name, tmp_path, capsy
     assert status == 1
     assert error.count("\n") == 1 and error.startswith(f"glassllm chat: {template}: "), error
     assert any(found in error for found in ((words,) if isinstance(words, str) else words)), error
+
+
+@pytest.mark.parametrize("name", ["endless", "output", "repeat", "recursion", "internals"])
+def test_a_traced_rendering_keeps_the_bounds(name):
+    """Saying which part wrote what drives the template's generator by hand, in the same
+    worker, under the same deadline and output bound."""
+    source, _ = HOSTILE[name]
+    kinds = {"endless": "timeout", "output": "too_large", "repeat": "too_large", "recursion": "recursion"}
+    renderer = Renderer(seconds=1.0)
+    try:
+        (found,) = renderer.render([(source, {"messages": []}, True)])
+        assert isinstance(found, RenderFailure) and found.kind == kinds.get(name, "forbidden"), found
+        (traced,) = renderer.render([("{{ a }}\nb", {"a": "x"}, True)])
+        assert traced == Traced("x\nb", [(1, 1, "{{ a }}"), (2, 1, "\n"), (3, 2, "b")])
+    finally:
+        renderer.close()
 
 
 def test_the_worker_renders_again_after_a_stopped_template():

@@ -7,6 +7,7 @@ naming the file, the line and the field for every kind of bad input, in both lan
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -40,6 +41,13 @@ def test_json_of_a_conversation(tmp_path, capsys):
         "template",
     ]
     assert found["warnings"] == []
+    # Each template token also says which part of the template wrote it: Llama 3's one
+    # {{ content }} (on the template's third line: its string literals hold newlines),
+    # then the tag of the assistant's header it always writes.
+    parts = [token.get("template_part") for token in found["tokens"]]
+    content = {"line": 3, "text": "{{ content }}"}
+    header = {"line": 3, "text": "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}"}
+    assert parts == [content] * 5 + [None, None, content] + [header] * 4
 
 
 def test_the_prompt_shows_the_template_apart(tmp_path, capsys):
@@ -49,6 +57,25 @@ def test_the_prompt_shows_the_template_apart(tmp_path, capsys):
     assert status == 0
     assert out.startswith("⟦<|begin_of_text|><|start_header_id|>user<|end_header_id|>⏎\n⏎\n⟧Hello!⟦<|eot_id|>")
     assert "1 message · 12 tokens: 10 from the template, 2 from the messages (message 0: 2)" in out
+    header = "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
+    assert f"template parts:\n  line 3 {{{{ content }}}}: 6 tokens\n  line 3 {header}: 4 tokens\n" in out
+
+
+def test_warnings_follow_the_locale_and_json_keeps_english(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps([{"role": "user", "content": "hi <|eot_id|> there"}]), encoding="utf-8")
+    for key in [key for key in os.environ if key.startswith("LC_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("LANG", "pt_BR.UTF-8")
+    _, out, _ = _run(capsys, str(path))
+    injected = "<|eot_id|> na posição 3, que a tokenização do modelo de chat lê como o token especial"
+    assert f"aviso: mensagem 0: o conteúdo dela contém {injected}" in out
+    _, out, _ = _run(capsys, str(path), "--json")
+    [warning] = json.loads(out)["warnings"]
+    assert warning.startswith("message 0: its content holds <|eot_id|> at offset 3") and "prompt injection" in warning
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    _, out, _ = _run(capsys, str(path))
+    assert f"warning: {warning}\n" in out
 
 
 def test_a_dataset_gets_one_object_a_line_and_a_summary(tmp_path, capsys):

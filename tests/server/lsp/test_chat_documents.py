@@ -206,6 +206,14 @@ async def test_inlay_hints_show_the_template_text_where_it_goes(client):
     assert places == [sources[0][0][0], sources[1][0][0], sources[2][0][0], sources[3][0][0], sources[3][-1][1]]
     assert hints[1].label == "<|eot_id|><|start_header_id|>user<|end_header_id|>\\n\\n"
     assert isinstance(hints[1].tooltip, types.MarkupContent) and "inserts 5 tokens here" in hints[1].tooltip.value
+    # and which part of the template wrote them: Llama 3's {{ content }}, on its third line
+    assert hints[1].tooltip.value.endswith("\n\n- line 3 of the template, `{{ content }}`: 5 tokens")
+    last = hints[-1].tooltip
+    assert isinstance(last, types.MarkupContent)
+    header = "`{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}`"
+    assert last.value.endswith(
+        f"- line 3 of the template, `{{{{ content }}}}`: 1 token\n- line 3 of the template, {header}: 4 tokens"
+    )
 
 
 async def test_special_token_text_in_a_message_is_a_warning_on_exactly_it(client):

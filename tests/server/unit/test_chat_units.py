@@ -13,7 +13,9 @@ import pytest
 from glassllm.chat import ChatFormat, conversation_from, encode_chat, load_chat_format
 from glassllm_server.chat_units import ChatUnit, message_texts
 from glassllm_server.json_strings import parse_json
+from glassllm_server.messages import Messages
 from glassllm_server.positions import Point, split_lines
+from glassllm_server.render.chat import template_hint
 from tests.library.formats.fixtures import model_file
 
 # Text parts joined, as transformers' templates for multi-part content write them.
@@ -104,3 +106,29 @@ def test_a_point_in_either_text_part_finds_the_token_over_both(chat: ChatFormat)
         assert unit.token_at(Point(0, document.index(character))) == hello
     # Its range: from the first part's start to the end of "lo" in the second.
     assert unit.token_range(hello) == (Point(0, document.index("Hel")), Point(0, document.index("lo world") + 2))
+
+
+def test_a_template_hint_names_the_parts_that_wrote_its_tokens(chat: ChatFormat):
+    """The inlay hint's tooltip (render/chat.py): the template's tokens, then each part
+    of the template that wrote them, with its line; Mistral's by what inserted them."""
+    document = json.dumps(CONVERSATION)
+    parsed = parse_json(document)
+    conversation = conversation_from(parsed.value, "doc")
+    unit = ChatUnit(encode_chat(chat, conversation), message_texts(parsed, conversation), ["system", "user"] * 2)
+    first = unit.template_runs(0, 0)[0]
+    _, tooltip = template_hint(unit, first, str, Messages("en"))
+    # <|start_header_id|>, from the tag's text, then "system" from {{ m.role }}, then the rest.
+    assert tooltip.endswith(
+        "\n\n- line 1 of the template, `<|start_header_id|>`: 1 token\n"
+        "- line 1 of the template, `{{ m.role }}`: 1 token\n"
+        "- line 1 of the template, `<|end_header_id|>\\n`: 2 tokens"
+    ), tooltip
+    mistral = load_chat_format(model_file("mistral-v7"))
+    try:
+        value = [{"role": "user", "content": "Olá"}]
+        texts = message_texts(parse_json(json.dumps(value)), conversation_from(value, "doc"))
+        unit = ChatUnit(encode_chat(mistral, conversation_from(value, "doc")), texts, ["user"])
+    finally:
+        mistral.close()
+    _, tooltip = template_hint(unit, unit.template_runs(0, 0)[0], str, Messages("pt"))
+    assert tooltip.endswith("- inserido pelo formato, `<s> (BOS)`: 1 token\n- inserido pelo formato, `[INST]`: 1 token")
