@@ -137,6 +137,11 @@ class Budgets:
         """The document ``uri`` closed."""
         self._checks.pop(uri, None)
 
+    def forget_repository(self) -> None:
+        """A configuration file changed (the client said so): read them all again, even
+        where its time and size stayed the same."""
+        self._repository.clear()
+
     def repository(self, folder: Path) -> BudgetConfig | None:
         """The repository's budgets for the files of ``folder``, read again when a
         configuration file around it changes. A broken one is told once per state of
