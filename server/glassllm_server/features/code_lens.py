@@ -42,7 +42,7 @@ class TokenCountLens(Feature):
             return [self._chat_lens(snapshot, line, limit) for line in lines]
         await self.session.open_documents.tokenized(document)
         messages = self.session.messages
-        check = self.budgets.check(document)
+        check = await self.budgets.check(document)
         stats = document.stats()
         budget = None
         if check is not None and len(check.units) == 1:
