@@ -374,7 +374,7 @@ class LazyTokenizer:
         if self._chat is None:
             try:
                 if self.spec in PACKAGED:
-                    raise problem(ValueError, "chat.own_tokenizer", path=self.spec)
+                    raise problem(ValueError, "tokens.own_no_chat", path=self.spec)
                 self._chat = load_chat_format(self.spec)
             except (OSError, ValueError) as error:
                 self._chat = error
