@@ -234,6 +234,22 @@ def _dataset_lines(text: str, path: str) -> list[_Line] | None:
     return found
 
 
+def _holds_conversations(path: str, limit: int) -> bool:
+    """Whether the file at ``path`` may be counted through a chat format: a ``.json``
+    conversation, or a dataset with one (a file that cannot be read is told by its count)."""
+    kind = counting_kind(path)
+    if kind == "text":
+        return False
+    try:
+        text = read_text(path, limit)[0]
+    except (OSError, ValueError):
+        return False
+    if kind == "json":
+        return _conversation(text, path) is not None
+    lines = _dataset_lines(text, path)
+    return lines is not None and any(isinstance(value, Conversation) for _, value in lines)
+
+
 def _conversation(text: str, path: str) -> Conversation | None:
     try:
         return conversation_from(json.loads(text), path)
@@ -476,13 +492,15 @@ def _count_tasks(
     """Count what the cache lacked into ``counted``; returns (path, digest, counts) to keep."""
     global _TOKENIZERS, _CHATS, _LIMIT
     needed = {index for _, missing in tasks for index in missing}
-    chatty = {index for path, missing in tasks if counting_kind(path) != "text" for index in missing}
-    # Loaded before the workers fork, so that each starts with them (and none reads a file).
+    chats = [task for task in tasks if _holds_conversations(task[0], limit)]
+    chatty = {index for _, missing in chats for index in missing}
+    # Loaded before the workers fork, so that each starts with them (and none reads a file);
+    # a chat format only when some file holds a conversation (not for every package.json).
     _TOKENIZERS = [tok.get() if index in needed else None for index, tok in enumerate(tokenizers)]
     _CHATS = [tok.chat() if index in chatty else None for index, tok in enumerate(tokenizers)]
     _LIMIT = limit
     # Conversations render in the chat template's worker, which this process talks to.
-    here = [task for task in tasks if counting_kind(task[0]) != "text" and any(_CHATS[i] for i in task[1])]
+    here = [task for task in chats if any(_CHATS[index] for index in task[1])]
     tasks = [task for task in tasks if task not in here]
     tasks.sort(key=lambda task: -sizes[task[0]])  # the largest first: no straggler at the end
     total = sum(sizes[path] for path, _ in [*tasks, *here])
