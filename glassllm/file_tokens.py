@@ -198,14 +198,10 @@ def file_count(path: str, text: str, tokenizer: AnyTokenizer, chat: ChatFormat |
             return _dataset_count(lines, tokenizer, chat)
         if chats:
             return FileCount(len(tokenizer.encode(text)), "chat-as-text")
-    whole = len(tokenizer.encode(text))
-    if kind == "json":
-        conversation = _conversation(text, path)
-        if conversation is not None and chat is not None:
-            return FileCount(next(encode_chats(chat, [conversation], sources=False)).count, "chat")
-        if conversation is not None:
-            return FileCount(whole, "chat-as-text")
-    return FileCount(whole)
+    conversation = _conversation(text, path) if kind == "json" else None
+    if conversation is not None and chat is not None:
+        return FileCount(next(encode_chats(chat, [conversation], sources=False)).count, "chat")
+    return FileCount(len(tokenizer.encode(text)), "text" if conversation is None else "chat-as-text")
 
 
 # A dataset's non-blank line: its number (from 1) and its record's text, or its conversation.
