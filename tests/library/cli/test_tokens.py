@@ -281,6 +281,18 @@ def test_a_chat_dataset_counts_its_prompts_and_its_budget_is_each_conversations(
     name = str(LLAMA3)
     assert chats["tokens"] == {name: sum(counts)} and chats["counted_as"] == {name: "chat"}
     assert chats["lines"] == {name: [[number, count] for number, count in enumerate(counts, 1)]}
+    # The counts glassllm chat --json gives, line by line.
+    chat = subprocess.run(
+        [sys.executable, "-m", "glassllm.cli", "chat", "chats.jsonl", "-t", str(LLAMA3), "--json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    answers = [json.loads(line) for line in chat.stdout.splitlines()]
+    assert [[answer["line"], answer["count"]] for answer in answers[:-1]] == chats["lines"][name]
+    assert answers[-1]["summary"]["total"] == chats["tokens"][name]
     budget = chats["budget"]
     assert (budget["per"], budget["lines_over"], budget["over"]) == ("line", [largest], max(counts) - limit)
     short = next(f for f in report["files"] if f["path"] == "short.txt")
