@@ -2,12 +2,15 @@
 files reads no tokenizer and tokenizes nothing.
 
 An entry is keyed by the file's content and the tokenizer: a BLAKE2b digest of the bytes
-(and of how they are counted: as text, or as JSON Lines records) and one of the tokenizer
-file's bytes, its ``match_specials`` and glassllm's version (a
-new version may count differently). So a renamed or copied file hits, an edited one or
-another tokenizer misses, and nothing in the cache can go stale. It lives in
+(and of how their name says they may be counted: as text, as a JSON Lines dataset, as a
+JSON file that may hold a conversation) and one of the tokenizer file's bytes, its
+``match_specials`` and glassllm's version (a new version may count differently), with,
+for a file that may hold conversations, the files its chat template is read from. So a
+renamed or copied file hits, an edited one, another tokenizer or another chat template
+misses, and nothing in the cache can go stale. It lives in
 ``$XDG_CACHE_HOME/glassllm/token-counts.sqlite3`` (``~/.cache/…`` when the variable is not
-set) and keeps at most :data:`MAX_ENTRIES` entries (about 100 bytes each on disk), the
+set) and keeps at most :data:`MAX_ENTRIES` entries (about 100 bytes each on disk, and 16
+more per line for a dataset counted line by line), the
 least recently used dropped first.
 """
 
@@ -19,13 +22,24 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from glassllm import __version__
 from glassllm.packaged import PACKAGED, packaged_path
 
-__all__ = ["MAX_ENTRIES", "CountCache", "cache_path", "content_digest", "tokenizer_digest"]
+__all__ = [
+    "MAX_ENTRIES",
+    "TEMPLATE_FILES",
+    "CountCache",
+    "cache_path",
+    "content_digest",
+    "template_digest",
+    "tokenizer_digest",
+]
 
 MAX_ENTRIES = 500_000
+# Where glassllm.chat.template finds a tokenizer's chat template, beside its file.
+TEMPLATE_FILES = ("chat_template.jinja", "tokenizer_config.json")
 
 
 def cache_path() -> Path:
@@ -42,21 +56,18 @@ def content_digest(data: bytes, kind: str = "text") -> bytes:
     return digest.digest()
 
 
-def tokenizer_digest(spec: str, match_specials: bool) -> bytes | None:
-    """What identifies a tokenizer's counts: its file's bytes, how specials are read, and
-    this glassllm's version; ``None`` for what is not a regular file (a pipe is read once,
-    by the loader, which also says what is wrong with a missing file)."""
+def _tokenizer_path(spec: str) -> Path:
     if spec in PACKAGED:
-        path = packaged_path(spec)
-    elif spec.startswith("hf:"):
+        return packaged_path(spec)
+    if spec.startswith("hf:"):
         from glassllm.formats.hub import resolve
 
-        path = resolve(spec)
-    else:
-        path = Path(spec)
-    if not path.is_file():
-        return None
-    digest = hashlib.blake2b(digest_size=20)
+        return resolve(spec)
+    return Path(spec)
+
+
+def _file_digest(digest: Any, path: Path) -> bool:
+    """Add the bytes of ``path`` to ``digest``; False when it cannot be read."""
     # Not through the bounded reader: only a regular file gets here, and its loader reads
     # it whole (within the bound) anyway.
     try:
@@ -64,8 +75,36 @@ def tokenizer_digest(spec: str, match_specials: bool) -> bytes | None:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     except OSError:
+        return False
+    return True
+
+
+def tokenizer_digest(spec: str, match_specials: bool) -> bytes | None:
+    """What identifies a tokenizer's counts: its file's bytes, how specials are read, and
+    this glassllm's version; ``None`` for what is not a regular file (a pipe is read once,
+    by the loader, which also says what is wrong with a missing file)."""
+    path = _tokenizer_path(spec)
+    if not path.is_file():
+        return None
+    digest = hashlib.blake2b(digest_size=20)
+    if not _file_digest(digest, path):
         return None
     digest.update(f"\0{match_specials}\0{__version__}".encode())
+    return digest.digest()
+
+
+def template_digest(spec: str, tokenizer: bytes) -> bytes | None:
+    """What identifies a tokenizer's counts of files that may hold conversations (counted
+    through its chat format): its digest ``tokenizer`` and the files beside it where a
+    chat template is found (``chat_template.jinja``, ``tokenizer_config.json``), so a
+    changed template never serves an old count; ``None`` when one cannot be read."""
+    folder = _tokenizer_path(spec).parent
+    digest = hashlib.blake2b(tokenizer, digest_size=20)
+    for name in TEMPLATE_FILES:
+        path = folder / name
+        digest.update(b"\0" + name.encode() + b"\0")
+        if path.is_file() and not _file_digest(digest, path):
+            return None
     return digest.digest()
 
 
@@ -85,13 +124,14 @@ class CountCache:
         except (OSError, sqlite3.Error):
             self._db = None
 
-    def get(self, keys: Iterable[bytes]) -> dict[bytes, int]:
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, int | bytes]:
         """The counts kept for ``keys`` (those not kept are absent); they become the most
-        recently used."""
+        recently used. A count is a number, or bytes its writer encoded (a dataset's
+        count line by line: see :class:`glassllm.file_tokens.FileCount`)."""
         if self._db is None:
             return {}
         wanted = list(keys)
-        found: dict[bytes, int] = {}
+        found: dict[bytes, int | bytes] = {}
         try:
             with self._db:
                 for start in range(0, len(wanted), 500):
@@ -104,7 +144,7 @@ class CountCache:
             return {}
         return found
 
-    def put(self, counts: dict[bytes, int]) -> None:
+    def put(self, counts: dict[bytes, int | bytes]) -> None:
         """Keep ``counts``; past the limit, drop the least recently used entries."""
         if self._db is None or not counts:
             return

@@ -6,11 +6,14 @@
      6,848   36.4%  68.4% of 10,000         docs/models.md
     18,827  100.0%                          total: 2 files
 
-Files, folders and globs are counted as :mod:`glassllm.file_tokens` finds and counts them;
-``--with`` adds a column per tokenizer. The budgets are ``--max-tokens``, else the
-repository's (:mod:`glassllm.budgets`). Each file over an ``error`` budget is named on
-standard error with how far over it is, and the command ends with exit status 1; one over
-a ``warning`` budget is named too, and the status stays 0. A file that cannot be read
+Files, folders and globs are counted as :mod:`glassllm.file_tokens` finds and counts them
+(a chat file as its prompts, through the tokenizer's chat format; a "counted as" column
+says how, when some file is not counted as its plain text); ``--with`` adds a column per
+tokenizer. A JSON Lines dataset's budget is each line's, and each line over it is named.
+The budgets are ``--max-tokens``, else the repository's (:mod:`glassllm.budgets`). Each
+file over an ``error`` budget is named on standard error with how far over it is, and
+the command ends with exit status 1; one over a ``warning`` budget is named too, and the
+status stays 0. A file that cannot be read
 also makes the status 1: its tokens were not counted.
 """
 
@@ -25,7 +28,7 @@ from typing import Any, TextIO
 
 from glassllm.budgets import Budget, BudgetConfig, find_budgets, read_budgets
 from glassllm.count_cache import CountCache, cache_path
-from glassllm.file_tokens import MAX_FILE_BYTES, Counted, LazyTokenizer, count_files, find_files
+from glassllm.file_tokens import MAX_FILE_BYTES, Counted, FileCount, LazyTokenizer, count_files, find_files
 from glassllm.shown.html_page import LANGUAGES
 from glassllm.shown.problems import Locale, Problem, describe, environment_locale, number_pt, problem
 from glassllm.shown.tokens_page import FileRow, tokens_page
@@ -81,11 +84,14 @@ def run(args: argparse.Namespace, out: TextIO) -> None:
         counted = count_files(
             found.files, tokenizers, limit=args.max_file_mb << 20, jobs=args.jobs, cache=cache, progress=progress
         )
+        _chat_as_text(counted, tokenizers, locale)
     finally:
         progress.close()
         if cache is not None:
             cache.close()
-    rows = [_row(path, counts, budgets[path], names) for path, counts in counted.counts.items()]
+        for tokenizer in tokenizers:
+            tokenizer.close()
+    rows = [_row(path, counts, budgets[path], names) for path, counts in counted.files.items()]
     rows.sort(key=lambda row: (-row.counts[0], row.path))
     if args.json:
         out.write(json.dumps(_as_json(rows, names, counted, found.ignored, config), ensure_ascii=False) + "\n")
@@ -107,9 +113,26 @@ def _shown(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _row(path: str, counts: list[int], budget: Budget | None, names: list[str]) -> FileRow:
+def _row(path: str, counts: list[FileCount], budget: Budget | None, names: list[str]) -> FileRow:
     column = 0 if budget is None or budget.tokenizer is None else names.index(budget.tokenizer)
-    return FileRow(_shown(path), counts, budget, column)
+    totals = [count.tokens for count in counts]
+    return FileRow(_shown(path), totals, budget, column, [count.lines for count in counts], _counted_as(counts))
+
+
+def _counted_as(counts: list[FileCount]) -> list[str]:
+    return [count.counted_as for count in counts]
+
+
+def _chat_as_text(counted: Counted, tokenizers: list[LazyTokenizer], locale: Locale) -> None:
+    """Say once per tokenizer that chat files were counted as text, and why."""
+    for index, tokenizer in enumerate(tokenizers):
+        files = sum(row[index].counted_as == "chat-as-text" for row in counted.files.values())
+        if not files:
+            continue
+        tokenizer.chat()  # loaded only now when the counts came from the cache: to say why
+        reason = describe(tokenizer.chat_problem, locale) if tokenizer.chat_problem else ""
+        found = Problem("tokens.chat_as_text", {"files": files, "tokenizer": tokenizer.spec, "reason": reason})
+        sys.stderr.write(f"glassllm tokens: {_shown(found.text(locale))}\n")
 
 
 def _verdict(rows: list[FileRow], names: list[str], counted: Counted, missing: int, locale: Locale) -> None:
@@ -119,10 +142,14 @@ def _verdict(rows: list[FileRow], names: list[str], counted: Counted, missing: i
             continue
         code = "tokens.over_file" if row.failed else "tokens.warn_file"
         over += row.failed
-        fields = {"path": row.path, "tokens": row.used, "over": row.over, "limit": row.budget.max_tokens}
-        fields |= {key + "_pt": number_pt(value) for key, value in fields.items() if isinstance(value, int)}
-        fields |= {"budget": row.budget.files, "tokenizer": names[row.column]}
-        sys.stderr.write(Problem(code, fields).text(locale) + "\n")
+        # A dataset's budget is each line's: each line over is named, as the editor marks it.
+        named = [(f"{row.path}:{line}", count) for line, count in row.lines_over()] or [(row.path, row.used)]
+        for path, tokens in named:
+            fields = {"path": path, "tokens": tokens, "over": tokens - row.budget.max_tokens}
+            fields |= {"limit": row.budget.max_tokens}
+            fields |= {key + "_pt": number_pt(value) for key, value in fields.items() if isinstance(value, int)}
+            fields |= {"budget": row.budget.files, "tokenizer": names[row.column]}
+            sys.stderr.write(Problem(code, fields).text(locale) + "\n")
     for error in counted.errors:
         sys.stderr.write(f"glassllm tokens: {_shown(describe(error, locale))}\n")
     if over:
@@ -138,19 +165,39 @@ def _budget_cell(row: FileRow) -> str:
     return f"{row.percent:.1f}% of {row.budget.max_tokens:,}{mark}"
 
 
+# How a file was counted, in the table's words.
+_COUNTED_AS = {"text": "text", "records": "records' text", "chat": "chat prompts", "chat-as-text": "text"}
+
+
+def _counted_cell(row: FileRow) -> str:
+    return " / ".join(dict.fromkeys(_COUNTED_AS[how] for how in row.counted_as))
+
+
 def _write_table(rows: list[FileRow], names: list[str], out: TextIO) -> None:
     totals = [sum(row.counts[i] for row in rows) for i in range(len(names))]
     grand = totals[0]
-    titles = [*names, "share", "budget", "file"]
+    # A "counted as" column only when some file is not counted as its plain text.
+    how = any(kind != "text" for row in rows for kind in row.counted_as)
+    titles = [*names, "share", *(["counted as"] if how else []), "budget", "file"]
     lines = [
-        [*(f"{n:,}" for n in row.counts), _share(row.counts[0], grand), _budget_cell(row), row.path] for row in rows
+        [
+            *(f"{n:,}" for n in row.counts),
+            _share(row.counts[0], grand),
+            *([_counted_cell(row)] if how else []),
+            _budget_cell(row),
+            row.path,
+        ]
+        for row in rows
     ]
     noun = "file" if len(rows) == 1 else "files"
-    lines.append([*(f"{n:,}" for n in totals), _share(grand, grand), "", f"total: {len(rows):,} {noun}"])
+    ending = ["", "", f"total: {len(rows):,} {noun}"] if how else ["", f"total: {len(rows):,} {noun}"]
+    lines.append([*(f"{n:,}" for n in totals), _share(grand, grand), *ending])
     widths = [max(len(line[i]) for line in [titles, *lines]) for i in range(len(titles) - 1)]
+    numbers = len(names) + 1
     for line in [titles, *lines]:
-        numbers = [cell.rjust(width) for cell, width in zip(line[:-2], widths, strict=False)]
-        out.write("  ".join([*numbers, line[-2].ljust(widths[-1]), line[-1]]).rstrip() + "\n")
+        cells = [cell.rjust(width) for cell, width in zip(line[:numbers], widths, strict=False)]
+        cells += [cell.ljust(width) for cell, width in zip(line[numbers:-1], widths[numbers:], strict=True)]
+        out.write("  ".join([*cells, line[-1]]).rstrip() + "\n")
 
 
 def _share(count: int, total: int) -> str:
@@ -183,6 +230,9 @@ def _as_json(
                 "path": row.path,
                 "tokens": dict(zip(names, row.counts, strict=True)),
                 "share": round(row.counts[0] / grand, 6) if grand else 0.0,
+                "counted_as": dict(zip(names, row.counted_as, strict=True)),
+                # A dataset's count of each line: [line, tokens] (lines from 1), per tokenizer.
+                "lines": {name: [list(pair) for pair in lines] for name, lines in zip(names, row.lines, strict=True)},
                 "budget": _budget_json(row, names),
             }
             for row in rows
@@ -205,6 +255,9 @@ def _budget_json(row: FileRow, names: list[str]) -> dict[str, Any] | None:
         "severity": row.budget.severity,
         "used": round(row.used / row.budget.max_tokens, 6),
         "over": row.over,
+        # A dataset's budget is each line's: "used" and "over" are its largest line's.
+        "per": "line" if row.per_line else "file",
+        "lines_over": [line for line, _ in row.lines_over()],
     }
 
 

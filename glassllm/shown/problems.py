@@ -270,6 +270,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "warning: {path}: {tokens:,} tokens, {over:,} over the budget of {limit:,} for {budget} ({tokenizer})",
         "aviso: {path}: {tokens_pt} tokens, {over_pt} acima do orçamento de {limit_pt} para {budget} ({tokenizer})",
     ),
+    "tokens.own_no_chat": (
+        "{path}: glassllm's own tokenizer has no chat template",
+        "{path}: o tokenizador do próprio glassllm não tem modelo de chat",
+    ),
+    "tokens.chat_as_text": (
+        "{files} chat files counted as text with {tokenizer}, which has no chat format: {reason}",
+        "{files} arquivos de chat contados como texto com {tokenizer}, que não tem formato de chat: {reason}",
+    ),
     "tokens.over": (
         "files over their budget: {files}",
         "arquivos acima do orçamento: {files}",

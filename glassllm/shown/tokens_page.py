@@ -26,16 +26,33 @@ __all__ = ["FileRow", "tokens_page"]
 @dataclass(frozen=True)
 class FileRow:
     """A counted file: its counts (one per tokenizer), and its budget with the index of the
-    tokenizer that budget is counted with."""
+    tokenizer that budget is counted with. ``lines``: a dataset's ``(line, tokens)`` per
+    tokenizer (empty for a file counted whole), whose budget applies to each line;
+    ``counted_as``: how each count was taken."""
 
     path: str
     counts: list[int]
     budget: Budget | None = None
     column: int = 0
+    lines: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
+    counted_as: list[str] = field(default_factory=list)  # per tokenizer: see glassllm.file_tokens.COUNTED_AS
+
+    @property
+    def per_line(self) -> bool:
+        return bool(self.lines and self.lines[self.column])
 
     @property
     def used(self) -> int:
+        """What the budget is checked against: the file's count, or its largest line's."""
+        if self.per_line:
+            return max(count for _, count in self.lines[self.column])
         return self.counts[self.column]
+
+    def lines_over(self) -> list[tuple[int, int]]:
+        """A dataset's ``(line, tokens)`` past the budget, in order."""
+        if self.budget is None or not self.per_line:
+            return []
+        return [(line, count) for line, count in self.lines[self.column] if count > self.budget.max_tokens]
 
     @property
     def over(self) -> int:

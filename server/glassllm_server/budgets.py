@@ -21,16 +21,18 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from glassllm.budgets import CONFIG_NAMES, Budget, BudgetConfig, find_budgets
+from glassllm.pipeline.any_tokenizer import AnyTokenizer
 from glassllm.shown.problems import describe
 from glassllm_server.chat_units import ChatUnit
 from glassllm_server.client import Client
+from glassllm_server.compare import ComparedTokenizer
 from glassllm_server.confinement import inside
 from glassllm_server.counted import CountedUnit
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.messages import Messages
 from glassllm_server.session import Session
 from glassllm_server.tokenizers import Tokenizers
-from glassllm_server.units import counted_units
+from glassllm_server.units import counted_units, units_with
 
 __all__ = ["AppliedBudget", "BudgetCheck", "Budgets", "budget_json", "budget_use"]
 
@@ -82,6 +84,8 @@ class Budgets:
         self._repository: dict[Path, tuple[tuple[object, ...], BudgetConfig | None]] = {}
         # Per document: the state the last check was made for, and the check.
         self._checks: dict[str, tuple[tuple[object, ...], BudgetCheck | None]] = {}
+        # Per budget tokenizer (by name): what counts documents with it (see _compared).
+        self._counting: dict[str, ComparedTokenizer] = {}
 
     def applied(self, uri: str) -> AppliedBudget | None:
         """The budget of the document ``uri``: the settings' when they give it one, else
@@ -109,11 +113,12 @@ class Budgets:
             return None
         return applied.budget.max_tokens
 
-    def check(self, document: ReadOnlyDocument, chats: Sequence[ChatUnit] | None = None) -> BudgetCheck | None:
+    async def check(self, document: ReadOnlyDocument, chats: Sequence[ChatUnit] | None = None) -> BudgetCheck | None:
         """``document``'s units against its budget (its tokens all there: see
         ``OpenDocuments.tokenized``; ``chats``: a chat document's conversations, see
         :func:`counted_units`); None without a budget, or while the tokenizer it names
-        is loading (the views are refreshed once it is ready)."""
+        is loading (the views are refreshed once it is ready). A budget's own tokenizer
+        counts a slice at a time, the event loop answering other requests in between."""
         applied = self.applied(document.uri)
         if applied is None:
             self._checks.pop(document.uri, None)
@@ -128,14 +133,31 @@ class Budgets:
         if kept is not None and kept[0] == state:
             return kept[1]
         found = None
-        if own or tokenizer is not None:
-            found = BudgetCheck(applied, tuple(counted_units(document, tokenizer, chats)))
+        if own:
+            found = BudgetCheck(applied, tuple(counted_units(document, chats)))
+        elif tokenizer is not None:
+            found = BudgetCheck(
+                applied, tuple(await units_with(document, self._compared(applied.tokenizer, tokenizer)))
+            )
         self._checks[document.uri] = (state, found)
+        return found
+
+    def _compared(self, name: str, tokenizer: AnyTokenizer) -> ComparedTokenizer:
+        """``tokenizer`` as budgets count with it, the same object while it is the same
+        tokenizer: each document's per-line counts are kept under it."""
+        found = self._counting.get(name)
+        if found is None or found.tokenizer is not tokenizer:
+            found = self._counting[name] = ComparedTokenizer(tokenizer, name)
         return found
 
     def forget(self, uri: str) -> None:
         """The document ``uri`` closed."""
         self._checks.pop(uri, None)
+
+    def forget_repository(self) -> None:
+        """A configuration file changed (the client said so): read them all again, even
+        where its time and size stayed the same."""
+        self._repository.clear()
 
     def repository(self, folder: Path) -> BudgetConfig | None:
         """The repository's budgets for the files of ``folder``, read again when a

@@ -100,6 +100,14 @@ class Client:
         """The client's answer to ``workspace/configuration``."""
         return await self._server.workspace_configuration_async(params)
 
+    async def register(self, params: types.RegistrationParams) -> None:
+        """Ask the client to register capabilities (``client/registerCapability``); a
+        refusal is logged, not raised."""
+        try:
+            await self._server.client_register_capability_async(params)
+        except Exception as error:  # the client's answer: an error response, or none before it went
+            logger.info("client/registerCapability refused: %s", error)
+
     def publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
         self._server.text_document_publish_diagnostics(params)
 

@@ -277,6 +277,17 @@ class DocumentCounts:
                 high -= 1
         return low, high, sum(filter(None, counts[low:high]))
 
+    def line_of_token(self, index: int) -> tuple[int, int]:
+        """The line token number ``index`` (0-based) of the document starts on, and how
+        many tokens start before that line, once :meth:`count_pending` is done."""
+        before = 0
+        for line, packed in enumerate(self._counts):
+            tokens = (packed or 0) & _TOKENS_MASK
+            if before + tokens > index:
+                return line, before
+            before += tokens
+        raise IndexError(index)
+
     def in_block(self, line: int) -> bool:
         """Whether line ``line`` has a count, counted in its block."""
         return self._counts[line] is not None and (self._blocks is None or self._blocks[line] is not None)

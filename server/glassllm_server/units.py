@@ -3,19 +3,24 @@ the whole document, one per line of a JSONL dataset of ``{"text": …}`` records
 document's conversations as the model receives them (its prompt, the template's tokens
 included: :class:`~glassllm_server.chat_units.ChatUnit`).
 
-:func:`counted_units` is the one place that decides, by the document's kind. A chat
+:func:`counted_units` (with the document's own tokenizer) and :func:`units_with` (with
+another) decide, by the document's kind. A chat
 document gives its own units, encoded by :class:`~glassllm_server.chat_documents.ChatDocuments`
 (off the event loop, so the caller hands them in): they count with the tokenizer in use,
 whose chat template they went through. A plain
 document counted with its own tokenizer is read from its tokens (kept up to date while
-typing); counted with another tokenizer (a budget may name one), or for a record's text
-(what a model receives is the decoded string, not its JSON source), the text is encoded
-here and each token's code-point offsets are mapped back to the document: through the
-record's escapes (:mod:`glassllm_server.json_strings`) for a record. No pygls here.
+typing); counted with another tokenizer (a budget may name one, :func:`units_with`), from
+that tokenizer's per-line counts, counted a slice at a time and carried through edits
+(:class:`CountedDocument`). A record's text (what a model receives is the decoded string,
+not its JSON source) is encoded here and each token's code-point offsets are mapped back
+to the document through the record's escapes (:mod:`glassllm_server.json_strings`).
+No pygls here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -23,12 +28,26 @@ from weakref import WeakKeyDictionary
 
 from glassllm.file_tokens import counting_kind
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm_server.compare import ComparedTokenizer, DocumentCounts
 from glassllm_server.counted import CountedUnit
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.json_strings import JsonString, JsonTextError, parse_json
 from glassllm_server.positions import Point
 
-__all__ = ["DocumentUnit", "TextUnit", "counted_units", "record_unit", "record_units", "whole_document"]
+__all__ = [
+    "CountedDocument",
+    "DocumentUnit",
+    "TextUnit",
+    "count_document",
+    "counted_units",
+    "record_unit",
+    "record_units",
+    "units_with",
+]
+
+# Counting a document with another tokenizer (a budget's) gives the event loop back after
+# this long, as the compared tokenizers' counts do, so requests meanwhile wait about that much.
+_SLICE_SECONDS = 0.002
 
 # A record line's text encoded: its tokens' starts and ends in the text, and the string's
 # map to the line's columns (parsed as line 0); False for a line that is no record.
@@ -83,6 +102,44 @@ class DocumentUnit:
         return Point(line, span.start), Point(line, span.end)
 
 
+class CountedDocument:
+    """The whole document counted with another tokenizer than its own, from that
+    tokenizer's per-line counts (:class:`~glassllm_server.compare.DocumentCounts`, carried
+    through edits: an edit costs the edited lines' blocks); a token's place is found by
+    tokenizing only the block that holds it."""
+
+    template_count = 0
+    first_line = 0
+
+    def __init__(self, document: ReadOnlyDocument, tokenizer: ComparedTokenizer, counts: DocumentCounts) -> None:
+        self.document, self.tokenizer, self.counts = document, tokenizer, counts
+        self.count = counts.totals(tokenizer.name).tokens
+
+    def token_range(self, index: int) -> tuple[Point, Point]:
+        lines = self.document.lines
+        line, before = self.counts.line_of_token(index)
+        first, stop = self.tokenizer.block_of(lines, line)
+        tokens = self.tokenizer.lines.block(list(lines[first:stop]), first == 0)[line - first]
+        number = index - before
+        span = tokens.spans()[number - tokens.first]
+        if tokens.crosses_lines and span.end == len(lines[line]):
+            (first_line, first_column), (last_line, last_column) = tokens.extent(number)
+            return Point(line + first_line, first_column), Point(line + last_line, last_column)
+        return Point(line, span.start), Point(line, span.end)
+
+
+async def count_document(document: ReadOnlyDocument, tokenizer: ComparedTokenizer) -> CountedDocument:
+    """``document`` counted whole with ``tokenizer``, the lines no count is kept for
+    counted a slice at a time, the event loop given back in between."""
+    counts = tokenizer.document(document)
+    while not counts.count_pending(tokenizer, document.lines, 0):
+        deadline = time.perf_counter() + _SLICE_SECONDS
+        while time.perf_counter() < deadline and not counts.count_pending(tokenizer, document.lines, 1):
+            pass
+        await asyncio.sleep(0)
+    return CountedDocument(document, tokenizer, counts)
+
+
 class TextUnit:
     """A text encoded here: its tokens' code-point offsets, placed in the document by
     ``locate`` (an offset in the text to its document point)."""
@@ -105,47 +162,39 @@ class TextUnit:
         return self.locate(self.starts[index]), self.locate(self.ends[index])
 
 
-def counted_units(
-    document: ReadOnlyDocument, tokenizer: AnyTokenizer | None = None, chats: Sequence[CountedUnit] | None = None
-) -> list[CountedUnit]:
-    """What ``document`` is counted in, with ``tokenizer`` (None: the document's own).
+def counted_units(document: ReadOnlyDocument, chats: Sequence[CountedUnit] | None = None) -> list[CountedUnit]:
+    """What ``document`` is counted in, with its own tokenizer.
 
     ``chats``: the conversations of a chat document (None for any other), which are its
-    units when it is counted with its own tokenizer; a dataset's line that holds no
-    conversation but a ``{"text": …}`` record is counted as a record. A ``.jsonl``
-    document with ``{"text": …}`` records: one unit per record line (a line that is no
-    such record, as while one is typed, gives none); otherwise the whole document, as
-    ``glassllm tokens`` counts a file.
+    units; a dataset's line that holds no conversation but a ``{"text": …}`` record is
+    counted as a record. A ``.jsonl`` document with ``{"text": …}`` records: one unit per
+    record line (a line that is no such record, as while one is typed, gives none);
+    otherwise the whole document, as ``glassllm tokens`` counts a file.
     """
     jsonl = counting_kind(document.uri) == "jsonl"
-    if chats and tokenizer is None:
+    own = document.tokenizer.tokenizer
+    if chats:
         if not jsonl:
             return list(chats)
         lines = {unit.first_line for unit in chats}
-        records = [
-            unit for unit in record_units(document, document.tokenizer.tokenizer) if unit.first_line not in lines
-        ]
+        records = [unit for unit in record_units(document, own) if unit.first_line not in lines]
         return sorted([*chats, *records], key=lambda unit: unit.first_line)
     if jsonl:
-        records = record_units(document, tokenizer or document.tokenizer.tokenizer)
+        records = record_units(document, own)
         if records:
             return records
-    return [whole_document(document, tokenizer)]
+    return [DocumentUnit(document)]
 
 
-def whole_document(document: ReadOnlyDocument, tokenizer: AnyTokenizer | None) -> CountedUnit:
-    """The whole document as one unit; its own tokens when ``tokenizer`` is None."""
-    if tokenizer is None:
-        return DocumentUnit(document)
-    spans = tokenizer.encode_spans(document.text)
-    starts = document.index.starts
-
-    def locate(offset: int) -> Point:
-        # The text's end is on the last line (``starts`` ends with the text's length).
-        line = min(bisect_right(starts, offset) - 1, len(document.lines) - 1)
-        return Point(line, offset - starts[line])
-
-    return TextUnit(tuple(span.start for span in spans), tuple(span.end for span in spans), 0, locate)
+async def units_with(document: ReadOnlyDocument, tokenizer: ComparedTokenizer) -> list[CountedUnit]:
+    """What ``document`` is counted in with another tokenizer than its own (a budget may
+    name one): a dataset's ``{"text": …}`` records (each line's encoding kept through
+    edits), else the whole document (:func:`count_document`)."""
+    if counting_kind(document.uri) == "jsonl":
+        records = record_units(document, tokenizer.tokenizer)
+        if records:
+            return records
+    return [await count_document(document, tokenizer)]
 
 
 def record_units(document: ReadOnlyDocument, tokenizer: AnyTokenizer) -> list[CountedUnit]:

@@ -11,7 +11,15 @@ import pytest
 
 from glassllm import load_tokenizer, packaged
 from glassllm.count_cache import CountCache
-from glassllm.file_tokens import LazyTokenizer, SkippedFile, count_file, count_files, find_files, read_text
+from glassllm.file_tokens import (
+    FileCount,
+    LazyTokenizer,
+    SkippedFile,
+    count_file,
+    count_files,
+    find_files,
+    read_text,
+)
 from glassllm.shown.problems import describe
 
 LLAMA3 = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "llama3" / "tokenizer.json"
@@ -165,3 +173,141 @@ def test_what_git_warns_of_while_listing_is_a_problem(tmp_path, monkeypatch):
     assert found.files == [str(tmp_path / "a.md")]
     (problem,) = found.problems
     assert str(problem) == f"{tmp_path}: git: warning: could not open directory 'closed/': Permission denied"
+
+
+# Conversations as a fine-tuning dataset writes them: a list of messages, an object with
+# messages and tools, multi-part content, text that holds special-token text.
+CHATS: list[object] = [
+    [{"role": "user", "content": "Olá, mundo 🙂"}],
+    {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": "What is "}, {"type": "text", "text": "2+2?"}]},
+            {"role": "assistant", "content": "4"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}],
+    },
+    [{"role": "user", "content": "a\u2028b <|eot_id|> end"}, {"role": "assistant", "content": ""}],
+]
+
+
+def transformers_llama3(folder: Path = LLAMA3.parent) -> object:
+    transformers = pytest.importorskip("transformers")
+    return transformers.AutoTokenizer.from_pretrained(str(folder))
+
+
+def prompt_count(hf: object, value: object) -> int:
+    """The oracle: transformers' apply_chat_template(…, tokenize=True)."""
+    messages = value["messages"] if isinstance(value, dict) else value
+    tools = value.get("tools") if isinstance(value, dict) else None
+    found = hf.apply_chat_template(messages, tools=tools, tokenize=True, return_dict=True)  # type: ignore[attr-defined]
+    return len(found["input_ids"])
+
+
+def write_chats(path: Path, values: list[object]) -> Path:
+    path.write_text("\n".join(json.dumps(value) for value in values) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_chat_dataset_counts_each_conversation_as_the_model_receives_it(tmp_path):
+    need_llama3()
+    hf = transformers_llama3()
+    llama = load_tokenizer(LLAMA3)
+    dataset = write_chats(tmp_path / "chats.jsonl", [CHATS[0], {"text": "Era uma vez"}, CHATS[1], CHATS[2]])
+    conversation = tmp_path / "one.json"
+    conversation.write_text(json.dumps(CHATS[1], indent=2), encoding="utf-8")
+    tokenizers = [LazyTokenizer(str(LLAMA3)), LazyTokenizer("pt")]
+    try:
+        counted = count_files([str(dataset), str(conversation)], tokenizers)
+    finally:
+        tokenizers[0].close()
+    expected = [(1, prompt_count(hf, CHATS[0])), (2, len(llama.encode("Era uma vez")))]
+    expected += [(3, prompt_count(hf, CHATS[1])), (4, prompt_count(hf, CHATS[2]))]
+    chats, as_text = counted.files[str(dataset)]
+    assert (chats.counted_as, chats.lines, chats.tokens) == ("chat", tuple(expected), sum(n for _, n in expected))
+    # glassllm's own tokenizer has no chat format: the file as text, as before, and why.
+    pt = packaged("pt")
+    assert (as_text.counted_as, as_text.tokens) == ("chat-as-text", len(pt.encode(dataset.read_text("utf-8"))))
+    assert "chat template" in str(tokenizers[1].chat_problem)
+    assert counted.files[str(conversation)][0] == FileCount(prompt_count(hf, CHATS[1]), "chat")
+    assert counted.counts[str(conversation)][1] == len(pt.encode(conversation.read_text("utf-8")))
+
+
+def test_what_is_no_conversation_counts_as_before(tmp_path):
+    need_llama3()
+    llama = load_tokenizer(LLAMA3)
+    chat = LazyTokenizer(str(LLAMA3))
+    neither = write_chats(tmp_path / "neither.jsonl", [CHATS[0], {"prompt": "b"}])
+    records = write_chats(tmp_path / "records.jsonl", [{"text": "a b"}, {"text": "c"}])
+    settings = tmp_path / "package.json"
+    settings.write_text('{"name": "x", "messages": 3}', encoding="utf-8")
+    try:
+        counted = count_files([str(neither), str(records), str(settings)], [chat])
+    finally:
+        chat.close()
+    assert counted.files[str(neither)] == [FileCount(len(llama.encode(neither.read_text("utf-8"))))]
+    assert (
+        counted.files[str(records)]
+        == [FileCount(3, "records", ((1, 2), (2, 1)))]
+        == [FileCount(len(llama.encode("a b")) + len(llama.encode("c")), "records", ((1, 2), (2, 1)))]
+    )
+    assert counted.files[str(settings)] == [FileCount(len(llama.encode(settings.read_text("utf-8"))))]
+
+
+def llama3_copy(folder: Path) -> Path:
+    folder.mkdir()
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (folder / name).write_bytes((LLAMA3.parent / name).read_bytes())
+    return folder / "tokenizer.json"
+
+
+def test_the_cache_key_holds_the_chat_template_so_no_stale_count_is_served(tmp_path):
+    need_llama3()
+    tokenizer = llama3_copy(tmp_path / "model")
+    dataset = write_chats(tmp_path / "chats.jsonl", CHATS)
+    cache = CountCache(tmp_path / "c.sqlite3")
+
+    def count() -> FileCount:
+        lazy = LazyTokenizer(str(tokenizer))
+        try:
+            return count_files([str(dataset)], [lazy], cache=cache).files[str(dataset)][0]
+        finally:
+            lazy.close()
+
+    first = count()
+    assert count() == first and len(cache) == 1  # served from the cache
+    # Another template beside the tokenizer: counted afresh, as transformers counts it.
+    (tokenizer.parent / "chat_template.jinja").write_text(
+        "{% for m in messages %}<|start_header_id|>{{ m.role }}: {{ m.content }}<|eot_id|>{% endfor %}",
+        encoding="utf-8",
+    )
+    changed = count()
+    hf = transformers_llama3(tokenizer.parent)
+    assert changed.lines == tuple((n, prompt_count(hf, value)) for n, value in enumerate(CHATS, 1)) != first.lines
+    # No template at all: the file as text, never the template's count kept from before.
+    (tokenizer.parent / "chat_template.jinja").unlink()
+    config = json.loads((tokenizer.parent / "tokenizer_config.json").read_text("utf-8"))
+    del config["chat_template"]
+    (tokenizer.parent / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    plain = count()
+    assert plain.counted_as == "chat-as-text"
+    assert plain.tokens == len(load_tokenizer(tokenizer).encode(dataset.read_text("utf-8")))
+
+
+def test_a_conversation_the_template_refuses_is_an_error_naming_its_line(tmp_path):
+    need_llama3()
+    tokenizer = llama3_copy(tmp_path / "model")
+    (tokenizer.parent / "chat_template.jinja").write_text(
+        "{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('no tools here') }}{% endif %}"
+        "{{ m.content }}{% endfor %}",
+        encoding="utf-8",
+    )
+    dataset = write_chats(tmp_path / "chats.jsonl", [CHATS[0], [{"role": "tool", "content": "x"}]])
+    lazy = LazyTokenizer(str(tokenizer))
+    try:
+        counted = count_files([str(dataset)], [lazy])
+    finally:
+        lazy.close()
+    assert counted.files == {}
+    (error,) = counted.errors
+    assert f"{dataset}:2" in str(error) and "no tools here" in str(error)

@@ -47,7 +47,8 @@ def new_uri(name: str = "doc", suffix: str = ".txt") -> str:
 class GlassClient(LanguageClient):
     """pytest-lsp's test client, with what :func:`start_session` negotiated: the
     ``preset`` it speaks as, the position ``encoding`` and the ``server_capabilities``;
-    ``refreshes`` counts the ``workspace/*/refresh`` requests the server sent, by method."""
+    ``refreshes`` counts the ``workspace/*/refresh`` requests the server sent, by method;
+    ``registrations`` holds the capabilities it asked to register (``client/registerCapability``)."""
 
     def __init__(self) -> None:
         # As pytest-lsp's own factory builds its client.
@@ -57,6 +58,7 @@ class GlassClient(LanguageClient):
         self.encoding = "utf-16"
         self.server_capabilities = types.ServerCapabilities()
         self.refreshes: Counter[str] = Counter()
+        self.registrations: list[types.Registration] = []
 
 
 def server_config(command: list[str] = SERVER_COMMAND, env: dict[str, str] | None = None) -> ClientServerConfig:
@@ -81,6 +83,11 @@ async def start_session(
 
         client.feature(method)(refresh)
 
+    def register(params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)
+
+    client.registrations.clear()
+    client.feature(types.CLIENT_REGISTER_CAPABILITY)(register)
     for method in (
         types.WORKSPACE_INLAY_HINT_REFRESH,
         types.WORKSPACE_CODE_LENS_REFRESH,

@@ -44,7 +44,7 @@ class TokenCountLens(Feature):
             return [_chat_lens(snapshot, line, unit, limit, messages) for line, unit in units]
         await self.session.open_documents.tokenized(document)
         messages = self.session.messages
-        check = self.budgets.check(document)
+        check = await self.budgets.check(document)
         stats = document.stats()
         budget = None
         if check is not None and len(check.units) == 1:

@@ -6,6 +6,12 @@ takes a ticket when it is sent (a push as it arrives, a pull as it is asked), an
 answer older than the settings already applied is dropped. A client that cannot be
 pulled from has its last pushed section reused by every reload. A tokenizer file the
 settings name is loaded off the event loop (see :mod:`glassllm_server.loads`).
+
+The repository's budget files (``.glassllm.toml``, ``pyproject.toml``: see
+:mod:`glassllm_server.budgets`) are configuration too: where the client can register
+watchers, the server asks it to watch them (``workspace/didChangeWatchedFiles``), and a
+change to one, saved in the editor or elsewhere, re-checks the open documents' budgets
+at once, without an edit.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from glassllm.budgets import CONFIG_NAMES
 from glassllm_server.confinement import inside
 from glassllm_server.feature import Feature, on_message
 from glassllm_server.server import GlassServer
@@ -26,6 +33,9 @@ from glassllm_server.settings import SECTION
 __all__ = ["Configuration"]
 
 logger = logging.getLogger(__name__)
+
+# The registration's ID, so that a client (and its log) can tell it apart.
+_WATCH_ID = "glassllm-budget-files"
 
 
 class Configuration(Feature):
@@ -65,6 +75,37 @@ class Configuration(Feature):
         # The ticket is taken now, not when a task gets to run: settings pushed right
         # after ``initialized`` (read in the same turn) are newer than this pull's answer.
         self.reload_later()
+        self.watch_budget_files()
+
+    def watch_budget_files(self) -> None:
+        """Ask the client to tell of changes to the budget files, where it registers
+        watchers when asked (after ``initialized``, as LSP wants); its answer is awaited
+        in a task, and a refusal only logged: the budgets are still read again when their
+        files' times change, on the next check."""
+        workspace = self.client.capabilities.workspace
+        watched = None if workspace is None else workspace.did_change_watched_files
+        if watched is None or not watched.dynamic_registration:
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
+        )
+        registration = types.Registration(
+            id=_WATCH_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+        )
+        task = asyncio.ensure_future(self.client.register(types.RegistrationParams(registrations=[registration])))
+        self.pulls.add(task)
+        task.add_done_callback(self.pulls.discard)
+
+    @on_message(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(self, params: types.DidChangeWatchedFilesParams) -> None:
+        """A budget file changed, was created or deleted: the open documents' budgets are
+        checked again now (their diagnostics pushed or refreshed, their lenses refreshed)."""
+        names = {Path(to_fs_path(change.uri) or change.uri).name for change in params.changes}
+        if not names & set(CONFIG_NAMES):
+            return
+        self.budgets.forget_repository()
+        self.session.open_documents.announce_all()
+        self.client.refresh()
 
     @on_message(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(self, params: types.DidChangeConfigurationParams) -> None:

@@ -71,7 +71,7 @@ class Diagnostics(Feature):
         # A chat document's conversations: its warnings, and what its budget counts.
         wanted = session.settings.diagnostics or self.budgets.applied(document.uri) is not None
         units = await self.chats.units(snapshot) if wanted else None
-        check = self.budgets.check(document, units)
+        check = await self.budgets.check(document, units)
         chat = None if units is None else tuple(id(unit.encoding) for unit in units)
         state = (document.revision, session.locale, session.settings.diagnostics, snapshot.encoding, chat, check)
         answer = self.answers.get(document.uri)

@@ -83,7 +83,7 @@ class TokenCount(Feature):
                 "conversations": len(units),
             }
         # A chat document's budget is checked against its prompts (see counted_units).
-        check = self.budgets.check(document, units) if span is None else None
+        check = await self.budgets.check(document, units) if span is None else None
         if check is not None:
             result["budget"] = budget_json(check, self.tokenizers.name(check.applied.tokenizer), self.session.messages)
         facts = document.tokenizer.facts

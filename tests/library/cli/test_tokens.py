@@ -106,6 +106,8 @@ def test_json_for_tools(project):
         "severity": "error",
         "used": round(long["pt"] / 50, 6),
         "over": long["pt"] - 50,
+        "per": "file",
+        "lines_over": [],
     }
     assert report["files"][1]["budget"]["over"] == 0
     assert report["total"] == {name: long[name] + short[name] for name in ("pt", "en")}
@@ -244,3 +246,82 @@ def test_a_named_pyproject_without_the_table_is_refused(project):
     assert result.returncode == 1
     assert result.stderr == "glassllm tokens: pyproject.toml: no [tool.glassllm] table to read budgets from\n"
     assert tokens(project, "short.txt").returncode == 0  # found by the search, it is simply no configuration
+
+
+LLAMA3 = Path(__file__).resolve().parents[2] / "fixtures" / "models" / "llama3" / "tokenizer.json"
+CHATS = [
+    [{"role": "user", "content": "Olá 🙂"}],
+    {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Era uma vez um gato"}]},
+    [{"role": "user", "content": "oi"}, {"role": "assistant", "content": "Olá! Como posso ajudar você hoje?"}],
+]
+
+
+def prompt_counts() -> list[int]:
+    """The oracle: transformers' apply_chat_template(…, tokenize=True) on Llama 3's template."""
+    transformers = pytest.importorskip("transformers")
+    hf = transformers.AutoTokenizer.from_pretrained(str(LLAMA3.parent))
+    counts = []
+    for value in CHATS:
+        messages = value["messages"] if isinstance(value, dict) else value
+        counts.append(len(hf.apply_chat_template(messages, tokenize=True, return_dict=True)["input_ids"]))
+    return counts
+
+
+def test_a_chat_dataset_counts_its_prompts_and_its_budget_is_each_conversations(project):
+    if not LLAMA3.is_file():
+        pytest.skip("tests/fixtures/models/llama3 is not there: run tests/fixtures/fetch_models.sh")
+    counts = prompt_counts()
+    (project / "chats.jsonl").write_text("\n".join(json.dumps(value) for value in CHATS) + "\n", encoding="utf-8")
+    limit = sorted(counts)[1]  # the largest conversation alone passes it
+    largest = counts.index(max(counts)) + 1
+    result = tokens(project, "chats.jsonl", "short.txt", "-t", str(LLAMA3), "--max-tokens", str(limit), "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    chats = next(f for f in report["files"] if f["path"] == "chats.jsonl")
+    name = str(LLAMA3)
+    assert chats["tokens"] == {name: sum(counts)} and chats["counted_as"] == {name: "chat"}
+    assert chats["lines"] == {name: [[number, count] for number, count in enumerate(counts, 1)]}
+    # The counts glassllm chat --json gives, line by line.
+    chat = subprocess.run(
+        [sys.executable, "-m", "glassllm.cli", "chat", "chats.jsonl", "-t", str(LLAMA3), "--json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    answers = [json.loads(line) for line in chat.stdout.splitlines()]
+    assert [[answer["line"], answer["count"]] for answer in answers[:-1]] == chats["lines"][name]
+    assert answers[-1]["summary"]["total"] == chats["tokens"][name]
+    budget = chats["budget"]
+    assert (budget["per"], budget["lines_over"], budget["over"]) == ("line", [largest], max(counts) - limit)
+    short = next(f for f in report["files"] if f["path"] == "short.txt")
+    assert short["counted_as"] == {name: "text"} and short["budget"]["per"] == "file"
+    assert result.stderr.splitlines() == [
+        f"chats.jsonl:{largest}: {max(counts):,} tokens, {max(counts) - limit:,} over the budget of {limit:,} "
+        f"for ** ({name})",
+        "glassllm tokens: files over their budget: 1",
+    ]
+    # The table says how each file was counted; a second run (from the cache) says the same.
+    for _ in range(2):
+        table = tokens(project, "chats.jsonl", "short.txt", "-t", str(LLAMA3))
+        assert table.returncode == 0, table.stderr
+        lines = table.stdout.splitlines()
+        assert lines[0].split()[-4:] == ["counted", "as", "budget", "file"]
+        assert lines[1].split()[0] == f"{sum(counts):,}" and "chat prompts" in lines[1] and "chats.jsonl" in lines[1]
+        assert lines[2].split()[-2:] == ["text", "short.txt"]
+
+
+def test_without_a_chat_format_chat_files_count_as_text_said_once(project):
+    for name in ("a.jsonl", "b.jsonl"):
+        (project / name).write_text("\n".join(json.dumps(value) for value in CHATS) + "\n", encoding="utf-8")
+    (project / "c.json").write_text(json.dumps(CHATS[1]), encoding="utf-8")
+    for _ in range(2):  # counted, then from the cache
+        result = tokens(project, "a.jsonl", "b.jsonl", "c.json", "--json")
+        assert result.returncode == 0, result.stderr
+        report = json.loads(result.stdout)
+        for file in report["files"]:
+            text = (project / file["path"]).read_text(encoding="utf-8")
+            assert file["tokens"] == {"pt": len(PT.encode(text))} and file["counted_as"] == {"pt": "chat-as-text"}
+        (said,) = result.stderr.splitlines()
+        assert said.startswith("glassllm tokens: 3 chat files counted as text with pt, which has no chat format: ")

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -425,3 +428,59 @@ async def test_a_chat_dataset_gets_its_budget_per_line_on_the_same_lens_as_its_c
         f"{count:,} / {limit:,}",
     ]
     await use_llama3(client)
+
+
+async def test_the_editor_and_glassllm_tokens_count_a_chat_dataset_alike(client, tmp_path: Path):
+    """Same file, same budget: the server's count of each line (its lenses), the lines it
+    marks over the budget, and ``glassllm tokens --json``'s, as CI runs it."""
+    lines = [chat_document(CONTENTS[:count])[0].replace("\n", "") for count in (3, 1, 2)]
+    lines.insert(2, json.dumps({"text": "Era uma vez 🙂 um gato"}))
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    limit = oracle(lines[3]).count  # the first line alone passes it
+    tokenizer = str(model_file("llama3"))
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "glassllm.cli", "tokens", str(path), "-t", tokenizer, "--json"]
+    done = subprocess.run(
+        [*command, "--max-tokens", str(limit)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    [file] = json.loads(done.stdout)["files"]
+    cli = {line - 1: count for line, count in file["lines"][tokenizer]}
+    await use_llama3(client, maxTokens=limit)
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="jsonl", version=1, text=path.read_text("utf-8"))
+        )
+    )
+    found = await chat_lens_or_record(client, uri)
+    editor = {lens.range.start.line: int(lens.command.title.split(" / ")[0].replace(",", "")) for lens in found}
+    assert editor == cli and file["counted_as"] == {tokenizer: "chat"}
+    over = await diagnostics_of(client, uri, "token-budget")
+    assert [item.range.start.line + 1 for item in over] == file["budget"]["lines_over"] == [1]
+    answer = await client.protocol.send_request_async("glassllm/stats", {"textDocument": {"uri": uri}})
+    assert answer.budget.tokens == max(cli.values()) == limit + file["budget"]["over"]
+    await use_llama3(client)
+
+
+async def chat_lens_or_record(client: GlassClient, uri: str) -> list[Any]:
+    """Every line's lens once each counts (a conversation's says its template's share)."""
+
+    async def counted() -> list[types.CodeLens] | None:
+        found = await lenses(client, uri)
+        ready = all(lens.command and " / " in lens.command.title for lens in found)
+        return (
+            found
+            if ready and any("template" in (lens.command.title if lens.command else "") for lens in found)
+            else None
+        )
+
+    found = await eventually(counted, 120)
+    assert found, f"no chat count within 120 s; the server said: {[shown.message for shown in client.messages]}"
+    return found

@@ -367,3 +367,43 @@ async def test_typing_in_a_record_passes_its_budget_and_deleting_comes_back(clie
     assert await settle(client, uri, 0) == []
     change_document(client, uri, 4, text)
     assert await settle(client, uri, 0) == []
+
+
+async def test_a_budget_under_another_tokenizer_is_counted_while_requests_are_answered(
+    client: GlassClient, corpus_text
+):
+    """The budget's own tokenizer counts a large document a slice at a time: a hover sent
+    while the diagnostics wait for that count is answered first, and the diagnostic is
+    still on the exact token past the budget; an edit then counts only its lines again."""
+    text = corpus_text("pt", 1_000_000)
+    spans = line_spans(EN, text)
+    limit = len(spans) - 7
+    uri = open_document(client, text, "large")
+    # Its own tokens first, with no budget: what the hovers wait on below is the budget's count.
+    await current(client, uri)
+    configure(client, {"budgets": [{"files": "*.txt", "maxTokens": limit, "tokenizer": "en"}]})
+    # Sent now, before any hover (the call writes the request; its answer comes later).
+    pending = asyncio.wrap_future(
+        client.text_document_diagnostic(types.DocumentDiagnosticParams(text_document=identifier(uri)))
+    )
+    answered = 0
+    deadline = asyncio.get_running_loop().time() + 120
+    while not pending.done() and asyncio.get_running_loop().time() < deadline:
+        await client.text_document_hover_async(
+            types.HoverParams(text_document=identifier(uri), position=types.Position(line=0, character=0))
+        )
+        answered += not pending.done()
+    report = await pending
+    assert answered >= 1, "no hover was answered while the budget's tokenizer counted"
+    assert isinstance(report, types.FullDocumentDiagnosticReport | types.RelatedFullDocumentDiagnosticReport)
+    (diagnostic,) = budget_items(client, list(report.items))
+    start, end = token_past(text, limit, EN)
+    assert diagnostic.range == range_of(text, start, end, client.encoding)
+    assert diagnostic.message == f"token {limit + 1:,} of {limit:,} — 7 over, English"
+    # Typing a word at the start: the count follows, and so does the diagnostic.
+    change_document(client, uri, 2, (types.Range(start=types.Position(0, 0), end=types.Position(0, 0)), "Olá "))
+    typed = "Olá " + text
+    start, end = token_past(typed, limit, EN)
+    over = len(line_spans(EN, typed)) - limit
+    (diagnostic,) = await settle(client, uri, 1, f"token {limit + 1:,} of {limit:,} — {over} over", timeout=60)
+    assert diagnostic.range == range_of(typed, start, end, client.encoding)

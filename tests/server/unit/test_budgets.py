@@ -5,6 +5,7 @@ outside the folders a TCP server is confined to); and the check, once per state.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -87,9 +88,9 @@ def test_a_check_is_made_once_per_state_of_the_document(tmp_path: Path):
     document = made.session.open_documents.open(
         (tmp_path / "a.txt").as_uri(), "Era uma vez um gato", 1, made.tokenizers.in_use
     )
-    first = made.budgets.check(document.snapshot())
+    first = asyncio.run(made.budgets.check(document.snapshot()))
     assert first is not None and first.largest == 8 and len(first.over()) == 1
-    assert made.budgets.check(document.snapshot()) is first
+    assert asyncio.run(made.budgets.check(document.snapshot())) is first
     document.apply_change(None, None, "Era")
-    second = made.budgets.check(document.snapshot())
+    second = asyncio.run(made.budgets.check(document.snapshot()))
     assert second is not first and second is not None and second.over() == []

@@ -5,6 +5,7 @@ another tokenizer, and each record of a ``.jsonl`` dataset through its JSON esca
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -12,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import AnyTokenizer, packaged
+from glassllm_server.compare import ComparedTokenizer
 from glassllm_server.counted import CountedUnit
 from glassllm_server.document import Document
 from glassllm_server.line_tokenizer import OwnLineTokenizer
 from glassllm_server.positions import Point
-from glassllm_server.units import DocumentUnit, TextUnit, counted_units, record_units, whole_document
+from glassllm_server.units import DocumentUnit, count_document, counted_units, record_units
 from tests.server.oracle import TRICKY
 from tests.server.unit.test_model_document import MODELS, model_road, texts, tokenizer
 
@@ -67,10 +69,10 @@ def test_the_whole_document_with_a_real_model_has_its_tokens_across_lines(name, 
 
 @settings(max_examples=40, deadline=None)
 @given(text=texts)
-def test_a_budget_s_other_tokenizer_encodes_the_text_and_places_each_token(text):
+def test_a_budget_s_other_tokenizer_counts_the_text_and_places_each_token(text):
     document = Document("file:///a.txt", text, 1, PT_ROAD)
-    unit = whole_document(document, tokenizer("llama3"))
-    assert isinstance(unit, TextUnit)
+    unit = asyncio.run(count_document(document, ComparedTokenizer(tokenizer("llama3"), "llama3")))
+    assert unit.count == len(tokenizer("llama3").encode(text))
     assert offsets(document, unit) == library_ranges(tokenizer("llama3"), text)
 
 
@@ -144,3 +146,37 @@ def test_an_edit_encodes_again_only_the_records_it_changed():
     assert [ranges(unit) for unit in after] == [ranges(unit) for unit in fresh]
     # The snapshot taken before the edit keeps its own encodings.
     assert [unit.count for unit in before] == [len(PT.encode(json.loads(line)["text"])) for line in lines]
+
+
+@pytest.mark.parametrize("name", ["en", *MODELS])
+@pytest.mark.parametrize("text", DOCUMENTS)
+def test_a_budget_s_other_tokenizer_places_each_token_of_the_tricky_documents(name, text):
+    other = packaged("en") if name == "en" else tokenizer(name)
+    document = Document("file:///a.txt", text, 1, PT_ROAD)
+    unit = asyncio.run(count_document(document, ComparedTokenizer(other, name)))
+    assert unit.count == len(other.encode(text))
+    assert offsets(document, unit) == library_ranges(other, text)
+
+
+def test_an_edit_counts_again_only_the_lines_it_changed_for_a_budget_s_tokenizer():
+    other = ComparedTokenizer(tokenizer("llama3"), "llama3")
+    counted: list[int] = []
+    count_block = other.lines.count_block
+
+    def counting(lines, at_start):  # the lines each block it counts holds
+        counted.append(len(lines))
+        return count_block(lines, at_start)
+
+    other.lines.count_block = counting  # type: ignore[method-assign]
+    lines = [f"Linha {number} de um gato que comia muito.\n" for number in range(200)]
+    document = Document("file:///a.txt", "".join(lines), 1, PT_ROAD)
+    before = asyncio.run(count_document(document.snapshot(), other))
+    assert sum(counted) == len(document.lines)  # every line once (the last, empty, too)
+    counted.clear()
+    column = lines[120].index("gato")
+    document.apply_change(Point(120, column), Point(120, column + 4), "cão")
+    after = asyncio.run(count_document(document.snapshot(), other))
+    assert 0 < sum(counted) <= 3  # the edited line's block, not the document
+    assert after.count == len(tokenizer("llama3").encode(document.text))
+    assert offsets(document, after) == library_ranges(tokenizer("llama3"), document.text)
+    assert before.count == len(tokenizer("llama3").encode("".join(lines)))
