@@ -168,6 +168,12 @@ def test_the_rows_show_the_library_s_counts_and_the_file_over_its_budget(project
     ]
     assert view.page.locator("ul.over li code").all_inner_texts() == ["docs/intro.md"]
     assert "not counted: 1 files" in view.page.locator("main").inner_text()  # image.bin
+    # Each file not counted is named with its reason, in a list that opens as the folders do.
+    skipped = view.page.locator("details.skipped")
+    assert skipped.locator("summary").inner_text() == "1 files not counted"
+    skipped.locator("summary").focus()
+    view.page.keyboard.press("Enter")
+    assert skipped.locator("li").all_inner_texts() == ["image.bin: binary (a NUL byte in its first 8,000 bytes)"]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -175,6 +181,7 @@ def test_at_a_phone_s_width_nothing_overflows_and_the_text_stays_readable(projec
     view = open_map(_map(project, "pt"), PHONE, scheme)
     view.folder("advanced/").tap()
     view.folder("notes/").tap()
+    view.page.locator("details.skipped summary").tap()
     assert "deep.md" in view.visible_names()
     overflow = view.page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, f"the page is {overflow} px wider than a phone"
