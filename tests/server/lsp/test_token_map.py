@@ -168,6 +168,27 @@ async def test_the_map_counts_what_git_lists_and_names_each_file_skipped(client:
     )
 
 
+async def test_a_folder_added_to_the_workspace_is_mapped_under_its_name(client: GlassClient, tmp_path: Path):
+    second = tmp_path / "prompts"
+    second.mkdir()
+    (second / "system.txt").write_text("Responda em português.\n", encoding="utf-8")
+    added = types.WorkspaceFolder(uri=second.as_uri(), name="prompts")
+    change = types.WorkspaceFoldersChangeEvent(added=[added], removed=[])
+    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(event=change))
+    try:
+        answer = as_dict(await token_map(client))
+        assert answer["folders"] == [str(WORKSPACE), str(second)]
+        page = Path(answer["path"]).read_text(encoding="utf-8")
+        # Two folders: each file under its folder's name.
+        assert f'<span class="name">{WORKSPACE.name}/</span>' in page and '<span class="name">prompts/</span>' in page
+        assert f"{len(PT.encode('Responda em português.' + chr(10)))} pt" in page
+        assert answer["over"] == [f"{WORKSPACE.name}/docs/intro.md"]
+    finally:
+        change = types.WorkspaceFoldersChangeEvent(added=[], removed=[added])
+        client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(event=change))
+    assert as_dict(await token_map(client))["folders"] == [str(WORKSPACE)]
+
+
 def _corpus(folder: Path, seed: int) -> None:
     """About 8 MB of text no cache has seen: some seconds of counting on two cores."""
     rng = random.Random(seed)
