@@ -111,13 +111,15 @@ def as_dict(value: Any) -> Any:
     return value
 
 
-async def new_progress(client: GlassClient, seen: set[Any], kind: type, timeout: float = 30) -> Any:
-    """The token of the progress begun since ``seen``, once it has sent a ``kind``."""
+async def new_progress(client: GlassClient, seen: set[Any], kind: type, timeout: float = 30, says: str = "") -> Any:
+    """The token of the progress begun since ``seen``, once it has sent a ``kind`` whose
+    message holds ``says``."""
 
     async def found() -> Any:
         fresh = [token for token in client.progress_reports if token not in seen]
         reports = client.progress_reports[fresh[0]] if fresh else []
-        return fresh[0] if any(isinstance(report, kind) for report in reports) else None
+        sent = [report for report in reports if isinstance(report, kind)]
+        return fresh[0] if any(says in (getattr(report, "message", "") or "") for report in sent) else None
 
     token = await eventually(found, timeout)
     assert token is not None, f"no {kind.__name__} within {timeout} s"
@@ -230,7 +232,8 @@ async def test_while_counting_the_server_answers_and_a_cancel_stops_the_child(cl
         seen = set(client.progress_reports)
         request_id = f"map-{client.preset}-{how}"
         running = token_map(client, request_id)
-        token = await new_progress(client, seen, types.WorkDoneProgressReport)
+        # The child's first report of bytes tokenized (the one before says how many files).
+        token = await new_progress(client, seen, types.WorkDoneProgressReport, says="bytes")
         assert any("glassllm_server.token_map" in command for command in _descendants(server.pid))
         # The event loop is free: a document's count comes back while the map is counted.
         uri = open_document(client, "Era uma vez", "meanwhile")
