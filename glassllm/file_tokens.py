@@ -88,6 +88,11 @@ class SkippedFile(ValueError):
         self.path, self.reason = path, reason
         with_problem(self, found)
 
+    def reason_in(self, language: str) -> str:
+        """Why it was not counted, in ``language`` (``"en"`` or ``"pt"``)."""
+        fields = self.problem.fields  # type: ignore[attr-defined]
+        return fields["reason_pt" if language == "pt" else "reason"]
+
     def __reduce__(self) -> tuple[object, ...]:
         # Rebuilt from the same arguments when a worker process sends it back.
         return (_skipped, (self.path, self.reason, self.args[0], self.problem))  # type: ignore[attr-defined]

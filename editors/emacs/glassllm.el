@@ -100,6 +100,9 @@ them, the repository's budgets apply (pyproject.toml's [tool.glassllm] or
 (defconst glassllm--browser-command "glassllm.openInBrowser"
   "The server's command that opens either page in a browser, for sharing.")
 
+(defconst glassllm--token-map-command "glassllm.tokenMap"
+  "The server's command that maps the tokens of the workspace's files.")
+
 (defconst glassllm--page-file-regexp "/glassllm/\\(?:explain\\|compare\\)-[^/]*\\.md\\'"
   "Matches the pages the server writes: they are for reading, not for tokenizing.")
 
@@ -354,6 +357,22 @@ Without a region, of the token at point.  The page is one self-contained HTML
 file in glassllm's cache folder, to hand over."
   (interactive (glassllm--region))
   (glassllm--run 'compare beg end t))
+
+;;;###autoload
+(defun glassllm-token-map ()
+  "Map the tokens of the workspace's files on a page opened in a browser.
+The server counts every text file of the workspace folders with the tokenizer
+in use, skipping what .gitignore skips, binaries and files over 10 MB (the page
+lists those), and writes one self-contained HTML page to glassllm's cache
+folder: the folder tree sized by tokens, each file's count, share and budget."
+  (interactive)
+  (unless (glassllm--connected-p)
+    (user-error "No glassllm server in this buffer (see `glassllm-mode')"))
+  (let ((command `(:command ,glassllm--token-map-command :arguments [])))
+    (if (eq glassllm--registered 'eglot)
+        ;; The server opens the page itself (window/showDocument, external).
+        (eglot-execute (eglot-current-server) command)
+      (glassllm--request :workspace/executeCommand command #'glassllm--browse-page))))
 
 ;;;; The token count in the mode line
 

@@ -97,7 +97,8 @@ def run(args: argparse.Namespace, out: TextIO) -> None:
         out.write(json.dumps(_as_json(rows, names, counted, found.ignored, config), ensure_ascii=False) + "\n")
     if args.html_page:
         language = args.lang or locale
-        page = tokens_page(rows, names, language, skipped=len(counted.skipped), ignored=found.ignored)
+        skipped = [(_shown(file.path), file.reason_in(language)) for file in counted.skipped]
+        page = tokens_page(rows, names, language, skipped=skipped, ignored=found.ignored)
         Path(args.html_page).write_text(page, encoding="utf-8")
         out.write(f"{args.html_page}: tokens page ({language}), open it in a browser\n")
     if not args.json and not args.html_page:

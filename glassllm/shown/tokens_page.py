@@ -5,13 +5,15 @@ tokenizer, its share of the total and its budget's use; the files over their bud
 listed first. As the other pages (:mod:`glassllm.shown.html_page`): one file, a
 Content-Security-Policy that forbids every request, light and dark schemes, English or
 Portuguese. It needs no script: folders are ``<details>`` elements, which a keyboard
-(Tab, Enter) and a screen reader open and close, and the rows wrap on a phone.
+(Tab, Enter) and a screen reader open and close, and the rows wrap on a phone. The files
+not counted are listed, each with its reason, in one more such element.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from string import Template
@@ -75,6 +77,7 @@ _WORDS = {
         "summary": "{files} files · {tokens} tokens ({tokenizer})",
         "skipped": "not counted: {skipped} files (binary, not UTF-8, too large or not regular); "
         "{ignored} entries skipped by .gitignore",
+        "not_counted": "{skipped} files not counted",
         "totals": "Totals",
         "tokenizer": "tokenizer",
         "tokens": "tokens",
@@ -95,6 +98,7 @@ _WORDS = {
         "summary": "{files} arquivos · {tokens} tokens ({tokenizer})",
         "skipped": "não contados: {skipped} arquivos (binários, não UTF-8, grandes demais ou não comuns); "
         "{ignored} entradas ignoradas pelo .gitignore",
+        "not_counted": "{skipped} arquivos não contados",
         "totals": "Totais",
         "tokenizer": "tokenizador",
         "tokens": "tokens",
@@ -214,9 +218,25 @@ def _over(rows: list[FileRow], names: list[str], words: _Words) -> str:
     return f'<ul class="over">{"".join(items)}</ul>'
 
 
-def tokens_page(rows: list[FileRow], names: list[str], language: str, *, skipped: int = 0, ignored: int = 0) -> str:
+def _not_counted(skipped: Sequence[tuple[str, str]], words: _Words) -> str:
+    if not skipped:
+        return ""
+    items = "".join(f"<li><code>{escape(path)}</code>: {escape(reason)}</li>" for path, reason in skipped)
+    summary = f'<summary class="row"><span class="name">{words("not_counted", skipped=words.integer(len(skipped)))}'
+    return f'<details class="skipped">{summary}</span></summary><ul class="files">{items}</ul></details>'
+
+
+def tokens_page(
+    rows: list[FileRow],
+    names: list[str],
+    language: str,
+    *,
+    skipped: Sequence[tuple[str, str]] = (),
+    ignored: int = 0,
+) -> str:
     """The page of ``rows`` counted with the tokenizers ``names`` (the first one sizes the
-    bars), in ``language`` (``"en"`` or ``"pt"``)."""
+    bars), in ``language`` (``"en"`` or ``"pt"``); ``skipped``: each file not counted and
+    why, in that language; ``ignored``: the entries ``.gitignore`` skipped."""
     words = _Words(language)
     total = sum(row.counts[0] for row in rows)
     totals = "".join(
@@ -230,8 +250,8 @@ def tokens_page(rows: list[FileRow], names: list[str], language: str, *, skipped
         f'<section aria-labelledby="totals"><h2 id="totals">{words("totals")}</h2><div class="scroll">'
         f'<table class="totals"><thead><tr><th scope="col">{words("tokenizer")}</th><th scope="col">'
         f"{words('tokens')}</th></tr></thead><tbody>{totals}</tbody></table></div>"
-        f'<p class="note">{words("skipped", skipped=words.integer(skipped), ignored=words.integer(ignored))}</p>'
-        "</section>"
+        f'<p class="note">{words("skipped", skipped=words.integer(len(skipped)), ignored=words.integer(ignored))}</p>'
+        f"{_not_counted(skipped, words)}</section>"
     )
     summary = words("summary", files=words.integer(len(rows)), tokens=words.integer(total), tokenizer=names[0])
     return _PAGE.substitute(
@@ -271,7 +291,7 @@ summary:focus-visible { outline: 3px solid var(--focus); outline-offset: 1px; }
 .share { flex: 0 0 8rem; font-size: .85rem; } .count { font-variant-numeric: tabular-nums; }
 .budget { font-size: .9rem; } .budget.failed { color: var(--over); font-weight: 700; }
 .budget.warned { color: var(--warn); font-weight: 700; }
-.over { padding-left: 1.25rem; } .over li { margin: .2rem 0; }
+.over, .files { padding-left: 1.25rem; } .over li, .files li { margin: .2rem 0; }
 .scroll { overflow-x: auto; } table { border-collapse: collapse; }
 th, td { padding: .25rem .6rem; border-bottom: 1px solid var(--line); text-align: left; }
 .totals td { text-align: right; font-variant-numeric: tabular-nums; }

@@ -57,6 +57,16 @@ class Client:
         window = self.capabilities.window
         return window is not None and window.show_document is not None and bool(window.show_document.support)
 
+    @property
+    def workspace_folders(self) -> list[str]:
+        """The URIs of the workspace folders open in the client, as ``initialize`` and
+        ``workspace/didChangeWorkspaceFolders`` left them (pygls keeps them)."""
+        try:
+            folders = self._server.workspace.folders
+        except RuntimeError:  # before initialize
+            return []
+        return [folder.uri for folder in folders.values()]
+
     # Messages and questions
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:

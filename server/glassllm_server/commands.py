@@ -21,6 +21,7 @@ class Command(StrEnum):
     COMPARE_TOKENIZERS = "glassllm.compareTokenizers"
     OPEN_IN_BROWSER = "glassllm.openInBrowser"
     TRAIN_TOKENIZER = "glassllm.trainTokenizer"
+    TOKEN_MAP = "glassllm.tokenMap"
 
 
 # The counts of a document or a range, with each compared tokenizer's.

@@ -329,6 +329,28 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "glassllm: cannot write the page to the cache folder {folder}: {problem}",
         "pt": "glassllm: não foi possível gravar a página na pasta de cache {folder}: {problem}",
     },
+    # The token map of the workspace (glassllm.tokenMap)
+    "map.title": {"en": "Token map of the workspace", "pt": "Mapa de tokens do espaço de trabalho"},
+    "map.listing": {"en": "Listing the files of {folders}", "pt": "Listando os arquivos de {folders}"},
+    "map.counting": {"en": "Counting {files} files", "pt": "Contando {files} arquivos"},
+    "map.progress": {"en": "{done} of {total} bytes tokenized", "pt": "{done} de {total} bytes tokenizados"},
+    "map.done": {
+        "en": "Token map: {files} files, {tokens} tokens ({tokenizer}); {skipped} files not counted.",
+        "pt": "Mapa de tokens: {files} arquivos, {tokens} tokens ({tokenizer}); {skipped} arquivos não contados.",
+    },
+    "map.cancelled": {"en": "Token map cancelled.", "pt": "Mapa de tokens cancelado."},
+    "map.no_folder": {
+        "en": "glassllm: no workspace folder is open: open a folder to map its tokens",
+        "pt": "glassllm: nenhuma pasta aberta no espaço de trabalho: abra uma pasta para mapear os seus tokens",
+    },
+    "map.failed": {
+        "en": "glassllm: cannot map the workspace's tokens: {problem}",
+        "pt": "glassllm: não é possível mapear os tokens do espaço de trabalho: {problem}",
+    },
+    "map.stopped": {
+        "en": "counting stopped (exit status {status})",
+        "pt": "a contagem parou (código de saída {status})",
+    },
     # Unknown characters (diagnostics)
     "unknown.one": {
         "en": "{characters} is not in the {tokenizer} tokenizer's alphabet: it becomes {unk} (id {id}) "

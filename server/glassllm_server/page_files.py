@@ -14,10 +14,11 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
-__all__ = ["PAGES_KEPT", "cache_folder", "html_page_name", "write_html_page", "write_page"]
+__all__ = ["PAGES_KEPT", "cache_folder", "html_page_name", "tokens_page_name", "write_html_page", "write_page"]
 
 
 # Pages are written fresh each time (an editor may hold an older one open and would not
@@ -56,6 +57,15 @@ def html_page_name(kind: str, uri: str, first: tuple[int, int], last: tuple[int,
     stem = _stem(PurePosixPath(unquote(urlparse(uri).path)).name)
     where = f"{first[0] + 1}.{first[1] + 1}-{last[0] + 1}.{last[1]}"
     return f"{kind}-{stem}-{digest}-{where}.html"
+
+
+def tokens_page_name(folders: Sequence[Path]) -> str:
+    """The token map's file name for the workspace ``folders``: ``tokens-glassllm-1f0c9e2a.html``,
+    the first folder's name and a short digest of them all, so that mapping the same
+    workspace again replaces its page."""
+    digest = hashlib.sha256("\0".join(map(str, folders)).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    stem = _stem(folders[0].name) if folders else "workspace"
+    return f"tokens-{stem}-{digest}.html"
 
 
 def write_html_page(html: str, kind: str, name: str, folder: Path | None = None) -> Path:

@@ -107,6 +107,14 @@ markdown-mode hides :raw the server's Markdown :range its range as offsets)."
     (push (cons "browser_key" (symbol-name command)) report)
     (push (cons "browser_urls" (vconcat opened)) report))
   (switch-to-buffer (get-file-buffer file))
+  ;; M-x glassllm-token-map: the token map of the project, handed to `browse-url' the same way.
+  (let* ((opened nil)
+         (browse-url-browser-function (lambda (url &rest _) (push url opened)))
+         (browse-url-handlers nil))
+    (call-interactively #'glassllm-token-map)
+    (glassllm-test--wait (lambda () opened) "the token map handed to the browser")
+    (push (cons "token_map_urls" (vconcat opened)) report))
+  (switch-to-buffer (get-file-buffer file))
   ;; An edit, then a hover on the edited text.
   (let ((edit (split-string (getenv "GLASSLLM_EDIT") " ")))
     (goto-char (string-to-number (car edit)))

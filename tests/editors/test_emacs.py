@@ -211,6 +211,15 @@ def test_c_c_g_capital_e_opens_the_explanation_in_the_browser_as_one_html_page(e
     assert found == expected
 
 
+def test_m_x_glassllm_token_map_opens_the_map_of_the_project_in_the_browser(emacs):
+    (url,) = emacs["token_map_urls"]
+    path = Path(unquote(urlparse(url).path))
+    assert path.parent.name == "glassllm" and path.name.startswith("tokens-"), url
+    page = path.read_text(encoding="utf-8")
+    assert '<html lang="pt-BR">' in page and '<span class="name">conto.txt</span>' in page
+    assert f"{len(TOK.encode(TEXT)):,} pt".replace(",", ".") in page  # the file as saved
+
+
 def _count(text: str, tokenizer: Tokenizer = TOK) -> int:
     """The server's count: each line tokenized alone, its line ending included."""
     return sum(len(tokenizer.encode_spans(line)) for line in text.splitlines(keepends=True))

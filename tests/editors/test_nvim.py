@@ -398,6 +398,32 @@ def test_compare_in_browser_opens_the_html_page_with_every_tokenizer(nvim):
     assert nvim.lua(f"return vim.fn.bufexists({json.dumps(str(path))})") == 0, "the page opens outside Neovim"
 
 
+@pytest.fixture(scope="module")
+def in_repository(tmp_path_factory):
+    """A session whose file is in a git repository: the server then has a workspace folder."""
+    home = tmp_path_factory.mktemp("nvim-repository")
+    _installed(home, (PLUGIN / "example-init.lua").read_text(encoding="utf-8"))
+    subprocess.run(["git", "init", "-q", str(home / "work")], check=True, timeout=60)
+    (home / "work" / "logo.png").write_bytes(b"\x89PNG\0\0")
+    yield from _start(home)
+
+
+def test_the_token_map_of_the_workspace_opens_in_the_browser(in_repository):
+    in_repository.lua(RECORD_OPENED)
+    try:
+        in_repository.keys("<Esc>:GlassLLM token-map<CR>")
+        (uri,) = in_repository.wait_for(
+            "return _G.glassllm_opened", lambda opened: len(opened) > 0, "vim.ui.open of the page"
+        )
+    finally:
+        in_repository.lua("vim.ui.open = _G.glassllm_real_open return true")
+    path = Path(unquote(urlparse(uri).path))
+    assert path.parent == in_repository.home / "cache" / "glassllm" and path.name.startswith("tokens-work-"), uri
+    page = path.read_text(encoding="utf-8")
+    assert '<span class="name">sample.txt</span>' in page and f"{len(packaged('pt').encode(TEXT))} pt" in page
+    assert "<code>logo.png</code>: binary" in page
+
+
 def test_the_plugin_loads_from_where_a_plugin_manager_puts_it(nvim):
     found = nvim.lua(
         """

@@ -230,6 +230,14 @@ def test_2_glassllm_compare_in_browser_hands_the_html_page_to_the_browser(vim):
     assert [(html.unescape(n), int(i), html.unescape(p)) for n, i, p in found] == expected
 
 
+def test_glassllm_token_map_hands_the_map_of_the_project_folder_to_the_browser(vim):
+    path = Path(vim["token_map"])
+    assert path.parent.name == "glassllm" and path.name.startswith("tokens-"), path
+    page = path.read_text(encoding="utf-8")
+    assert '<html lang="pt-BR">' in page and '<span class="name">conto.txt</span>' in page
+    assert f"{len(TOK.encode(TEXT)):,} pt".replace(",", ".") in page  # the file as saved, before the edit
+
+
 def test_the_visual_mapping_explains_the_selection_to_the_character(vim):
     start = EDITED_FIRST.index(SELECTED[1])
     end = start + len(SELECTED[1])

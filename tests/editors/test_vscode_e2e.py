@@ -462,6 +462,18 @@ class TestTheOneStepInstall:
         ]
         assert found == expected
 
+    def test_the_command_palette_maps_the_workspace_s_tokens(self, vscode):
+        (vscode.folder / "logo.png").write_bytes(b"\x89PNG\0\0")
+        vscode.run_command("GlassLLM: Token map of the workspace")
+        # As for the comparison: in code-server the message gives the page's path.
+        toast = vscode.page.locator(".notifications-toasts", has_text="/tokens-")
+        toast.wait_for()
+        (page,) = (vscode.home / ".cache" / "glassllm").glob(f"tokens-{vscode.folder.name}-*.html")
+        assert str(page) in " ".join(toast.inner_text().split())
+        html = page.read_text(encoding="utf-8")
+        assert '<span class="name">conto.txt</span>' in html and f"{_count(TEXT)} pt" in html
+        assert "<code>logo.png</code>: binary" in html
+
     def test_the_english_tokenizer_changes_the_count(self, vscode):
         vscode.page.locator(".monaco-editor .view-lines").first.click()
         vscode.page.keyboard.press("Control+Home")

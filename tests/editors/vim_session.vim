@@ -8,7 +8,8 @@
 " ALE's preview window, the status line count before and after an edit, the pages of
 " :1GlassllmExplain, :2GlassllmCompare and the Visual mapping, the file that
 " :2GlassllmCompareInBrowser hands to the browser (GLASSLLM_VIEWER, which writes it to
-" GLASSLLM_OPENED), the count of that Visual selection, and :help glassllm.
+" GLASSLLM_OPENED), the token map :GlassllmTokenMap hands over the same way, the count of
+" that Visual selection, and :help glassllm.
 "
 " Ex mode runs no main loop: `sleep' lets jobs, channels and timers run, and the
 " TextChanged that Vim fires after an edit when it waits for a key is fired here.
@@ -92,6 +93,10 @@ try
   2GlassllmCompareInBrowser
   call s:Wait({-> filereadable($GLASSLLM_OPENED)}, 'the page handed to the browser')
   let s:report.browser = readfile($GLASSLLM_OPENED)
+  " :GlassllmTokenMap: the token map of the project folder, handed over the same way.
+  GlassllmTokenMap
+  call s:Wait({-> len(readfile($GLASSLLM_OPENED)) > 1}, 'the token map handed to the browser')
+  let s:report.token_map = readfile($GLASSLLM_OPENED)[-1]
   let [s:line, s:column, s:count] = map(split($GLASSLLM_SELECT), 'str2nr(v:val)')
   xmap <Leader>ge <Plug>(glassllm-explain)
   call cursor(s:line, s:column)

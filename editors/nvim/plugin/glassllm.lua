@@ -27,6 +27,9 @@ local actions = {
   ['compare-in-browser'] = function(command)
     require('glassllm').compare_in_browser(lines(command))
   end,
+  ['token-map'] = function()
+    require('glassllm').token_map()
+  end,
   health = function()
     vim.cmd.checkhealth('glassllm')
   end,
@@ -35,7 +38,7 @@ local actions = {
 vim.api.nvim_create_user_command('GlassLLM', function(command)
   local action = actions[command.args]
   if not action then
-    local message = 'GlassLLM: unknown action ' .. vim.inspect(command.args) .. '; use explain, compare, explain-in-browser, compare-in-browser or health'
+    local message = 'GlassLLM: unknown action ' .. vim.inspect(command.args) .. '; use explain, compare, explain-in-browser, compare-in-browser, token-map or health'
     vim.notify(message, vim.log.levels.ERROR)
     return
   end
@@ -43,7 +46,7 @@ vim.api.nvim_create_user_command('GlassLLM', function(command)
 end, {
   nargs = 1,
   range = true,
-  desc = 'GlassLLM: explain BPE merges, compare tokenizers (in the editor or a browser), or check the setup',
+  desc = 'GlassLLM: explain BPE merges, compare tokenizers (in the editor or a browser), map the workspace\'s tokens, or check the setup',
   complete = function(lead)
     return vim.tbl_filter(function(name)
       return vim.startswith(name, lead)

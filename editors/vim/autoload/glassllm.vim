@@ -293,6 +293,18 @@ function! s:RunCommand(kind, buffer, range) abort
   endif
 endfunction
 
+" :GlassllmTokenMap: the token map of the workspace (glassllm.tokenMap), through the
+" current buffer's connection, opened in the browser as the pages of a selection are.
+function! glassllm#TokenMap() abort
+  let l:buffer = bufnr('')
+  let l:params = {'command': 'glassllm.tokenMap', 'arguments': []}
+  if empty(s:AleLinter(l:buffer))
+    call s:Error(s:Text('no_linter', getbufvar(l:buffer, '&filetype')))
+  elseif !s:Request(l:buffer, 'workspace/executeCommand', l:params, function('s:OpenInBrowser'))
+    call s:Error(s:Text('not_started', string(g:glassllm_server_command)))
+  endif
+endfunction
+
 " Shows the page the server wrote for a command in a split: a Markdown buffer of its own
 " per document and kind, replaced by the next answer.
 function! s:ShowPage(kind, buffer, response) abort

@@ -26,6 +26,7 @@ command! -range -bar GlassllmExplain call glassllm#Run('explain', <line1>, <line
 command! -range -bar GlassllmCompare call glassllm#Run('compare', <line1>, <line2>)
 command! -range -bar GlassllmExplainInBrowser call glassllm#Run('explain-in-browser', <line1>, <line2>)
 command! -range -bar GlassllmCompareInBrowser call glassllm#Run('compare-in-browser', <line1>, <line2>)
+command! -bar GlassllmTokenMap call glassllm#TokenMap()
 
 " Normal mode: the token under the cursor; visual mode: the selection, to the character.
 nnoremap <silent> <Plug>(glassllm-explain) <Cmd>call glassllm#RunAtCursor('explain')<CR>

@@ -8,6 +8,7 @@ export const COMPARE_TOKENIZERS = 'glassllm.compareTokenizers';
 export const OPEN_IN_BROWSER = 'glassllm.openInBrowser';
 export const SHOW_STATS = 'glassllm.showStats';
 export const TRAIN_TOKENIZER = 'glassllm.trainTokenizer';
+export const TOKEN_MAP = 'glassllm.tokenMap';
 export const CHOOSE_TOKENIZER = 'glassllm.chooseTokenizer';
 export const STATS_REQUEST = 'glassllm/stats';
 /** Sent by the server when `glassllm/stats` would answer otherwise without an edit. */

@@ -6,7 +6,8 @@ resolve), ``code_lens``, ``code_actions``, ``semantic_tokens`` (full, delta, ran
 ``diagnostics`` (pull and push), ``highlight``, and the glassllm requests and commands:
 ``stats`` (``glassllm/stats``, ``glassllm.showStats``), ``explain``
 (``glassllm.explainMerges``), ``compare`` (``glassllm.compareTokenizers``), ``browser``
-(``glassllm.openInBrowser``), ``train`` (``glassllm.trainTokenizer``).
+(``glassllm.openInBrowser``), ``train`` (``glassllm.trainTokenizer``), ``token_map``
+(``glassllm.tokenMap``).
 :mod:`glassllm_server.feature` says what a feature is; to add one, write its class and
 add it to :data:`FEATURES`. A feature never imports another: what several of them build
 lives in the core (``compare_counts``, ``explanation``, ``pages``) or in ``render/``, and
@@ -29,6 +30,7 @@ from glassllm_server.features.hover import Hover
 from glassllm_server.features.inlay_hints import InlayHints
 from glassllm_server.features.semantic_tokens import SemanticTokens
 from glassllm_server.features.stats import TokenCount
+from glassllm_server.features.token_map import TokenMap
 from glassllm_server.features.train import TrainTokenizer
 from glassllm_server.server import GlassServer
 
@@ -49,6 +51,7 @@ FEATURES: list[type[Feature]] = [
     CompareTokenizers,
     OpenInBrowser,
     TrainTokenizer,
+    TokenMap,
 ]
 
 

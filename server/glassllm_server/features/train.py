@@ -13,13 +13,10 @@ folder (see :mod:`glassllm_server.confinement`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import signal
 import sys
 import time
-import uuid
-from asyncio.subprocess import Process
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,6 +30,7 @@ from glassllm_server.client import Client
 from glassllm_server.commands import Command
 from glassllm_server.feature import Feature, on_command
 from glassllm_server.messages import Messages
+from glassllm_server.progress import WorkProgress, relay
 from glassllm_server.protocol.errors import RequestFailed
 from glassllm_server.server import GlassServer
 from glassllm_server.session import Session
@@ -41,9 +39,6 @@ from glassllm_server.training import check_unicode
 __all__ = ["TrainTokenizer"]
 
 logger = logging.getLogger(__name__)
-
-# How often the server checks for a cancellation while the child trains quietly.
-_POLL_SECONDS = 0.05
 
 
 def _path(session: Session, value: str) -> Path:
@@ -58,50 +53,6 @@ def _path(session: Session, value: str) -> Path:
     if not path.is_absolute() and session.root_path is not None:
         path = session.root_path / path
     return path
-
-
-class _Progress:
-    """``window/workDoneProgress`` for one training run, when the client supports it."""
-
-    def __init__(self, client: Client, messages: Messages) -> None:
-        self.progress = client.progress
-        self.messages = messages
-        self.token = f"glassllm-train-{uuid.uuid4()}"
-        window = client.capabilities.window
-        self.enabled = window is not None and bool(window.work_done_progress)
-        self.ended = False
-
-    async def begin(self, message: str) -> None:
-        if not self.enabled:
-            return
-        try:
-            await self.progress.create_async(self.token)
-        except Exception:
-            logger.warning("the client refused a progress token", exc_info=True)
-            self.enabled = False
-            return
-        self.progress.begin(
-            self.token,
-            types.WorkDoneProgressBegin(
-                title=self.messages("train.title"), cancellable=True, message=message, percentage=0
-            ),
-        )
-
-    @property
-    def cancelled(self) -> bool:
-        future = self.progress.tokens.get(self.token)
-        return future is not None and future.cancelled()
-
-    def report(self, percent: int, message: str) -> None:
-        # Nothing may follow the end: the client has let the token go.
-        if self.enabled and not self.ended:
-            self.progress.report(self.token, types.WorkDoneProgressReport(percentage=percent, message=message))
-
-    def end(self, message: str) -> None:
-        if self.enabled and not self.ended:
-            self.ended = True
-            self.progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-            self.progress.tokens.pop(self.token, None)
 
 
 async def _may_replace(client: Client, messages: Messages, path: Path) -> bool:
@@ -136,10 +87,9 @@ class _Job(NamedTuple):
     inside: tuple[Path, ...] | None  # over TCP: files of a folder are read only if inside these
 
 
-async def _run(job: _Job, progress: _Progress, cancelled: Callable[[], bool]) -> dict[str, Any]:
+async def _run(job: _Job, progress: WorkProgress, messages: Messages, cancelled: Callable[[], bool]) -> dict[str, Any]:
     """Train in a child process (see :func:`glassllm_server.training.main`) and relay its
     progress; returns its last message. SIGTERM asks it to stop when ``cancelled()``."""
-    messages = progress.messages
     arguments = [str(job.vocab_size), str(job.output), "--locale", messages.locale]
     arguments += ([] if job.source is None else [str(job.source)]) + (["--replace"] if job.replace else [])
     for folder in job.inside or ():
@@ -156,7 +106,7 @@ async def _run(job: _Job, progress: _Progress, cancelled: Callable[[], bool]) ->
     try:
         if job.text is not None and child.stdin is not None:
             await _feed(child.stdin, job.text)
-        last = await _relay(child, progress, cancelled)
+        last = await relay(child, _reported(progress, messages), cancelled)
         errors = (await child.stderr.read()).decode("utf-8", "replace").strip() if child.stderr else ""
         await child.wait()
     except BaseException:
@@ -182,28 +132,16 @@ async def _feed(stdin: asyncio.StreamWriter, text: str) -> None:
         pass  # the child stopped early; its last line says why
 
 
-async def _relay(child: Process, progress: _Progress, cancelled: Callable[[], bool]) -> dict[str, Any]:
-    """Read the child's JSON lines to the end, reporting progress; returns the last one."""
-    messages = progress.messages
-    stopping = False
-    last: dict[str, Any] = {}
-    if child.stdout is None:
-        return last
-    while True:
-        if cancelled() and not stopping:
-            stopping = True
-            child.terminate()
-        try:
-            line = await asyncio.wait_for(child.stdout.readline(), _POLL_SECONDS)
-        except TimeoutError:
-            continue
-        if not line:
-            return last
-        last = json.loads(line)
-        if "progress" in last:
-            done, total = last["progress"]
+def _reported(progress: WorkProgress, messages: Messages) -> Callable[[dict[str, Any]], None]:
+    """What to do with each of the child's lines: report its progress in percent of merges."""
+
+    def seen(line: dict[str, Any]) -> None:
+        if "progress" in line:
+            done, total = line["progress"]
             text_done = messages("train.progress", done=messages.integer(done), total=messages.integer(total))
             progress.report(100 if total <= 0 else done * 100 // total, text_done)
+
+    return seen
 
 
 class TrainTokenizer(Feature):
@@ -221,11 +159,11 @@ class TrainTokenizer(Feature):
         job = await self.job(source, vocab_size, output)
         if job is None:
             return {"cancelled": True, "path": str(_path(self.session, output))}
-        progress = _Progress(self.client, messages)
+        progress = WorkProgress(self.client, messages("train.title"), "train")
         await progress.begin(messages("train.reading", source=source))
         try:
             result = await _run(
-                job, progress, lambda: progress.cancelled or (request is not None and request.cancelled())
+                job, progress, messages, lambda: progress.cancelled or (request is not None and request.cancelled())
             )
         except asyncio.CancelledError:
             progress.end(messages("train.cancelled", path=job.output))
@@ -263,7 +201,7 @@ class TrainTokenizer(Feature):
         return _Job(text, source_path, vocab_size, output_path, replace, session.confined_to)
 
     def trained(
-        self, source: str, output: Path, trained: dict[str, Any], seconds: float, progress: _Progress
+        self, source: str, output: Path, trained: dict[str, Any], seconds: float, progress: WorkProgress
     ) -> dict[str, Any]:
         """End the progress, offer the new tokenizer, and answer the command."""
         messages = self.session.messages

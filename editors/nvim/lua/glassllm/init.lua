@@ -8,6 +8,7 @@ local M = {}
 local EXPLAIN_COMMAND = 'glassllm.explainMerges'
 local COMPARE_COMMAND = 'glassllm.compareTokenizers'
 local BROWSER_COMMAND = 'glassllm.openInBrowser'
+local TOKEN_MAP_COMMAND = 'glassllm.tokenMap'
 
 M.defaults = {
   -- Given ones go to vim.lsp.config('glassllm', ...) over lsp/glassllm.lua: the server
@@ -312,6 +313,22 @@ M.compare = code_action(COMPARE_COMMAND)
 M.explain_in_browser = code_action(BROWSER_COMMAND, 'explain')
 --- Open the comparison the same way.
 M.compare_in_browser = code_action(BROWSER_COMMAND, 'compare')
+
+--- Map the workspace's tokens (glassllm.tokenMap): the server counts every text file of
+--- the workspace folders, with progress ($/progress, see vim.lsp.status()), and opens the
+--- page in the browser (window/showDocument, external); an error is shown as a message.
+function M.token_map()
+  local client = glass_client(vim.api.nvim_get_current_buf())
+  if not client then
+    vim.notify('GlassLLM: no glassllm server in this buffer', vim.log.levels.ERROR)
+    return
+  end
+  client:exec_cmd({ title = 'Token map', command = TOKEN_MAP_COMMAND, arguments = {} }, nil, function(err)
+    if err then
+      vim.notify('GlassLLM: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end)
+end
 
 --- The server writes each explanation to a Markdown file and asks to show it: open it in a
 --- split beside the text instead of replacing the text in its window. lsp/glassllm.lua
