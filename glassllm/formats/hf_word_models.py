@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from glassllm.formats.added_tokens import added_flags
-from glassllm.formats.hf_bpe import added_tokens, entries, post_processor_around
+from glassllm.formats.hf_bpe import added_tokens, entries, post_processor_around, vocab_ids_valid
 from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import PreTokenizer, build_pre_tokenizer
 from glassllm.formats.metaspace import SPACE
@@ -507,7 +507,7 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         byte_fallback = bool(model.get("byte_fallback"))
         return HFUnigram(source, pieces, unk_id, stages, decoder, byte_fallback=byte_fallback, **options)
     vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
+    if not isinstance(vocab, dict) or not vocab_ids_valid(vocab):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
     unk = str(model.get("unk_token", "[UNK]" if model["type"] == "WordPiece" else "<unk>"))
     if model["type"] == "WordLevel":
