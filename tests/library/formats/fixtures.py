@@ -237,7 +237,8 @@ def large_bpe_file(path: Path, entries: int, longest: int = 30) -> Path:
     """A byte-level BPE tokenizer.json of ``entries`` vocabulary entries written to
     ``path`` by HF's own writer, as the largest vocabularies ship: every entry past the
     256 bytes and 784 two-letter pieces is one of the last thousand pieces of at most
-    ``longest - 2`` characters followed by a two-letter one, merged in that order, so
+    ``longest - 2`` characters (or, once those are used up, any) followed by a
+    two-letter one, merged in that order, so
     each merge's sides and result are entries, as HF checks (``longest`` sets the file's
     size: about 90 bytes an entry at 30). Drawn from a seeded generator: the same file
     every time."""
@@ -255,8 +256,11 @@ def large_bpe_file(path: Path, entries: int, longest: int = 30) -> Path:
     while len(vocab) < entries:
         left, right = grown[-draw.randint(1, min(len(grown), 1000))], draw.choice(pairs)
         piece = left + right
-        if piece in vocab:
-            continue
+        if piece in vocab:  # the recent pieces are used up: any earlier one
+            left = draw.choice(grown)
+            piece = left + right
+            if piece in vocab:
+                continue
         vocab[piece] = len(vocab)
         merges.append((left, right))
         if len(piece) <= longest - 2:
