@@ -300,21 +300,23 @@ _BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)
 
 
 def _normalized_added(
-    path: str, tokens: list[Any], normalizer: Normalizer | None, metaspace: tuple[str, bool] | None
+    path: str, tokens: list[Any], normalizer: Normalizer | None, changing: str | None
 ) -> dict[str, int]:
     """The added tokens matched on the normalized text (``normalized``), by their content
-    normalized as HF normalizes it: with the file's normalizer."""
+    normalized as HF normalizes it: with the file's normalizer. ``changing``: the
+    pre-tokenizer (``Metaspace``, ``ByteLevel``) whose changes to the text glassllm makes
+    with the normalizer's, if any."""
     found: dict[str, int] = {}
     for token_id, flags in added_flags(tokens).items():
         if not flags.normalized:
             continue
         content = next(token["content"] for token in tokens if token.get("id") == token_id)
-        if metaspace is not None:
-            # HF matches them between the normalizer and Metaspace's own changes, which
-            # glassllm makes with the normalizer's (see WordModel._normalize).
+        if changing is not None:
+            # HF matches them between the normalizer and the pre-tokenizer's own changes,
+            # which glassllm makes with the normalizer's (see WordModel._normalize).
             raise ValueError(
                 f"{path}: the added token {content!r:.40} matched on the normalized text (normalized: true) "
-                "before a Metaspace pre-tokenizer is not supported"
+                f"before a {changing} pre-tokenizer is not supported"
             )
         if normalizer is not None:
             content = normalizer(content, [(index, index + 1) for index in range(len(content))])[0]
@@ -533,6 +535,8 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
     source = str(path)
     model = data["model"]
     stages, metaspace = _stages(source, data)
+    byte_level = isinstance(data.get("pre_tokenizer"), dict) and data["pre_tokenizer"].get("type") == "ByteLevel"
+    changing = "Metaspace" if metaspace else "ByteLevel" if byte_level else None
     specials, always = added_tokens(source, data.get("added_tokens") or [])
     options: dict[str, Any] = {
         "specials": specials,
@@ -540,9 +544,9 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         "match_specials": match_specials,
         "around": post_processor_around(source, data.get("post_processor"), {**always, **specials}),
         "metaspace": metaspace,
-        "byte_level": isinstance(data.get("pre_tokenizer"), dict) and data["pre_tokenizer"].get("type") == "ByteLevel",
+        "byte_level": byte_level,
         "added_flags": added_flags(data["added_tokens"]) if data.get("added_tokens") else {},
-        "normalized_added": _normalized_added(source, data.get("added_tokens") or [], stages[0], metaspace),
+        "normalized_added": _normalized_added(source, data.get("added_tokens") or [], stages[0], changing),
     }
     decoder = _decoder(source, data.get("decoder"))
     if model["type"] == "Unigram":

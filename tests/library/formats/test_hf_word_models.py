@@ -310,3 +310,14 @@ def test_a_byte_level_pre_tokenizer_before_each_model_is_read_as_hf_reads_it(byt
         assert [span.id for span in spans] == expected.ids, text
         assert [(span.start, span.end) for span in spans] == expected.offsets, text
         assert ours.decode(expected.ids) == oracle.decode(expected.ids), text
+
+
+def test_a_normalized_added_token_before_byte_level_is_refused_naming_it(byte_level_files, tmp_path):
+    # HF matches it between the normalizer and ByteLevel's bytes, which glassllm makes together.
+    data = json.loads(byte_level_files["WordLevel"].read_text(encoding="utf-8"))
+    token = {"id": 600, "content": "olá", "single_word": False, "lstrip": False, "rstrip": False}
+    data["added_tokens"].append({**token, "normalized": True, "special": False})
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{odd}: the added token 'olá' .* before a ByteLevel pre-tokenizer is not"):
+        load_model(odd)
