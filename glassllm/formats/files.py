@@ -40,6 +40,8 @@ __all__ = [
     "FORMAT_VERSION",
     "MAX_ENTRIES",
     "MAX_FILE_BYTES",
+    "MAX_MODEL_BYTES",
+    "MAX_MODEL_VALUES",
     "PIPE_IDLE_SECONDS",
     "TokenizerFile",
     "atomic_write_text",
@@ -47,6 +49,7 @@ __all__ = [
     "is_tokenizer_file",
     "may_replace",
     "read_tokenizer_file",
+    "too_large",
     "write_tokenizer_file",
 ]
 
@@ -56,6 +59,16 @@ FORMAT_VERSION = 1
 # about 600 MB. The two bounds keep the worst file, dense or wide, under 1 GB.
 MAX_FILE_BYTES = 32 << 20
 MAX_ENTRIES = 1 << 20
+# Real models' files (tokenizer.json, Tekken, SentencePiece .model) are read up to a larger
+# bound: the largest vocabularies, 2,000,000 entries and more, make tokenizer.json files of
+# 128 MB and up (HF writes each entry twice, in the vocabulary and as a merge, indented;
+# a Gemma-like file spends ~125 bytes an entry). In JSON, memory is bounded by the values
+# too: an array, an object, a string or a number costs Python 30 to 200 bytes for as few
+# as 2 of text, so at most MAX_MODEL_VALUES of them (a 2,000,000-entry BPE file with its
+# merges as pairs has 10 million) keep a file at both bounds under about 3 GB
+# (docs/limits.md, measured).
+MAX_MODEL_BYTES = 256 << 20
+MAX_MODEL_VALUES = 1 << 24
 # A pipe that sends nothing for this long (and stays open) is given up.
 PIPE_IDLE_SECONDS = 5.0
 
@@ -108,7 +121,7 @@ def read_bounded_bytes(path: str | Path, what: str, limit: int = MAX_FILE_BYTES)
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         if stat.S_ISREG(status.st_mode):
             if status.st_size > limit:
-                raise _too_large(path, limit, what)
+                raise too_large(path, limit, what)
             os.set_blocking(descriptor, True)
             raw = _read_file(descriptor, limit)
         elif stat.S_ISFIFO(status.st_mode):
@@ -120,11 +133,12 @@ def read_bounded_bytes(path: str | Path, what: str, limit: int = MAX_FILE_BYTES)
     finally:
         os.close(descriptor)
     if len(raw) > limit:  # a file that grew while it was read
-        raise _too_large(path, limit, what)
+        raise too_large(path, limit, what)
     return raw
 
 
-def _too_large(path: str | Path, limit: int, what: str) -> ValueError:
+def too_large(path: str | Path, limit: int, what: str) -> ValueError:
+    """The error for ``path``, a ``what`` over ``limit`` bytes."""
     return problem(ValueError, "file.too_large", path=path, megabytes=limit >> 20, what=what, what_pt=what_pt(what))
 
 
@@ -160,7 +174,7 @@ def _read_pipe(descriptor: int, limit: int, path: str | Path, what: str) -> byte
         blocks.append(block)
         size += len(block)
         if size > limit:
-            raise _too_large(path, limit, what)
+            raise too_large(path, limit, what)
     if not blocks:
         raise problem(ValueError, "file.empty_pipe", path=path)
     return b"".join(blocks)
@@ -309,9 +323,9 @@ def is_hf_tokenizer_file(path: str | Path) -> bool:
     """Whether ``path`` holds a Hugging Face ``tokenizers`` file (a JSON object with a
     ``version`` and a ``model`` object)."""
     try:
-        # Through the bounded reader too: the file is whatever sits at ``-o``. A Hugging
-        # Face file spells each piece twice (vocabulary and merges), hence the larger bound.
-        data = _parse(read_bounded(path, "Hugging Face tokenizer file", 4 * MAX_FILE_BYTES), path)
+        # Through the bounded reader too: the file is whatever sits at ``-o``, within the
+        # bound of real models' files.
+        data = _parse(read_bounded(path, "Hugging Face tokenizer file", MAX_MODEL_BYTES), path)
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and "version" in data and isinstance(data.get("model"), dict)

@@ -56,6 +56,7 @@ __all__ = [
     "entries",
     "load_hf_bpe",
     "post_processor_around",
+    "vocab_ids_valid",
 ]
 
 # ByteLevel's own pattern, when ``use_regex`` is set.
@@ -213,6 +214,12 @@ def entries(vocab: dict[str, int], specials: dict[str, int], always_matched: dic
     return entries
 
 
+def vocab_ids_valid(vocab: dict[Any, Any]) -> bool:
+    """Whether ``vocab``'s values are all non-negative integers (checked in C: a large
+    vocabulary has millions)."""
+    return not vocab or (set(map(type, vocab.values())) == {int} and min(vocab.values()) >= 0)
+
+
 def _ranks(merges: list[str]) -> dict[str, int]:
     """``"left right"`` → rank; where a pair is listed twice its first rank counts, so
     the dict is built from the end."""
@@ -351,13 +358,24 @@ def _merge_keys(path: str, raw: Any) -> list[str]:
     Llama 3's 280,147 merges fast (no pair is built until a chunk asks for it)."""
     if not isinstance(raw, list):
         raise ValueError(f"{path}: model.merges must be a list")
+    # Each check maps a C function over the list: a Python call per merge would be
+    # seconds of a 2,000,000-merge file's load.
     if raw and isinstance(raw[0], list):  # the newer format: [left, right] pairs
-        if not all(isinstance(pair, list) and len(pair) == 2 for pair in raw):
+        if set(map(type, raw)) != {list} or set(map(len, raw)) != {2}:
             raise ValueError(f"{path}: model.merges must all be [left, right] pairs")
-        raw = list(map(" ".join, raw))
-    if not all(isinstance(merge, str) for merge in raw):
+        try:
+            raw = list(map(" ".join, raw))
+        except TypeError:
+            raise ValueError(f"{path}: model.merges must be 'left right' strings or [left, right] pairs") from None
+    if not raw:
+        return []
+    if set(map(type, raw)) != {str}:
         raise ValueError(f"{path}: model.merges must be 'left right' strings or [left, right] pairs")
-    if sum(map(str.count, raw, repeat(" "))) != len(raw) or not all(map(_both_sides, raw)):
+    if (
+        set(map(str.count, raw, repeat(" "))) != {1}
+        or any(map(str.startswith, raw, repeat(" ")))
+        or any(map(str.endswith, raw, repeat(" ")))
+    ):
         bad = next(merge for merge in raw if merge.count(" ") != 1 or not _both_sides(merge))
         raise ValueError(f"{path}: the merge {bad!r:.80} is not two non-empty pieces")
     return raw
@@ -427,7 +445,7 @@ def load_hf_bpe(
             raise _unsupported(source, f"model.{option}")
     normalizer = data.get("normalizer")
     vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
+    if not isinstance(vocab, dict) or not vocab_ids_valid(vocab):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
     specials, always = added_tokens(source, data.get("added_tokens") or [])
     merges = _merge_keys(source, model.get("merges", []))

@@ -25,7 +25,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from glassllm.formats.charsmap import Charsmap
@@ -57,9 +57,34 @@ _CJK = (
 
 
 def _unicode_form(form: str, text: str, align: list[tuple[int, int]]) -> Aligned:
-    """``text`` in the Unicode form ``form``, run by run of characters it changes together."""
+    """``text`` in the Unicode form ``form``, run by run of characters it changes together.
+
+    ASCII characters are left as they are and never change what is before or after them
+    (see :func:`_segments`), so only the non-ASCII runs, each with the character before
+    it (an accent's letter), go through the search for runs."""
     if unicodedata.is_normalized(form, text):  # type: ignore[arg-type]
         return text, align
+    parts: list[str] = []
+    aligned: list[tuple[int, int]] = []
+    at = 0
+    for match in _NOT_ASCII.finditer(text):
+        start, end = max(match.start() - 1, at), match.end()
+        parts.append(text[at:start])
+        aligned.extend(align[at:start])
+        normalized, moved = _unicode_form_run(form, text[start:end], align[start:end])
+        parts.append(normalized)
+        aligned.extend(moved)
+        at = end
+    parts.append(text[at:])
+    aligned.extend(align[at:])
+    return "".join(parts), aligned
+
+
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _unicode_form_run(form: str, text: str, align: list[tuple[int, int]]) -> Aligned:
+    """:func:`_unicode_form` of a stretch of text, a run at a time."""
     parts: list[str] = []
     aligned: list[tuple[int, int]] = []
     for start, end in _segments(form, text):
@@ -86,7 +111,9 @@ def _segments(form: str, text: str) -> list[tuple[int, int]]:
     starts = [0, *(index for index in range(1, len(text)) if not unicodedata.combining(text[index])), len(text)]
     spans: list[tuple[int, int]] = []
     for start, end in itertools.pairwise(starts):
-        if spans:
+        # An ASCII character changes nothing before it: no composition takes one as its
+        # second character, and its combining class 0 stops reordering (most of a text).
+        if spans and not (end - start == 1 and text[start].isascii()):
             first, last = spans[-1]
             group, piece = text[first:last], text[start:end]
             together = unicodedata.normalize(form, group + piece)  # type: ignore[arg-type]
@@ -102,7 +129,7 @@ def _map_characters(mapping: Callable[[str], str], text: str, align: list[tuple[
     """Each character replaced by ``mapping`` of it (none, one or several), added ones
     aligned with it."""
     mapped = list(map(mapping, text))
-    if all(len(found) == 1 for found in mapped):
+    if set(map(len, mapped)) <= {1}:
         return "".join(mapped), align
     aligned = [place for found, place in zip(mapped, align, strict=True) for _ in found]
     return "".join(mapped), aligned
@@ -155,11 +182,25 @@ def _prepend(prefix: str, text: str, align: list[tuple[int, int]]) -> Aligned:
     return prefix + text, [align[0]] * len(prefix) + align
 
 
-def _is_cjk(character: str) -> bool:
+# The per-character rules below are asked about every character of every text: each
+# answer is kept (a bound: the characters of a few scripts).
+_per_character = lru_cache(maxsize=1 << 16)
+
+
+@_per_character
+def _spaced_cjk(character: str) -> str:
+    """A CJK ideograph between spaces (BERT's handle_chinese_chars), other characters as
+    they are."""
     point = ord(character)
-    return any(low <= point <= high for low, high in _CJK)
+    return f" {character} " if any(low <= point <= high for low, high in _CJK) else character
 
 
+@_per_character
+def _not_mark(character: str) -> bool:
+    return unicodedata.category(character) != "Mn"
+
+
+@_per_character
 def _bert_clean(character: str) -> str:
     """BERT's clean_text: NUL, U+FFFD and other controls go, whitespace becomes a space."""
     if character in "\t\n\r":
@@ -174,12 +215,12 @@ def _bert(spec: dict[str, Any]) -> list[Normalizer]:
     if spec.get("clean_text", True):
         steps.append(partial(_map_characters, _bert_clean))
     if spec.get("handle_chinese_chars", True):
-        steps.append(partial(_map_characters, lambda c: f" {c} " if _is_cjk(c) else c))
+        steps.append(partial(_map_characters, _spaced_cjk))
     lowercase = spec.get("lowercase", True)
     strip_accents = spec.get("strip_accents")
     if lowercase if strip_accents is None else strip_accents:
         steps.append(partial(_unicode_form, "NFD"))
-        steps.append(partial(_keep, lambda c: unicodedata.category(c) != "Mn"))
+        steps.append(partial(_keep, _not_mark))
     if lowercase:
         steps.append(_lowercase)
     return steps

@@ -4,8 +4,9 @@ and the embedding models built on it), ``WordLevel`` and ``Unigram``.
 The text goes through HF's own stages, read by :mod:`~glassllm.formats.hf_normalizers`
 (every character's place in the text as given kept, as HF keeps it) and
 :mod:`~glassllm.formats.hf_pre_tokenizers`; a ``Metaspace`` pre-tokenizer alone changes
-the text too (spaces as ``▁``, a ``▁`` before a segment, see :class:`WordModel`). Each
-chunk is then:
+the text too (spaces as ``▁``, a ``▁`` before a segment, see :class:`WordModel`), and so
+does a ``ByteLevel`` one (GPT-2's pattern cuts the text, then each chunk's UTF-8 bytes are
+GPT-2's byte characters, ``Ġ`` a space). Each chunk is then:
 
 - ``WordPiece``: cut greedily, longest match first: from each position the longest
   vocabulary entry that starts there (after the first position with the
@@ -19,23 +20,26 @@ chunk is then:
 
 ``decode`` is the file's decoder's: ``WordPiece`` (``##`` pieces joined to the piece
 before, the others after a space, with its ``cleanup`` of spaces before punctuation),
-``Metaspace`` (``▁`` as a space), or, with no decoder, HF's default: the pieces joined by
-spaces.
+``Metaspace`` (``▁`` as a space), ``ByteLevel`` (the pieces' bytes, as UTF-8), or, with no
+decoder, HF's default: the pieces joined by spaces.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from functools import partial
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from glassllm.formats.added_tokens import added_flags
-from glassllm.formats.hf_bpe import added_tokens, entries, post_processor_around
+from glassllm.formats.byte_level import BYTE_SYMBOLS, from_symbols, to_symbols
+from glassllm.formats.hf_bpe import GPT2_PATTERN, Split, added_tokens, entries, post_processor_around, vocab_ids_valid
 from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
-from glassllm.formats.hf_pre_tokenizers import PreTokenizer, build_pre_tokenizer
+from glassllm.formats.hf_pre_tokenizers import Bounds, PreTokenizer, build_pre_tokenizer
 from glassllm.formats.metaspace import SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
+from glassllm.formats.patterns import compile_pattern
 from glassllm.pipeline.tokens import as_ids
 
 __all__ = [
@@ -89,6 +93,7 @@ class WordModel(ModelTokenizer):
         decoder: Callable[[list[str]], str],
         *,
         metaspace: tuple[str, bool] | None = None,
+        byte_level: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(source, entries(vocab, options["specials"], options["always_matched"]), **options)
@@ -103,13 +108,24 @@ class WordModel(ModelTokenizer):
         # and whether a WhitespaceSplit comes before it.
         self._metaspace, self._after_words = metaspace or (None, False)
         self._segments_open = self._metaspace == "always"
+        # A ByteLevel pre-tokenizer: the model reads each chunk's UTF-8 bytes as GPT-2's
+        # printable characters, each aligned with the character it is a byte of.
+        self._byte_level = byte_level
 
     def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
-        if self._normalizer is None and self._metaspace is None:
+        if self._normalizer is None and self._metaspace is None and not self._byte_level:
             return text, None
         normalized, align = text, [(index, index + 1) for index in range(len(text))]
         if self._normalizer is not None:
             normalized, align = self._normalizer(normalized, align)
+        if self._byte_level:
+            widths = (
+                [1] * len(normalized)
+                if normalized.isascii()
+                else [len(c.encode("utf-8", "replace")) for c in normalized]
+            )
+            normalized = to_symbols(normalized)
+            align = [pair for pair, width in zip(align, widths, strict=True) for _ in range(width)]
         if self._after_words:
             normalized, align = self._prefix_words(normalized, align, at_start)
         elif self._metaspace is not None:
@@ -267,25 +283,40 @@ def _decoder(path: str, spec: Any) -> Callable[[list[str]], str]:
         return partial(_wordpiece_decoder, str(spec.get("prefix", "##")), bool(spec.get("cleanup", True)))
     if kind == "Metaspace" and spec.get("replacement", SPACE) == SPACE:
         return partial(_metaspace_decoder, spec.get("prepend_scheme", "always") != "never")
+    if kind == "ByteLevel":
+        return _byte_level_decoder
     raise ValueError(f"{path}: the decoder {kind!r} is not supported with a WordPiece, WordLevel or Unigram model")
 
 
+def _byte_level_decoder(pieces: list[str]) -> str:
+    """HF's ByteLevel decoder: each piece's bytes (GPT-2's byte characters as the bytes
+    they stand for; a piece holding any other character, its own UTF-8), joined, then
+    read as UTF-8 with U+FFFD for what is not."""
+    data = b"".join(from_symbols(piece) if set(piece) <= _BYTE_CHARACTERS else piece.encode() for piece in pieces)
+    return data.decode("utf-8", "replace")
+
+
+_BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)
+
+
 def _normalized_added(
-    path: str, tokens: list[Any], normalizer: Normalizer | None, metaspace: tuple[str, bool] | None
+    path: str, tokens: list[Any], normalizer: Normalizer | None, changing: str | None
 ) -> dict[str, int]:
     """The added tokens matched on the normalized text (``normalized``), by their content
-    normalized as HF normalizes it: with the file's normalizer."""
+    normalized as HF normalizes it: with the file's normalizer. ``changing``: the
+    pre-tokenizer (``Metaspace``, ``ByteLevel``) whose changes to the text glassllm makes
+    with the normalizer's, if any."""
     found: dict[str, int] = {}
     for token_id, flags in added_flags(tokens).items():
         if not flags.normalized:
             continue
         content = next(token["content"] for token in tokens if token.get("id") == token_id)
-        if metaspace is not None:
-            # HF matches them between the normalizer and Metaspace's own changes, which
-            # glassllm makes with the normalizer's (see WordModel._normalize).
+        if changing is not None:
+            # HF matches them between the normalizer and the pre-tokenizer's own changes,
+            # which glassllm makes with the normalizer's (see WordModel._normalize).
             raise ValueError(
                 f"{path}: the added token {content!r:.40} matched on the normalized text (normalized: true) "
-                "before a Metaspace pre-tokenizer is not supported"
+                f"before a {changing} pre-tokenizer is not supported"
             )
         if normalizer is not None:
             content = normalizer(content, [(index, index + 1) for index in range(len(content))])[0]
@@ -457,6 +488,11 @@ def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, P
     merged with the next."""
     normalizer = build_normalizer(path, data.get("normalizer"))
     spec = data.get("pre_tokenizer")
+    if isinstance(spec, dict) and spec.get("type") == "ByteLevel":
+        if spec.get("add_prefix_space"):
+            raise ValueError(f"{path}: a ByteLevel pre-tokenizer with add_prefix_space is not supported here")
+        split = Split(compile_pattern(GPT2_PATTERN), True) if spec.get("use_regex", True) else None
+        return (normalizer, partial(_byte_level_cut, split)), None
     words = False
     if isinstance(spec, dict) and spec.get("type") == "Sequence":
         parts = spec.get("pretokenizers") or []
@@ -471,6 +507,17 @@ def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, P
     if spec.get("split", True):
         cuts.append({"type": "Split", "pattern": {"String": SPACE}, "behavior": "MergedWithNext"})
     return (normalizer, build_pre_tokenizer(path, {"type": "Sequence", "pretokenizers": cuts})), (scheme, words)
+
+
+def _byte_level_cut(split: Split | None, symbols: str, bounds: Bounds) -> Bounds:
+    """A ByteLevel pre-tokenizer's chunks of ``symbols`` (the normalized text as GPT-2's
+    byte characters, see WordModel._normalize): its regex's matches in the text they
+    stand for (all of it without ``use_regex``), as bounds in the symbols."""
+    if split is None or not symbols:
+        return [(0, len(symbols))] if symbols else []
+    text = from_symbols(symbols).decode("utf-8", "replace")
+    at = [0, *accumulate(len(character.encode("utf-8", "replace")) for character in text)]
+    return [(at[start], at[end]) for start, end in split.bounds(text, 0, len(text))]
 
 
 def _unigram_pieces(path: str, model: dict[str, Any]) -> list[tuple[str, float]]:
@@ -488,6 +535,8 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
     source = str(path)
     model = data["model"]
     stages, metaspace = _stages(source, data)
+    byte_level = isinstance(data.get("pre_tokenizer"), dict) and data["pre_tokenizer"].get("type") == "ByteLevel"
+    changing = "Metaspace" if metaspace else "ByteLevel" if byte_level else None
     specials, always = added_tokens(source, data.get("added_tokens") or [])
     options: dict[str, Any] = {
         "specials": specials,
@@ -495,8 +544,9 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         "match_specials": match_specials,
         "around": post_processor_around(source, data.get("post_processor"), {**always, **specials}),
         "metaspace": metaspace,
+        "byte_level": byte_level,
         "added_flags": added_flags(data["added_tokens"]) if data.get("added_tokens") else {},
-        "normalized_added": _normalized_added(source, data.get("added_tokens") or [], stages[0], metaspace),
+        "normalized_added": _normalized_added(source, data.get("added_tokens") or [], stages[0], changing),
     }
     decoder = _decoder(source, data.get("decoder"))
     if model["type"] == "Unigram":
@@ -507,7 +557,7 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         byte_fallback = bool(model.get("byte_fallback"))
         return HFUnigram(source, pieces, unk_id, stages, decoder, byte_fallback=byte_fallback, **options)
     vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or not all(isinstance(v, int) and v >= 0 for v in vocab.values()):
+    if not isinstance(vocab, dict) or not vocab_ids_valid(vocab):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
     unk = str(model.get("unk_token", "[UNK]" if model["type"] == "WordPiece" else "<unk>"))
     if model["type"] == "WordLevel":

@@ -16,14 +16,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from glassllm.formats.files import parse_tokenizer_file, read_bounded_bytes
+from glassllm.formats.files import (
+    MAX_FILE_BYTES,
+    MAX_MODEL_BYTES,
+    MAX_MODEL_VALUES,
+    parse_tokenizer_file,
+    read_bounded_bytes,
+    too_large,
+)
 from glassllm.formats.hf_bpe import load_hf_bpe
 from glassllm.formats.hf_word_models import load_hf_word_model
 from glassllm.formats.hub import PREFIX, resolve
 from glassllm.formats.sentencepiece_bpe import is_sentencepiece, load_sentencepiece
 from glassllm.formats.tekken import is_tekken, load_tekken
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
-from glassllm.shown.problems import problem
+from glassllm.pipeline.bpe import collector_paused
+from glassllm.shown.problems import number_pt, problem
 from glassllm.tokenizer import Tokenizer
 
 __all__ = ["EXPECTED", "load_model", "model_kind", "read_model_file"]
@@ -47,7 +55,7 @@ def model_kind(data: bytes) -> str | None:
 def _recognize(data: bytes) -> tuple[str | None, object]:
     """The format of ``data`` and, for JSON, the parsed document (parsed once: a large
     ``tokenizer.json`` takes a while)."""
-    if data.lstrip()[:1] in (b"{", b"["):
+    if _is_json(data):
         try:
             parsed = json.loads(data)
         except (ValueError, UnicodeDecodeError, RecursionError):
@@ -64,11 +72,31 @@ def _recognize(data: bytes) -> tuple[str | None, object]:
 
 
 def read_model_file(path: str | Path) -> bytes:
-    """The bytes of a tokenizer file, refusing one too large to be a tokenizer; never
-    blocks for good (a FIFO no one writes to, a device: see :func:`read_bounded_bytes`)."""
-    # The library's one bound for every tokenizer file (files.MAX_FILE_BYTES, 32 MB): the
-    # largest real one here, Tekken's, is 19 MB.
-    return read_bounded_bytes(path, "tokenizer file")
+    """The bytes of a tokenizer file, refusing one too large to be a tokenizer (or, for
+    JSON, holding too many values to parse in bounded memory); never blocks for good (a
+    FIFO no one writes to, a device: see :func:`read_bounded_bytes`)."""
+    # files.MAX_MODEL_BYTES (256 MB): the largest vocabularies' tokenizer.json files are
+    # over 128 MB; glassllm's own format keeps its smaller bound (load_model).
+    data = read_bounded_bytes(path, "tokenizer file", MAX_MODEL_BYTES)
+    if _is_json(data):
+        # Every JSON value but the first follows one of these: a bound on them is a bound
+        # on the objects parsing makes (counted in C, a fraction of the parse's time).
+        values = sum(map(data.count, (b",", b":", b"[", b"{")))
+        if values > MAX_MODEL_VALUES:
+            raise problem(
+                ValueError,
+                "file.json_values",
+                path=path,
+                count=values,
+                limit=MAX_MODEL_VALUES,
+                count_pt=number_pt(values),
+                limit_pt=number_pt(MAX_MODEL_VALUES),
+            )
+    return data
+
+
+def _is_json(data: bytes) -> bool:
+    return data.lstrip()[:1] in (b"{", b"[")
 
 
 def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenizer:
@@ -83,6 +111,13 @@ def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenize
     """
     path = resolve(spec) if isinstance(spec, str) and spec.startswith(PREFIX) else Path(spec)
     data = read_model_file(path)
+    # Parsing and reading a large file allocate millions of containers, none in a cycle:
+    # the collections they would trigger are most of a 2,000,000-entry file's parse.
+    with collector_paused():
+        return _load(path, data, match_specials)
+
+
+def _load(path: Path, data: bytes, match_specials: bool) -> AnyTokenizer:
     kind, parsed = _recognize(data)
     if kind == "sentencepiece":
         return load_sentencepiece(path, data, match_specials=match_specials)
@@ -92,9 +127,11 @@ def load_model(spec: str | Path, *, match_specials: bool = False) -> AnyTokenize
         return load_hf_bpe(path, parsed, match_specials=match_specials)
     if kind == "tekken" and isinstance(parsed, dict):
         return load_tekken(path, parsed, match_specials=match_specials)
-    if kind == "glassllm" or data.lstrip()[:1] in (b"{", b"["):
+    if kind == "glassllm" or _is_json(data):
         # glassllm's own reader says what is wrong with any other JSON, from the bytes
-        # already read (a pipe cannot be read twice).
+        # already read (a pipe cannot be read twice), within its own format's bound.
+        if len(data) > MAX_FILE_BYTES:
+            raise too_large(path, MAX_FILE_BYTES, "glassllm tokenizer file")
         contents = parse_tokenizer_file(data, path)
         return Tokenizer(contents.alphabet, contents.merges, contents.merge_counts)
     raise problem(ValueError, "model.unknown_file", path=path, expected=EXPECTED, expected_pt=_EXPECTED_PT)

@@ -80,6 +80,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: {entries:,} vocabulary entries, more than the {limit:,} a tokenizer may have",
         "{path}: {entries_pt} entradas de vocabulário, mais que as {limit_pt} que um tokenizador pode ter",
     ),
+    "file.json_values": (
+        "{path}: too many JSON values for a tokenizer file ({count:,} commas, colons and brackets, at most {limit:,})",
+        "{path}: valores JSON demais para um arquivo de tokenizador ({count_pt} vírgulas, dois-pontos e colchetes,"
+        " no máximo {limit_pt})",
+    ),
     "file.nested": ("{path}: not valid JSON (nested too deeply)", "{path}: não é JSON válido (aninhado fundo demais)"),
     "file.long_number": (
         "{path}: not valid JSON (a number of more than {digits:,} digits)",
@@ -502,6 +507,7 @@ _WHAT_PT = {
     "tokenizer file": "arquivo de tokenizador",
     "corpus file": "arquivo do corpus",
     "Hugging Face tokenizer file": "arquivo de tokenizador da Hugging Face",
+    "glassllm tokenizer file": "arquivo de tokenizador do glassllm",
     "counts file": "arquivo de contagens",
     "configuration file": "arquivo de configuração",
     "text file": "arquivo de texto",

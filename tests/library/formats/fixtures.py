@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -228,5 +229,44 @@ def trained_word_model(kind: str, path: Path) -> Path:
     options = {"unk_token": unk} if kind == "Unigram" else {}
     trainer = getattr(tokenizers.trainers, f"{kind}Trainer")(vocab_size=600, special_tokens=[unk], **options)
     tokenizer.train_from_iterator(lines, trainer=trainer)
+    tokenizer.save(str(path))
+    return path
+
+
+def large_bpe_file(path: Path, entries: int, longest: int = 30) -> Path:
+    """A byte-level BPE tokenizer.json of ``entries`` vocabulary entries written to
+    ``path`` by HF's own writer, as the largest vocabularies ship: every entry past the
+    256 bytes and 784 two-letter pieces is one of the last thousand pieces of at most
+    ``longest - 2`` characters (or, once those are used up, any) followed by a
+    two-letter one, merged in that order, so
+    each merge's sides and result are entries, as HF checks (``longest`` sets the file's
+    size: about 90 bytes an entry at 30). Drawn from a seeded generator: the same file
+    every time."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    from glassllm.formats.byte_level import BYTE_SYMBOLS
+
+    draw = random.Random(29)
+    vocab = {symbol: token_id for token_id, symbol in enumerate(BYTE_SYMBOLS)}
+    letters = "abcdefghijklmnopqrstuvwxyz" + BYTE_SYMBOLS[ord(" ")] + BYTE_SYMBOLS[ord("\n")]
+    merges = [(left, right) for left in letters for right in letters]
+    pairs = [left + right for left, right in merges]
+    vocab.update(zip(pairs, range(len(vocab), len(vocab) + len(pairs)), strict=True))
+    grown = list(pairs)  # the pieces short enough to grow
+    while len(vocab) < entries:
+        left, right = grown[-draw.randint(1, min(len(grown), 1000))], draw.choice(pairs)
+        piece = left + right
+        if piece in vocab:  # the recent pieces are used up: any earlier one
+            left = draw.choice(grown)
+            piece = left + right
+            if piece in vocab:
+                continue
+        vocab[piece] = len(vocab)
+        merges.append((left, right))
+        if len(piece) <= longest - 2:
+            grown.append(piece)
+    tokenizer = Tokenizer(models.BPE(vocab, merges))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
     tokenizer.save(str(path))
     return path

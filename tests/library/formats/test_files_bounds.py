@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,9 @@ import pytest
 
 from glassllm import Tokenizer, load_tokenizer, packaged_path
 from glassllm.formats import files
+from glassllm.formats.hf_bpe import HFByteLevelBPE
+from glassllm.shown.problems import describe
+from tests.library.formats.fixtures import large_bpe_file
 
 HANG = 60  # seconds: far more than any case takes, so only a hang reaches it
 
@@ -223,3 +227,72 @@ def test_reading_a_named_path_keeps_the_documented_errors(tmp_path):
     unreadable.write_bytes(b'{"version": 1, "alphabet": ["\xe1"]}')
     with pytest.raises(ValueError, match=r"bad\.json: not UTF-8 text"):
         Tokenizer.load(unreadable)
+
+
+# Real models' files: the larger bound of files.MAX_MODEL_BYTES and MAX_MODEL_VALUES.
+
+
+def test_a_tokenizer_json_past_the_old_bound_loads_and_encodes_as_hf_reads_it(tmp_path):
+    """The largest vocabularies' files are over 32 MB (the old bound): one of 150,000
+    entries and 36 MB, written by HF, loads and gives HF's IDs (the 2,000,000-entry,
+    128 MB one is tests/benchmarks/bench_kinds.py's: generating it takes a minute)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    path = large_bpe_file(tmp_path / "tokenizer.json", 150_000, longest=100)
+    assert path.stat().st_size > 32 << 20
+    loaded = answer(lambda: load_tokenizer(path))
+    assert isinstance(loaded, HFByteLevelBPE) and loaded.vocab_size == 150_000
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    draw = random.Random(29)
+    text = "".join(draw.choice("abcdefghij klmnopqrstuvwxyz\n") for _ in range(20_000)) + " Era uma vez, ç ✓"
+    assert loaded.encode(text) == hf.encode(text, add_special_tokens=False).ids
+
+
+def test_a_model_file_over_its_size_bound_is_refused_unread(tmp_path):
+    huge = tmp_path / "tokenizer.json"
+    with open(huge, "wb") as handle:
+        handle.truncate(300 << 20)  # sparse
+    error = failure(lambda: load_tokenizer(huge))
+    assert isinstance(error, ValueError)
+    assert str(error) == f"{huge}: larger than the 256 MB a tokenizer file may have"
+
+
+def test_an_endless_pipe_stops_at_the_model_size_bound(pipe):
+    path, write_end = pipe
+
+    def write_forever() -> None:
+        block = b"[" + b"0," * (1 << 19)
+        try:
+            while True:
+                os.write(write_end, block)
+        except OSError:
+            pass  # the reader gave up and closed its end
+
+    threading.Thread(target=write_forever, daemon=True).start()
+    error = failure(lambda: load_tokenizer(path))
+    assert isinstance(error, ValueError)
+    assert str(error) == f"{path}: larger than the 256 MB a tokenizer file may have"
+
+
+def test_json_of_more_values_than_the_bound_is_refused_before_parsing(tmp_path):
+    # 36 MB and 18 million numbers: within the size bound, past the values' one.
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(b'{"model": {"vocab": [' + b"0," * 18_000_000 + b"0]}}")
+    error = failure(lambda: load_tokenizer(path))
+    assert isinstance(error, ValueError)
+    assert str(error) == (
+        f"{path}: too many JSON values for a tokenizer file"
+        " (18,000,005 commas, colons and brackets, at most 16,777,216)"
+    )
+    assert describe(error, "pt") == (
+        f"{path}: valores JSON demais para um arquivo de tokenizador (18.000.005 vírgulas, dois-pontos e colchetes,"
+        " no máximo 16.777.216)"
+    )
+
+
+def test_glassllm_s_own_format_keeps_its_bound_through_every_loader(tmp_path):
+    path = tmp_path / "tok.json"
+    path.write_bytes(b'{"version": 1, "alphabet": [], "merges": []' + b" " * (33 << 20) + b"}")
+    error = failure(lambda: load_tokenizer(path))
+    assert isinstance(error, ValueError)
+    assert str(error) == f"{path}: larger than the 32 MB a glassllm tokenizer file may have"
+    assert describe(error, "pt") == f"{path}: maior que os 32 MB que um arquivo de tokenizador do glassllm pode ter"

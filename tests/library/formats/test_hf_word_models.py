@@ -242,8 +242,11 @@ def test_glassllm_encode_reads_a_wordpiece_file(word_files):
     [
         ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": 7}}, "the normalizer 'Precompiled'"),
         ({"pre_tokenizer": {"type": "UnicodeScripts"}}, "the pre-tokenizer 'UnicodeScripts'"),
-        ({"pre_tokenizer": {"type": "ByteLevel"}}, "the pre-tokenizer 'ByteLevel'"),
-        ({"decoder": {"type": "ByteLevel"}}, "the decoder 'ByteLevel'"),
+        (
+            {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True}},
+            "a ByteLevel pre-tokenizer with add_prefix_space",
+        ),
+        ({"decoder": {"type": "CTC"}}, "the decoder 'CTC'"),
     ],
 )
 def test_what_is_not_read_is_refused_in_one_line(word_files, tmp_path, change, refused):
@@ -271,3 +274,50 @@ def test_unigram_segmentations_show_the_path_taken_and_the_next_best(word_files,
     assert len(ours.segmentations("menina")) == 2
     unknown = ours.segmentations("\u2603\u2603")[0]
     assert unknown.scores == [ours.unknown_score] * 2 and ours.encode("\u2603\u2603")[-1] == ours.unk_id
+
+
+@pytest.fixture(scope="module")
+def byte_level_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A WordPiece, WordLevel and Unigram tokenizer.json with HF's ``ByteLevel``
+    pre-tokenizer and decoder, trained by HF's own trainers on the corpora's start."""
+    folder = tmp_path_factory.mktemp("byte-level-word-models")
+    lines = (CORPORA / "pt" / "train.txt").read_text(encoding="utf-8")[:60_000].splitlines()
+    files = {}
+    for kind in ("WordPiece", "WordLevel", "Unigram"):
+        model = getattr(tokenizers.models, kind)
+        tokenizer = tokenizers.Tokenizer(model() if kind == "Unigram" else model(unk_token="[UNK]"))
+        tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tokenizer.decoder = tokenizers.decoders.ByteLevel()
+        options = {"unk_token": "[UNK]"} if kind == "Unigram" else {}
+        trainer = getattr(tokenizers.trainers, f"{kind}Trainer")(vocab_size=600, special_tokens=["[UNK]"], **options)
+        tokenizer.train_from_iterator(lines, trainer=trainer)
+        files[kind] = folder / f"{kind}.json"
+        tokenizer.save(str(files[kind]))
+    return files
+
+
+@pytest.mark.parametrize("kind", ["WordPiece", "WordLevel", "Unigram"])
+def test_a_byte_level_pre_tokenizer_before_each_model_is_read_as_hf_reads_it(byte_level_files, kind):
+    """HF cuts with GPT-2's pattern, then the model reads each chunk's UTF-8 bytes as
+    byte characters (``Ġ`` a space): a character of several bytes may be split between
+    tokens (both cover it) or be the unknown token with its space."""
+    oracle = tokenizers.Tokenizer.from_file(str(byte_level_files[kind]))
+    ours = load_model(byte_level_files[kind])
+    book = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[:20_000]
+    for text in (*book.splitlines(), *HARD, *SEED_TEXTS, "Era uma vez, ação ✓ 😀"):
+        expected = oracle.encode(text, add_special_tokens=False)
+        spans = ours.encode_spans(text)
+        assert [span.id for span in spans] == expected.ids, text
+        assert [(span.start, span.end) for span in spans] == expected.offsets, text
+        assert ours.decode(expected.ids) == oracle.decode(expected.ids), text
+
+
+def test_a_normalized_added_token_before_byte_level_is_refused_naming_it(byte_level_files, tmp_path):
+    # HF matches it between the normalizer and ByteLevel's bytes, which glassllm makes together.
+    data = json.loads(byte_level_files["WordLevel"].read_text(encoding="utf-8"))
+    token = {"id": 600, "content": "olá", "single_word": False, "lstrip": False, "rstrip": False}
+    data["added_tokens"].append({**token, "normalized": True, "special": False})
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{odd}: the added token 'olá' .* before a ByteLevel pre-tokenizer is not"):
+        load_model(odd)
