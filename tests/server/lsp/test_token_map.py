@@ -73,6 +73,8 @@ async def client(request: pytest.FixtureRequest, lsp_client: GlassClient):
     if not (WORKSPACE / ".git").exists():
         _make_workspace()
     preset, locale = request.param
+    # As an editor does: the server registers for the budget files (VS Code's preset).
+    lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)(lambda params: None)
     await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(preset),
