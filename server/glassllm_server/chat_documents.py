@@ -78,6 +78,11 @@ class ChatDocuments:
         self._encoded: OrderedDict[str, ChatUnit | None] = OrderedDict()  # by text; None: no conversation
         self._busy: dict[str, asyncio.Future[None]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # where the chat thread reports
+        session.open_documents.defer_to(self._working)
+
+    def _working(self) -> bool:
+        """Whether the chat thread encodes (or loads a format for) a request that waits."""
+        return bool(self._busy) or (self._format is not None and not self._format.done())
 
     # The one decision
 

@@ -30,7 +30,7 @@ with ``en`` too and every ``glassllm/stats`` counts the document with it).
 ``--compare-with '[]'`` measures the peer with the comparison off.
 
 Issue 30: ``--only chat`` opens a chat dataset, 10,000 conversations of four messages
-(``bench_chat.py``'s, about 6 MB of JSONL), with Llama 3's ``tokenizer.json`` and its own
+(``bench_chat.py``'s, 13.6 MB of JSONL), with Llama 3's ``tokenizer.json`` and its own
 chat template (``bash tests/fixtures/fetch_models.sh``): didOpen → the code lenses, →
 the visible 60 lines' lenses resolved (their prompts counted) and → a hover on a
 visible message, beside didOpen → the whole dataset counted (``glassllm/stats``); then
