@@ -24,7 +24,7 @@ from string import Template
 from glassllm import __version__
 from glassllm.chat import ChatEncoding, TemplatePart
 from glassllm.chat.encoding import warning_text
-from glassllm.shown.html_page import page_head
+from glassllm.shown.html_page import TOKEN_PAGE_POLICY, page_head, token_script
 from glassllm.shown.problems import Locale
 from glassllm.shown.visible import visible
 
@@ -349,59 +349,14 @@ table.parts td:nth-child(2) { font-family: ui-monospace, monospace; overflow-wra
 @media (max-width: 40rem) { body { padding: .75rem; } }
 """
 
-# Hover and focus show a token's tooltip, a tap (or Enter) pins it, Escape hides it; the
-# arrow keys, Home and End move between the tokens of one prompt.
-_SCRIPT = """
-(() => {
-  const words = JSON.parse(document.getElementById('words').textContent);
-  const tip = document.getElementById('tip');
-  let pinned = null;
-  function show(token) {
-    document.querySelectorAll('.tok.on').forEach((other) => other.classList.remove('on'));
-    token.classList.add('on');
-    const data = token.dataset;
+# The tooltip of a token: its piece and ID, and where it came from (see token_script).
+_SCRIPT = token_script("""  function contents(data) {
     const head = document.createElement('div');
     const piece = document.createElement('span'); piece.className = 'piece'; piece.textContent = data.piece;
     head.append(piece, ' · ' + words.id + ' ' + data.id);
     const from = document.createElement('p'); from.className = 'from'; from.textContent = data.source;
-    tip.replaceChildren(head, from);
-    tip.hidden = false;
-    const box = token.getBoundingClientRect();
-    const left = Math.max(8, Math.min(box.left, document.documentElement.clientWidth - tip.offsetWidth - 8));
-    tip.style.left = (left + window.scrollX) + 'px';
-    tip.style.top = (box.bottom + window.scrollY + 6) + 'px';
-  }
-  function hide() {
-    pinned = null; tip.hidden = true;
-    document.querySelectorAll('.tok.on').forEach((token) => token.classList.remove('on'));
-  }
-  document.addEventListener('mouseover', (event) => {
-    const token = event.target.closest('.tok');
-    if (token) show(token); else if (!pinned && !tip.contains(event.target)) hide();
-  });
-  document.addEventListener('focusin', (event) => {
-    const token = event.target.closest('.tok');
-    if (token) show(token);
-  });
-  document.addEventListener('click', (event) => {
-    const token = event.target.closest('.tok');
-    if (token) { pinned = token; show(token); } else if (!tip.contains(event.target)) hide();
-  });
-  document.addEventListener('keydown', (event) => {
-    const token = event.target.closest && event.target.closest('.tok');
-    if (event.key === 'Escape') { hide(); return; }
-    if (!token) return;
-    if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); pinned = token; show(token); return; }
-    const all = Array.from(token.parentElement.querySelectorAll('.tok'));
-    const at = all.indexOf(token);
-    const moves = { ArrowRight: at + 1, ArrowDown: at + 1, ArrowLeft: at - 1, ArrowUp: at - 1 };
-    const next = { ...moves, Home: 0, End: all.length - 1 }[event.key];
-    if (next !== undefined && all[next]) { event.preventDefault(); all[next].focus(); }
-  });
-})();
-"""
-
-_POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+    return [head, from];
+  }""")
 
 _PAGE = Template("""$head<body>
 <header><h1>$title</h1>$note<p class="help">$help</p></header>
@@ -419,7 +374,7 @@ def _page(words: _Words, body: str, note: str) -> str:
     # "</" cannot end the script element early: JSON allows "<\\/".
     labels = json.dumps({"id": words("id")}, ensure_ascii=False).replace("</", "<\\/")
     return _PAGE.substitute(
-        head=page_head(words.language, words("title"), _CSS, _POLICY),
+        head=page_head(words.language, words("title"), _CSS, TOKEN_PAGE_POLICY),
         title=escape(words("title")),
         note=f'<p class="note">{escape(note)}</p>' if note else "",
         help=escape(words("help")),

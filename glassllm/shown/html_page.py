@@ -25,7 +25,16 @@ from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
 from glassllm.shown.visible import visible
 from glassllm.tokenizer import UNK_ID, Tokenizer
 
-__all__ = ["LANGUAGES", "PAGES", "compare_page", "explain_page", "inspect_page", "page_head"]
+__all__ = [
+    "LANGUAGES",
+    "PAGES",
+    "TOKEN_PAGE_POLICY",
+    "compare_page",
+    "explain_page",
+    "inspect_page",
+    "page_head",
+    "token_script",
+]
 
 LANGUAGES = ("en", "pt")
 
@@ -363,29 +372,20 @@ th, td { padding: .25rem .6rem; border-bottom: 1px solid var(--line); text-align
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 """
 
-# Hover and focus show a piece's tooltip, a tap (or Enter) pins it, Escape hides it; the
-# arrow keys, Home and End move between the pieces of one text.
-_SCRIPT = """
+# Hover and focus show a token's tooltip, a tap (or Enter) pins it, Escape hides it; the
+# arrow keys, Home and End move between the tokens of one text. A page gives only what its
+# tooltip holds: a function ``contents(data)`` of a token's dataset returning the
+# tooltip's nodes (see token_script).
+_TOKEN_SCRIPT = """
 (() => {
   const words = JSON.parse(document.getElementById('words').textContent);
   const tip = document.getElementById('tip');
   let pinned = null;
-  function row(term, value) {
-    const dt = document.createElement('dt'); dt.textContent = term;
-    const dd = document.createElement('dd'); dd.textContent = value;
-    return [dt, dd];
-  }
+$contents
   function show(token) {
     document.querySelectorAll('.tok.on').forEach((other) => other.classList.remove('on'));
     token.classList.add('on');
-    const data = token.dataset;
-    const head = document.createElement('div');
-    const piece = document.createElement('span'); piece.className = 'piece'; piece.textContent = data.piece;
-    head.append(piece, ' · ' + words.id + ' ' + data.id + ' · ' + words.tokenizer + ' ' + data.tokenizer);
-    const list = document.createElement('dl');
-    list.append(...row(words.chunk + ' ' + data.chunk, data.chunkText + ' → ' + data.chunkPieces));
-    list.append(...row(words.merges, data.chain || (data.id === words.unkId ? words.unk : words.single)));
-    tip.replaceChildren(head, list);
+    tip.replaceChildren(...contents(token.dataset));
     tip.hidden = false;
     const box = token.getBoundingClientRect();
     const width = tip.offsetWidth;
@@ -423,8 +423,30 @@ _SCRIPT = """
 })();
 """
 
+
+def token_script(contents: str) -> str:
+    """The script of a page of tokens whose tooltips ``contents`` fills (see above)."""
+    return Template(_TOKEN_SCRIPT).substitute(contents=contents)
+
+
+# A piece's tooltip: its ID and tokenizer, its chunk and the merges that made it.
+_SCRIPT = token_script("""  function row(term, value) {
+    const dt = document.createElement('dt'); dt.textContent = term;
+    const dd = document.createElement('dd'); dd.textContent = value;
+    return [dt, dd];
+  }
+  function contents(data) {
+    const head = document.createElement('div');
+    const piece = document.createElement('span'); piece.className = 'piece'; piece.textContent = data.piece;
+    head.append(piece, ' · ' + words.id + ' ' + data.id + ' · ' + words.tokenizer + ' ' + data.tokenizer);
+    const list = document.createElement('dl');
+    list.append(...row(words.chunk + ' ' + data.chunk, data.chunkText + ' → ' + data.chunkPieces));
+    list.append(...row(words.merges, data.chain || (data.id === words.unkId ? words.unk : words.single)));
+    return [head, list];
+  }""")
+
 # Nothing may leave the page: no fetch, image, font or frame; only the inline style and script.
-_POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+TOKEN_PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
 _HEAD = Template("""<!DOCTYPE html>
 <html lang="$lang">
@@ -469,7 +491,7 @@ def _page(words: _Words, kind: str, body: str, note: str = "") -> str:
     # "</" cannot end the script element early: JSON allows "<\\/".
     labels_json = json.dumps(labels, ensure_ascii=False).replace("</", "<\\/")
     return _PAGE.substitute(
-        head=page_head(words.language, words(kind), _CSS, _POLICY),
+        head=page_head(words.language, words(kind), _CSS, TOKEN_PAGE_POLICY),
         title=escape(words(kind)),
         note=f'<p class="note">{escape(note)}</p>' if note else "",
         help=escape(words("help")),
