@@ -12,16 +12,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 import uuid
 from asyncio.subprocess import Process
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from lsprotocol import types
 
 from glassllm_server.client import Client
 
-__all__ = ["WorkProgress", "relay"]
+__all__ = ["ChildEnd", "WorkProgress", "relay", "run_child"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,3 +93,54 @@ async def relay(
             return last
         last = json.loads(line)
         seen(last)
+
+
+class ChildEnd(NamedTuple):
+    """How a child ended: its last JSON line, the last line of its standard error, its
+    exit status."""
+
+    last: dict[str, Any]
+    error: str
+    status: int | None
+
+
+async def run_child(
+    module: str,
+    arguments: list[str],
+    data: bytes | None,
+    seen: Callable[[dict[str, Any]], None],
+    cancelled: Callable[[], bool],
+) -> ChildEnd:
+    """Run ``python -m module arguments`` with ``data`` on its standard input (none when
+    None) and :func:`relay` its lines; the child is stopped if this is cancelled (the
+    request, or the server going)."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        module,
+        *arguments,
+        stdin=asyncio.subprocess.DEVNULL if data is None else asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        if data is not None and child.stdin is not None:
+            await _feed(child.stdin, data)
+        last = await relay(child, seen, cancelled)
+        errors = (await child.stderr.read()).decode("utf-8", "replace").strip() if child.stderr else ""
+        await child.wait()
+    except BaseException:
+        if child.returncode is None:
+            child.terminate()
+            await child.wait()
+        raise
+    return ChildEnd(last, errors.splitlines()[-1] if errors else "", child.returncode)
+
+
+async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    try:
+        stdin.write(data)
+        await stdin.drain()
+        stdin.close()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the child stopped early; its last line says why

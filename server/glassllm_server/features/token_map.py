@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from glassllm_server.feature import Feature, on_command
 from glassllm_server.messages import Messages
 from glassllm_server.page_files import cache_folder, tokens_page_name, write_html_page
 from glassllm_server.pages import show_in_browser
-from glassllm_server.progress import WorkProgress, relay
+from glassllm_server.progress import WorkProgress, run_child
 from glassllm_server.protocol.errors import RequestFailed
 from glassllm_server.token_map import counting_job, file_rows, shown_path
 
@@ -60,33 +59,12 @@ async def _count(
 ) -> dict[str, Any]:
     """Count in the child (see :mod:`glassllm_server.token_map`); its last line, or
     ``{"cancelled": True}``, or ``{"error": …}`` when it stopped without one."""
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "glassllm_server.token_map",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        if child.stdin is not None:
-            child.stdin.write(job)
-            await child.stdin.drain()
-            child.stdin.close()
-        last = await relay(child, _reported(progress, messages), cancelled)
-        errors = (await child.stderr.read()).decode("utf-8", "replace").strip() if child.stderr else ""
-        await child.wait()
-    except BaseException:
-        # The request itself was cancelled (or the server is going): stop the child.
-        if child.returncode is None:
-            child.terminate()
-            await child.wait()
-        raise
-    if "done" in last or "error" in last:
-        return last
+    end = await run_child("glassllm_server.token_map", [], job, _reported(progress, messages), cancelled)
+    if "done" in end.last or "error" in end.last:
+        return end.last
     if cancelled():
         return {"cancelled": True}
-    return {"error": errors.splitlines()[-1] if errors else messages("map.stopped", status=child.returncode)}
+    return {"error": end.error or messages("map.stopped", status=end.status)}
 
 
 class TokenMap(Feature):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +29,7 @@ from glassllm_server.client import Client
 from glassllm_server.commands import Command
 from glassllm_server.feature import Feature, on_command
 from glassllm_server.messages import Messages
-from glassllm_server.progress import WorkProgress, relay
+from glassllm_server.progress import WorkProgress, run_child
 from glassllm_server.protocol.errors import RequestFailed
 from glassllm_server.server import GlassServer
 from glassllm_server.session import Session
@@ -94,42 +93,14 @@ async def _run(job: _Job, progress: WorkProgress, messages: Messages, cancelled:
     arguments += ([] if job.source is None else [str(job.source)]) + (["--replace"] if job.replace else [])
     for folder in job.inside or ():
         arguments += ["--inside", str(folder)]
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "glassllm_server.training",
-        *arguments,
-        stdin=asyncio.subprocess.PIPE if job.text is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        if job.text is not None and child.stdin is not None:
-            await _feed(child.stdin, job.text)
-        last = await relay(child, _reported(progress, messages), cancelled)
-        errors = (await child.stderr.read()).decode("utf-8", "replace").strip() if child.stderr else ""
-        await child.wait()
-    except BaseException:
-        # The request itself was cancelled (or the server is going): stop the child.
-        if child.returncode is None:
-            child.terminate()
-            await child.wait()
-        raise
-    if not {"done", "cancelled", "error"} & set(last):
-        if cancelled() and child.returncode == -signal.SIGTERM:
+    data = None if job.text is None else job.text.encode("utf-8")
+    end = await run_child("glassllm_server.training", arguments, data, _reported(progress, messages), cancelled)
+    if not {"done", "cancelled", "error"} & set(end.last):
+        if cancelled() and end.status == -signal.SIGTERM:
             # Asked to stop before the child installed its handler: still a cancel.
             return {"cancelled": True}
-        return {"error": errors.splitlines()[-1] if errors else messages("train.stopped", status=child.returncode)}
-    return last
-
-
-async def _feed(stdin: asyncio.StreamWriter, text: str) -> None:
-    try:
-        stdin.write(text.encode("utf-8"))
-        await stdin.drain()
-        stdin.close()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the child stopped early; its last line says why
+        return {"error": end.error or messages("train.stopped", status=end.status)}
+    return end.last
 
 
 def _reported(progress: WorkProgress, messages: Messages) -> Callable[[dict[str, Any]], None]:
