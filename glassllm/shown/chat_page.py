@@ -15,16 +15,13 @@ that forbids every request, light and dark schemes, English or Portuguese, a pho
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from string import Template
 
-from glassllm import __version__
 from glassllm.chat import ChatEncoding, TemplatePart
 from glassllm.chat.encoding import warning_text
-from glassllm.shown.html_page import TOKEN_PAGE_POLICY, page_head, token_script
+from glassllm.shown.html_page import PageWords, token_page, token_script
 from glassllm.shown.problems import Locale
 from glassllm.shown.visible import visible
 
@@ -114,24 +111,6 @@ _WORDS = {
 }
 
 
-class _Words:
-    def __init__(self, language: str) -> None:
-        if language not in _WORDS:
-            raise ValueError(f"unknown page language {language!r}: use one of {', '.join(_WORDS)}")
-        self.language = language
-
-    def __call__(self, key: str, **values: object) -> str:
-        return _WORDS[self.language][key].format(**values)
-
-    def integer(self, number: int) -> str:
-        text = f"{number:,}"
-        return text.replace(",", ".") if self.language == "pt" else text
-
-    def percent(self, part: int, whole: int) -> str:
-        text = f"{100 * part / whole:.1f}%" if whole else "0%"
-        return text.replace(".", ",") if self.language == "pt" else text
-
-
 @dataclass(frozen=True)
 class ShownConversation:
     """A conversation shown in full: its encoding, its messages' roles, its line in a
@@ -144,7 +123,7 @@ class ShownConversation:
     readable: Callable[[str], str] = str
 
 
-def _part_words(part: TemplatePart, words: _Words) -> str:
+def _part_words(part: TemplatePart, words: PageWords) -> str:
     where = words("inserted") if part.line is None else f"{words('line')} {part.line}"
     return f"{words('template')}: {where} · {visible(part.text)}"
 
@@ -153,7 +132,7 @@ def _surface(text: str) -> str:
     return "⏎\n".join(map(visible, text.split("\n")))
 
 
-def _token(shown: ShownConversation, index: int, prefix: str, words: _Words) -> str:
+def _token(shown: ShownConversation, index: int, prefix: str, words: PageWords) -> str:
     """One token as a focusable span: its class says whose it is, its data and text
     alternative say its ID and source."""
     encoding = shown.encoding
@@ -189,7 +168,7 @@ def _token(shown: ShownConversation, index: int, prefix: str, words: _Words) -> 
     return f"<span {rendered}>{escape(_surface(text) if text else piece)}</span>"
 
 
-def _counts(encoding: ChatEncoding, words: _Words) -> str:
+def _counts(encoding: ChatEncoding, words: PageWords) -> str:
     template = encoding.template_count
     return words(
         "counts",
@@ -212,7 +191,7 @@ def _table(caption: str, heads: Sequence[str], rows: Sequence[Sequence[str]], ki
     )
 
 
-def _details(shown: ShownConversation, words: _Words) -> str:
+def _details(shown: ShownConversation, words: PageWords) -> str:
     """Each message's tokens, each template part's, and the warnings."""
     encoding = shown.encoding
     by_message = [0] * len(shown.roles)
@@ -240,7 +219,7 @@ def _details(shown: ShownConversation, words: _Words) -> str:
     return found + f'<p class="note">{escape(words("no_warnings"))}</p>'
 
 
-def _conversation(shown: ShownConversation, prefix: str, words: _Words) -> str:
+def _conversation(shown: ShownConversation, prefix: str, words: PageWords) -> str:
     tokens = "".join(_token(shown, index, prefix, words) for index in range(len(shown.encoding.tokens)))
     legend = "".join(
         f'<span class="key m{number % 6}">{escape(words("message", message=number, role=role))}</span>'
@@ -256,7 +235,7 @@ def _conversation(shown: ShownConversation, prefix: str, words: _Words) -> str:
 def chat_page(shown: ShownConversation, language: str, note: str = "") -> str:
     """The page of one conversation (see the module's docstring); ``note`` (plain text:
     the file and the tokenizer) goes under the title."""
-    words = _Words(language)
+    words = PageWords(_WORDS, language)
     body = (
         f'<section aria-labelledby="prompt"><h2 id="prompt">{escape(words("prompt"))}</h2>'
         f"{_conversation(shown, '', words)}</section>"
@@ -273,7 +252,7 @@ def dataset_page(
 ) -> str:
     """The page of a dataset: ``summary`` as ``glassllm chat --json`` gives it, each
     ``(line, count)``, and the conversations shown in full (see the module's docstring)."""
-    words = _Words(language)
+    words = PageWords(_WORDS, language)
     examples = int(str(summary["examples"]))
     numbers = {key: words.integer(int(str(summary[key]))) for key in ("examples", "total", "max", "p50", "p95")}
     top = f'<p class="counts">{escape(words("dataset", **numbers))}</p>'
@@ -358,28 +337,6 @@ _SCRIPT = token_script("""  function contents(data) {
     return [head, from];
   }""")
 
-_PAGE = Template("""$head<body>
-<header><h1>$title</h1>$note<p class="help">$help</p></header>
-<main>$body</main>
-<div id="tip" role="tooltip" hidden></div>
-<footer><p>$made</p></footer>
-<script type="application/json" id="words">$words</script>
-<script>$script</script>
-</body>
-</html>
-""")
 
-
-def _page(words: _Words, body: str, note: str) -> str:
-    # "</" cannot end the script element early: JSON allows "<\\/".
-    labels = json.dumps({"id": words("id")}, ensure_ascii=False).replace("</", "<\\/")
-    return _PAGE.substitute(
-        head=page_head(words.language, words("title"), _CSS, TOKEN_PAGE_POLICY),
-        title=escape(words("title")),
-        note=f'<p class="note">{escape(note)}</p>' if note else "",
-        help=escape(words("help")),
-        body=body,
-        made=escape(words("made", version=__version__)),
-        words=labels,
-        script=_SCRIPT,
-    )
+def _page(words: PageWords, body: str, note: str) -> str:
+    return token_page(words, "title", _CSS, body, note, {"id": words("id")}, _SCRIPT)

@@ -29,10 +29,12 @@ __all__ = [
     "LANGUAGES",
     "PAGES",
     "TOKEN_PAGE_POLICY",
+    "PageWords",
     "compare_page",
     "explain_page",
     "inspect_page",
     "page_head",
+    "token_page",
     "token_script",
 ]
 
@@ -109,14 +111,15 @@ _MESSAGES: dict[str, dict[str, str]] = {
 _DIFFERING_SHOWN = 50
 
 
-class _Words:
-    """The page's words and numbers in one language."""
+class PageWords:
+    """A page's words and numbers in one language, from ``table`` (each language's texts
+    by key)."""
 
-    def __init__(self, language: str) -> None:
-        if language not in _MESSAGES:
-            raise ValueError(f"unknown page language {language!r}: use one of {', '.join(LANGUAGES)}")
+    def __init__(self, table: Mapping[str, Mapping[str, str]], language: str) -> None:
+        if language not in table:
+            raise ValueError(f"unknown page language {language!r}: use one of {', '.join(table)}")
         self.language = language
-        self.messages = _MESSAGES[language]
+        self.messages = table[language]
 
     def __call__(self, key: str, **values: object) -> str:
         return self.messages[key].format(**values)
@@ -127,6 +130,10 @@ class _Words:
 
     def decimal(self, number: float) -> str:
         text = f"{number:.2f}"
+        return text.replace(".", ",") if self.language == "pt" else text
+
+    def percent(self, part: int, whole: int) -> str:
+        text = f"{100 * part / whole:.1f}%" if whole else "0%"
         return text.replace(".", ",") if self.language == "pt" else text
 
 
@@ -145,7 +152,7 @@ def _surface(text: str) -> str:
     return "⏎\n".join(map(visible, text.split("\n")))
 
 
-def _tokens(text: str, spans: list[TokenSpan], tokenizer: Tokenizer, name: str, words: _Words) -> str:
+def _tokens(text: str, spans: list[TokenSpan], tokenizer: Tokenizer, name: str, words: PageWords) -> str:
     """The text as focusable coloured pieces, each with its data and a text alternative."""
     if not spans:
         return f'<p class="note">{escape(words("empty"))}</p>'
@@ -186,7 +193,7 @@ def _tokens(text: str, spans: list[TokenSpan], tokenizer: Tokenizer, name: str, 
     return f'<p class="text" data-tokenizer="{escape(name)}">{"".join(out)}</p>'
 
 
-def _totals_table(totals: list[TokenizerTotals], words: _Words) -> str:
+def _totals_table(totals: list[TokenizerTotals], words: PageWords) -> str:
     head = "".join(
         f'<th scope="col">{escape(words(key))}</th>'
         for key in ("tokenizer", "tokens", "chunks", "characters", "chars_per_token", "unknown")
@@ -226,7 +233,7 @@ def _pieces(pieces: list[str] | tuple[str, ...]) -> str:
     return separator.join(f'<span class="pc c{i % 6}">{escape(visible(p))}</span>' for i, p in enumerate(pieces))
 
 
-def _steps(item: ChunkExplanation, words: _Words) -> str:
+def _steps(item: ChunkExplanation, words: PageWords) -> str:
     rows = [f'<li><span class="what">{escape(words("start"))}</span> {_pieces(item.characters)}</li>']
     for step in item.steps:
         seen = (
@@ -249,7 +256,7 @@ def _steps(item: ChunkExplanation, words: _Words) -> str:
     )
 
 
-def _differing(comparison: Comparison, words: _Words) -> str:
+def _differing(comparison: Comparison, words: PageWords) -> str:
     differing = comparison.most_different()
     if not differing:
         return f'<p class="note">{escape(words("same"))}</p>'
@@ -282,7 +289,7 @@ def _differing(comparison: Comparison, words: _Words) -> str:
 def inspect_page(text: str, name: str, tokenizer: Tokenizer, language: str, note: str = "") -> str:
     """The text as coloured pieces with their IDs, chunks and merges, and the totals;
     ``note`` (plain text, e.g. where the text comes from) goes under the title."""
-    words = _Words(language)
+    words = PageWords(_MESSAGES, language)
     spans = tokenizer.encode_spans(text)
     body = (
         f'<section aria-labelledby="text"><h2 id="text">{escape(words("text"))} · '
@@ -295,7 +302,7 @@ def inspect_page(text: str, name: str, tokenizer: Tokenizer, language: str, note
 def explain_page(text: str, name: str, tokenizer: Tokenizer, language: str, note: str = "") -> str:
     """The pieces, then every chunk's merge steps from its characters to its pieces;
     ``note`` as in :func:`inspect_page`."""
-    words = _Words(language)
+    words = PageWords(_MESSAGES, language)
     spans = tokenizer.encode_spans(text)
     steps = "".join(_steps(item, words) for item in tokenizer.explain(text))
     body = (
@@ -310,7 +317,7 @@ def explain_page(text: str, name: str, tokenizer: Tokenizer, language: str, note
 def compare_page(text: str, tokenizers: Mapping[str, Tokenizer], language: str, note: str = "") -> str:
     """Each tokenizer's pieces side by side, the chunks they split differently, the totals;
     ``note`` as in :func:`inspect_page`."""
-    words = _Words(language)
+    words = PageWords(_MESSAGES, language)
     comparison = compare(text, tokenizers)
     panels = "".join(
         f'<section class="panel" aria-labelledby="panel-{number}">'
@@ -485,18 +492,26 @@ _PAGE = Template("""$head<body>
 """)
 
 
-def _page(words: _Words, kind: str, body: str, note: str = "") -> str:
+def _page(words: PageWords, kind: str, body: str, note: str = "") -> str:
     labels = {key: words(key) for key in ("id", "tokenizer", "chunk", "merges", "single", "unk")}
     labels["unkId"] = str(UNK_ID)
+    return token_page(words, kind, _CSS, body, note, labels, _SCRIPT)
+
+
+def token_page(
+    words: PageWords, title: str, css: str, body: str, note: str, labels: dict[str, str], script: str
+) -> str:
+    """A whole page of tokens: its ``words(title)``, ``body``, the tooltip's ``labels``
+    and the ``script`` :func:`token_script` made."""
     # "</" cannot end the script element early: JSON allows "<\\/".
     labels_json = json.dumps(labels, ensure_ascii=False).replace("</", "<\\/")
     return _PAGE.substitute(
-        head=page_head(words.language, words(kind), _CSS, TOKEN_PAGE_POLICY),
-        title=escape(words(kind)),
+        head=page_head(words.language, words(title), css, TOKEN_PAGE_POLICY),
+        title=escape(words(title)),
         note=f'<p class="note">{escape(note)}</p>' if note else "",
         help=escape(words("help")),
         body=body,
         made=escape(words("made", version=__version__)),
         words=labels_json,
-        script=_SCRIPT,
+        script=script,
     )
