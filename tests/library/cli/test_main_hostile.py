@@ -21,9 +21,11 @@ from pathlib import Path
 import pytest
 
 from glassllm import packaged, packaged_path
+from glassllm.formats.files import MAX_MODEL_BYTES
 
 HANG = 120  # seconds: far more than any case takes on a busy machine, so only a hang reaches it
 CLI = [sys.executable, "-m", "glassllm.cli"]
+MODEL_MB = MAX_MODEL_BYTES >> 20  # the bound on a real model's file, in the messages
 # Linux counts the memory a process had when it forked into its child's peak: a command
 # forked from this (large, long-running) test process would report the test's memory as
 # its own. So a small Python starts the command, waits for it with ``os.wait4`` and writes
@@ -166,15 +168,15 @@ def test_an_endless_pipe_stops_at_the_size_bound_in_bounded_memory():
     finally:
         os.close(read_end)
     writer.join(HANG)
-    one_clear_line(run, f"glassllm encode: /dev/fd/{read_end}: larger than the 32 MB a tokenizer file may have")
+    one_clear_line(run, f"glassllm encode: /dev/fd/{read_end}: larger than the {MODEL_MB} MB a tokenizer file may have")
     assert run.peak_bytes < 1 << 30, f"{run.peak_bytes / 2**20:.0f} MB"
 
 
 def test_a_file_over_the_bound_is_refused_unread(tmp_path):
     with open(tmp_path / "huge.json", "wb") as handle:
-        handle.truncate(200 << 20)
+        handle.truncate(MAX_MODEL_BYTES + (1 << 20))  # sparse: no disk taken
     run = glassllm("encode", "--tokenizer", "huge.json", "x", cwd=tmp_path)
-    one_clear_line(run, "glassllm encode: huge.json: larger than the 32 MB a tokenizer file may have")
+    one_clear_line(run, f"glassllm encode: huge.json: larger than the {MODEL_MB} MB a tokenizer file may have")
     assert run.peak_bytes < 200 << 20
 
 
