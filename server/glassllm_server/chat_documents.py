@@ -263,8 +263,12 @@ class ChatDocuments:
         """In the chat thread: each text parsed, checked and encoded with the chat format
         ``key`` names (None: no conversation there, or a conversation the template
         refused, told once)."""
-        parsed: list[_Parsed] = []
         units: list[ChatUnit | None] = [None] * len(texts)
+        if key == self._broken:
+            # Queued before its template failed: rendering again would wait out the
+            # deadline once more, for every batch in the queue.
+            return units
+        parsed: list[_Parsed] = []
         for number, text in enumerate(texts):
             try:
                 json_text = parse_json(text)
