@@ -23,7 +23,7 @@ from typing import Any
 from glassllm.formats.files import read_bounded
 from glassllm.shown.problems import os_problem, problem
 
-__all__ = ["Conversation", "conversation_from", "is_dataset", "read_conversation", "read_dataset"]
+__all__ = ["Conversation", "conversation_from", "field_problem", "is_dataset", "read_conversation", "read_dataset"]
 
 
 _CONTENT = "a string or a list of parts"
@@ -65,7 +65,7 @@ def conversation_from(value: object, where: str) -> Conversation:
         tools, documents = value.get("tools"), value.get("documents")
         for name, found in (("tools", tools), ("documents", documents)):
             if found is not None and not isinstance(found, list):
-                raise _field(where, name, "a list", found)
+                raise field_problem(where, name, "a list", found)
         value = value["messages"]
     else:
         tools = documents = None
@@ -79,20 +79,20 @@ def conversation_from(value: object, where: str) -> Conversation:
 
 def _check_message(message: object, field: str, where: str) -> None:
     if not isinstance(message, dict):
-        raise _field(where, field, "an object", message)
+        raise field_problem(where, field, "an object", message)
     role = message.get("role")
     if not isinstance(role, str):
-        raise _field(where, f"{field}.role", "a string", role)
+        raise field_problem(where, f"{field}.role", "a string", role)
     content = message.get("content")
     if content is None or isinstance(content, str):
         return
     if not isinstance(content, list):
-        raise _field(where, f"{field}.content", _CONTENT, content)
+        raise field_problem(where, f"{field}.content", _CONTENT, content)
     for number, part in enumerate(content):
         if not isinstance(part, dict):
-            raise _field(where, f"{field}.content[{number}]", "an object", part)
+            raise field_problem(where, f"{field}.content[{number}]", "an object", part)
         if part.get("type") == "text" and not isinstance(part.get("text"), str):
-            raise _field(where, f"{field}.content[{number}].text", "a string", part.get("text"))
+            raise field_problem(where, f"{field}.content[{number}].text", "a string", part.get("text"))
 
 
 _KINDS = {
@@ -109,6 +109,7 @@ _EXPECTED = {
     "an object": "um objeto",
     "a string": "uma string",
     _CONTENT: "uma string ou uma lista de partes",
+    "a string or an object": "uma string ou um objeto",
 }
 
 
@@ -121,7 +122,8 @@ def _kind(value: object) -> tuple[str, str]:
     return _KINDS.get(type(value), (type(value).__name__, type(value).__name__))
 
 
-def _field(where: str, field: str, expected: str, value: object) -> ValueError:
+def field_problem(where: str, field: str, expected: str, value: object) -> ValueError:
+    """The one-line error for a field of a conversation that is not what it must be."""
     found, found_pt = _kind(value)
     return problem(
         ValueError,

@@ -483,14 +483,32 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "--template",
     ),
     "chat.mistral_tools": (
-        "{where}: {field}: tools, tool calls and tool messages in Mistral's formats are not shown yet "
-        "(system, user and assistant messages are)",
-        "{where}: {field}: ferramentas, chamadas de ferramentas e mensagens de ferramentas nos formatos da Mistral "
-        "ainda não são mostradas (mensagens system, user e assistant são)",
+        "{where}: {field}: Mistral's v1 format has no tools: mistral-common refuses tool calls and tool messages "
+        "in it and leaves the tools out of the prompt (a v2 or later tokenizer file carries them)",
+        "{where}: {field}: o formato v1 da Mistral não tem ferramentas: o mistral-common recusa nele chamadas e "
+        "mensagens de ferramentas e deixa as ferramentas fora do prompt (um arquivo de tokenizador v2 ou "
+        "posterior as leva)",
+    ),
+    "chat.mistral_role": (
+        "{where}: {field}: Mistral's formats know the roles system, user, assistant and tool, not {role!r}",
+        "{where}: {field}: os formatos da Mistral conhecem os papéis system, user, assistant e tool, não {role!r}",
+    ),
+    "chat.mistral_text_and_calls": (
+        "{where}: {field}: before v7, Mistral's formats cannot hold an assistant's text and tool calls in one "
+        "turn (mistral-common refuses it)",
+        "{where}: {field}: antes da v7, os formatos da Mistral não comportam texto e chamadas de ferramentas do "
+        "assistente num mesmo turno (o mistral-common recusa)",
+    ),
+    "chat.mistral_v2_results": (
+        "{where}: {field}: Mistral's v2 format holds one tool result per assistant turn after the last user "
+        "message (mistral-common refuses more)",
+        "{where}: {field}: o formato v2 da Mistral comporta um resultado de ferramenta por turno do assistente "
+        "depois da última mensagem do usuário (o mistral-common recusa mais)",
     ),
     "chat.mistral_empty": (
-        "{where}: {field}: Mistral's formats need an assistant message to have text",
-        "{where}: {field}: os formatos da Mistral exigem que uma mensagem do assistente tenha texto",
+        "{where}: {field}: Mistral's formats need an assistant message to have text or tool calls",
+        "{where}: {field}: os formatos da Mistral exigem que uma mensagem do assistente tenha texto ou chamadas "
+        "de ferramentas",
     ),
     "chat.template_ended": (
         "{path}: the process rendering the chat template ended without an answer{at}",
