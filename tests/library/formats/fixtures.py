@@ -270,3 +270,16 @@ def large_bpe_file(path: Path, entries: int, longest: int = 30) -> Path:
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.save(str(path))
     return path
+
+
+def training_lines(characters: int) -> list[str]:
+    """The first ``characters`` of each training corpus, line by line: what the tests' HF
+    trainers learn from (a trainer given one long text with no pre-tokenizer cut, as
+    Metaspace without ``split``, would take it as one word)."""
+    from tests.conftest import CORPORA
+
+    return [
+        line
+        for language in ("pt", "en")
+        for line in (CORPORA / language / "train.txt").read_text(encoding="utf-8")[:characters].splitlines()
+    ]

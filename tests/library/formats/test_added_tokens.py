@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from glassllm.formats.added_tokens import is_word
 from glassllm.formats.load import load_model
 from glassllm.formats.model_tokenizer import ModelTokenizer
-from tests.conftest import CORPORA
+from tests.library.formats.fixtures import training_lines
 from tests.library.formats.test_differential import ANY_CHARACTER, HARD
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -104,11 +104,7 @@ AROUND = [" ", "  ", "\t", "\r\n", "\n", "\u3000", "\x1c", "_", "x", "٣", "e\u0
 @pytest.fixture(scope="session")
 def added_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("added-tokens")
-    texts = [
-        line
-        for language in ("pt", "en")
-        for line in (CORPORA / language / "train.txt").read_text(encoding="utf-8")[:_TRAINED_ON].splitlines()
-    ]
+    texts = training_lines(_TRAINED_ON)
     files = {}
     for name, build in BUILDERS.items():
         tokenizer, trainer, normalized = build()

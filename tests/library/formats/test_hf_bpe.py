@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from glassllm.formats.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE
 from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
+from tests.library.formats.fixtures import training_lines
 from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -99,11 +100,7 @@ def _with_byte_pieces(data: dict[str, Any]) -> None:
 @pytest.fixture(scope="session")
 def bpe_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("bpe-layouts")
-    texts = [
-        line
-        for language in ("pt", "en")
-        for line in (CORPORA / language / "train.txt").read_text(encoding="utf-8")[:_TRAINED_ON].splitlines()
-    ]
+    texts = training_lines(_TRAINED_ON)
     files = {}
     for name, build in BUILDERS.items():
         tokenizer, trainer = build()

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from glassllm.formats.hf_word_models import HFUnigram, HFWordPiece, WordModel
 from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
+from tests.library.formats.fixtures import training_lines
 from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -123,25 +124,15 @@ NAMES = tuple(BUILDERS)
 _TRAINED_ON_LINES = {"unigram-first": 100_000}
 
 
-def _training_text(characters: int = _TRAINED_ON) -> list[str]:
-    """The start of each training corpus, line by line (a trainer given one long text with
-    no pre-tokenizer cut, as Metaspace without ``split``, would take it as one word)."""
-    return [
-        line
-        for language in ("pt", "en")
-        for line in (CORPORA / language / "train.txt").read_text(encoding="utf-8")[:characters].splitlines()
-    ]
-
-
 @pytest.fixture(scope="session")
 def word_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("word-models")
-    texts = _training_text()
+    texts = training_lines(_TRAINED_ON)
     files = {}
     for name, build in BUILDERS.items():
         tokenizer, trainer = build()
         shorter = _TRAINED_ON_LINES.get(name)
-        tokenizer.train_from_iterator(texts if shorter is None else _training_text(shorter), trainer=trainer)
+        tokenizer.train_from_iterator(texts if shorter is None else training_lines(shorter), trainer=trainer)
         cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         if name == "bert":
             tokenizer.post_processor = tokenizers.processors.BertProcessing(("[SEP]", sep), ("[CLS]", cls))
