@@ -9,7 +9,8 @@
   keystroke;
 - lifecycle (LSP 3.17): a request before ``initialize`` is answered -32002
   ServerNotInitialized, a second ``initialize`` or any request after ``shutdown`` -32600
-  InvalidRequest; notifications then are dropped, except ``exit``;
+  InvalidRequest; notifications then are dropped, except ``exit``; ``shutdown`` while
+  requests run cancels them and is answered;
 - routine error answers (a closed document, a cancelled request) and cancels of requests
   already answered are not logged as problems;
 - custom messages' params arrive as the namedtuples pygls makes, but of one class per
@@ -234,6 +235,19 @@ class GlassProtocol(SnapshotsAtArrival):
             logger.debug("cancel for request %s, already answered", msg_id)
         elif future.cancel():
             logger.debug("request %s cancelled", msg_id)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any):
+        """pygls' own, over a copy of the pending requests: cancelling a request runs its
+        done callback at once, which takes it out of the dict pygls iterates, and the
+        ``shutdown`` (a token map or training running) was answered -32603."""
+        if (handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
 
     # Document lifecycle: the registered handler only (pygls' own would fill its workspace).
 

@@ -27,7 +27,8 @@ HOVER = {"textDocument": {"uri": "file:///tmp/never-opened.txt"}, "position": {"
 
 class RawClient:
     """Frames and reads JSON-RPC messages by hand; answers the server's own requests
-    with ``null`` so that nothing waits on the client."""
+    with ``null`` so that nothing waits on the client, except those whose method is in
+    ``unanswered``."""
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
@@ -35,6 +36,8 @@ class RawClient:
         )
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr = b""
+        self.unanswered: set[str] = set()
+        self.responses: dict[Any, dict[str, Any]] = {}
         threading.Thread(target=self._read, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_reader.start()
@@ -55,11 +58,24 @@ class RawClient:
         self.send({"method": method, **({} if params is None else {"params": params})})
 
     def answer(self, id: int | None) -> dict[str, Any]:
-        """The response to request ``id`` (notifications from the server are skipped)."""
+        """The response to request ``id`` (notifications from the server are skipped,
+        responses to other requests kept for their turn)."""
+        if id in self.responses:
+            return self.responses.pop(id)
         while True:
             message = self.messages.get(timeout=HANG)
             assert message is not None, f"the server closed its output; stderr:\n{self.stderr.decode()}"
-            if "method" not in message and message.get("id") == id:
+            if "method" not in message:
+                if message.get("id") == id:
+                    return message
+                self.responses[message.get("id")] = message
+
+    def request_from_server(self, method: str) -> dict[str, Any]:
+        """The server's next request ``method`` (other messages are skipped)."""
+        while True:
+            message = self.messages.get(timeout=HANG)
+            assert message is not None, f"the server closed its output; stderr:\n{self.stderr.decode()}"
+            if message.get("method") == method and "id" in message:
                 return message
 
     def exit_status(self) -> int:
@@ -100,7 +116,7 @@ class RawClient:
                     length = int(value.strip())
             assert length is not None
             message = json.loads(stream.read(length))
-            if "method" in message and "id" in message:  # a request from the server
+            if "method" in message and "id" in message and message["method"] not in self.unanswered:
                 self.send({"id": message["id"], "result": None})
             self.messages.put(message)
 
@@ -123,6 +139,25 @@ def test_shutdown_then_exit_ends_with_status_0(server):
     server.initialize()
     server.request(2, "shutdown")
     assert server.answer(2)["result"] is None
+    server.notify("exit")
+    assert server.exit_status() == 0
+
+
+def test_shutdown_while_a_command_runs_cancels_it_and_is_answered(server, tmp_path):
+    # The token map waits for the client to create its progress, which this client never
+    # answers: the command is still running when shutdown comes (pygls 2.1.1 answered
+    # that shutdown -32603, its loop over the running requests broken by their cancelling).
+    server.unanswered.add("window/workDoneProgress/create")
+    capabilities = {"window": {"workDoneProgress": True}}
+    folders = [{"uri": tmp_path.as_uri(), "name": "work"}]
+    server.request(1, "initialize", {**INITIALIZE, "capabilities": capabilities, "workspaceFolders": folders})
+    assert "result" in server.answer(1)
+    server.notify("initialized", {})
+    server.request(2, "workspace/executeCommand", {"command": "glassllm.tokenMap", "arguments": []})
+    server.request_from_server("window/workDoneProgress/create")
+    server.request(3, "shutdown")
+    assert server.answer(3) == {"jsonrpc": "2.0", "id": 3, "result": None}
+    assert server.answer(2)["error"]["code"] == -32800  # RequestCancelled
     server.notify("exit")
     assert server.exit_status() == 0
 
