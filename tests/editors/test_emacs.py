@@ -20,17 +20,16 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
+from editor_cases import CHAT_TEXT, accented_token, chat_count_pt, chat_encoding, slow_english
 from editor_env import portuguese_environment
 from emacs_setup import init_file, install_package, require_emacs, run_session, server_command
 
 from glassllm import Tokenizer, packaged
-from glassllm.packaged import packaged_path
 from glassllm.pipeline.tokens import TokenSpan
 from glassllm.shown.places import TextPlaces, span
 from glassllm.shown.visible import visible
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.settings import parse_settings
-from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 SESSION = Path(__file__).with_name("emacs_session.el")
@@ -308,24 +307,15 @@ def test_c_c_g_c_compares_the_model_with_the_packaged_tokenizer(emacs_with_model
             assert f"`{mistral.readable(step.result)}`" in page, step
 
 
-# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
-# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
-# (tests/slow_pipe.py). The first count is Portuguese's; the server's
-# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
-# an edit.
-SLOW_SECONDS = 6.0
+# A tokenizer file that loads slowly (tests/editors/editor_cases.py).
 
 
 @pytest.fixture(scope="module")
 def emacs_with_slow_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("emacs-slow")
-    fifo = folder / "english.json"
-    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
-    try:
+    with slow_english(folder) as fifo:
         settings = f"(setq glassllm-settings '(:tokenizer {json.dumps(str(fifo))}))\n"
         return _emacs_with_tokenizer(folder, settings, _count(TEXT, packaged("en")))
-    finally:
-        writer.join()
 
 
 def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(emacs_with_slow_tokenizer):
@@ -336,25 +326,16 @@ def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(emacs_with_
     assert emacs_with_slow_tokenizer["edited"] is False
 
 
-# A chat document: a conversation in JSON (Emacs visits it in js-json-mode, added to
-# glassllm-modes) with Llama 3's tokenizer and its own chat template. Expected values from
-# the library's encode_chat (checked against transformers in tests/library/chat).
-CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
-CHAT_TEXT = json.dumps(CHAT, indent=1) + "\n"
+# The chat document (tests/editors/editor_cases.py): Emacs visits it in js-json-mode, added to
+# glassllm-modes.
 
 
 @pytest.fixture(scope="module")
 def emacs_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What an Emacs session saw of chat.json (see ``emacs_model_session.el``), once its
     mode line shows the prompt's count with the template's share."""
-    from glassllm.chat import conversation_from, encode_chat, load_chat_format
     from tests.library.formats.fixtures import model_file
 
-    chat = load_chat_format(model_file("llama3"))
-    try:
-        encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
-    finally:
-        chat.close()
     require_emacs("markdown-mode")
     folder = tmp_path_factory.mktemp("emacs-chat")
     install_package(folder)
@@ -373,22 +354,18 @@ def emacs_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         GLASSLLM_OUT=str(out),
         GLASSLLM_HOVERS=str(CHAT_TEXT.index("\\u00e9") + 3),  # inside the escape, 1-based
         GLASSLLM_REGION=f"{brief + 1} {brief + 9}",
-        GLASSLLM_COUNT=f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)",
+        GLASSLLM_COUNT=chat_count_pt(),
     )
-    return {"report": run_session(MODEL_SESSION, environment, out), "encoding": encoding}
+    return run_session(MODEL_SESSION, environment, out)
 
 
 def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an_escape(emacs_with_chat):
-    report, encoding = emacs_with_chat["report"], emacs_with_chat["encoding"]
-    assert report["count"] == f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
+    report = emacs_with_chat
+    assert report["count"] == chat_count_pt()
     [hover] = report["hovers"]
-    offset = CHAT["messages"][1]["content"].index("é")
-    number, token = next(
-        (number, token)
-        for number, token in enumerate(encoding.tokens)
-        if token.source is not None and token.source[0] == 1 and token.source[1] <= offset < token.source[2]
-    )
-    assert f"ID {token.id}" in hover["raw"] and f"token {number} de {encoding.count}" in hover["raw"], hover["raw"]
+    number, token = accented_token()
+    raw = hover["raw"]
+    assert f"ID {token.id}" in raw and f"token {number} de {chat_encoding().count}" in raw, raw
     assert "mensagem 1 (user)" in hover["raw"]
     start, end = hover["range"]
     assert "\\u00e9" in CHAT_TEXT[start:end], CHAT_TEXT[start:end]

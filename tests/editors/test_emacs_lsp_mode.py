@@ -17,15 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from editor_cases import CHAT_TEXT, accented_token, chat_count_pt, chat_encoding, slow_english
 from editor_env import portuguese_environment
 from emacs_setup import init_file, install_package, require_emacs, run_session
 
 from glassllm import Tokenizer, packaged
-from glassllm.packaged import packaged_path
 from glassllm.pipeline.tokens import TokenSpan
 from glassllm.shown.places import TextPlaces
 from glassllm.tokenizer import UNK_ID
-from tests.slow_pipe import slow_pipe
 
 SESSION = Path(__file__).with_name("emacs_lsp_mode_session.el")
 TOK = packaged("pt")
@@ -214,23 +213,14 @@ def test_c_c_g_e_explains_the_model_chunks_the_region_touches(lsp_mode_with_mode
     assert shown == [token_id for chunk in touched for token_id in chunk.ids], page
 
 
-# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
-# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
-# (tests/slow_pipe.py). The first count is Portuguese's; the server's
-# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
-# an edit.
-SLOW_SECONDS = 6.0
+# A tokenizer file that loads slowly (tests/editors/editor_cases.py).
 
 
 @pytest.fixture(scope="module")
 def lsp_mode_with_slow_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("emacs-lsp-mode-slow")
-    fifo = folder / "english.json"
-    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
-    try:
+    with slow_english(folder) as fifo:
         return _lsp_mode_with_tokenizer(folder, fifo, _count(TEXT, packaged("en")))
-    finally:
-        writer.join()
 
 
 def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(lsp_mode_with_slow_tokenizer):
@@ -241,22 +231,11 @@ def test_the_mode_line_follows_a_tokenizer_that_loads_after_the_wait(lsp_mode_wi
     assert lsp_mode_with_slow_tokenizer["edited"] is False
 
 
-# A chat document: a conversation in JSON (js-json-mode added to glassllm-modes) with
-# Llama 3's tokenizer and its own chat template. Expected values from the library's
-# encode_chat (checked against transformers in tests/library/chat).
-CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
-CHAT_TEXT = json.dumps(CHAT, indent=1) + "\n"
+# The chat document (tests/editors/editor_cases.py), js-json-mode added to glassllm-modes.
 
 
 @pytest.fixture(scope="module")
 def lsp_mode_with_chat(tmp_path_factory: pytest.TempPathFactory, llama_file: Path) -> dict[str, Any]:
-    from glassllm.chat import conversation_from, encode_chat, load_chat_format
-
-    chat = load_chat_format(llama_file)
-    try:
-        encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
-    finally:
-        chat.close()
     require_emacs("lsp-mode")
     folder = tmp_path_factory.mktemp("emacs-lsp-mode-chat")
     install_package(folder)
@@ -278,22 +257,17 @@ def lsp_mode_with_chat(tmp_path_factory: pytest.TempPathFactory, llama_file: Pat
         GLASSLLM_OUT=str(out),
         GLASSLLM_HOVER=str(CHAT_TEXT.index("\\u00e9") + 3),  # inside the escape, 1-based
         GLASSLLM_REGION=f"{brief + 1} {brief + 9}",
-        GLASSLLM_COUNT=f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)",
+        GLASSLLM_COUNT=chat_count_pt(),
     )
-    return {"report": run_session(MODEL_SESSION, environment, out), "encoding": encoding}
+    return run_session(MODEL_SESSION, environment, out)
 
 
 def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an_escape(lsp_mode_with_chat):
-    report, encoding = lsp_mode_with_chat["report"], lsp_mode_with_chat["encoding"]
-    assert report["count"] == f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
-    offset = CHAT["messages"][1]["content"].index("é")
-    number, token = next(
-        (number, token)
-        for number, token in enumerate(encoding.tokens)
-        if token.source is not None and token.source[0] == 1 and token.source[1] <= offset < token.source[2]
-    )
+    report = lsp_mode_with_chat
+    assert report["count"] == chat_count_pt()
+    number, token = accented_token()
     hover = report["hover"]
-    assert f"ID {token.id}" in hover and f"token {number} de {encoding.count}" in hover, hover
+    assert f"ID {token.id}" in hover and f"token {number} de {chat_encoding().count}" in hover, hover
     assert "mensagem 1 (user)" in hover
 
 

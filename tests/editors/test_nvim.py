@@ -28,13 +28,12 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
+from editor_cases import CHAT, accented_token, chat_encoding, slow_english
 
 import glassllm
 from glassllm import load_tokenizer, packaged
-from glassllm.packaged import packaged_path
 from glassllm.shown.visible import visible
 from tests.library.formats.fixtures import trained_word_model
-from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "nvim"
@@ -630,28 +629,21 @@ def test_the_hover_of_a_unigram_model_shows_the_cut_and_the_best_other(with_unig
         assert f"{name}: {pieces}, total {path['total']:g}" in text, text
 
 
-# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
-# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
-# (tests/slow_pipe.py). The first count is Portuguese's; the server's
-# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
-# an edit.
-SLOW_SECONDS = 6.0
+# A tokenizer file that loads slowly (tests/editors/editor_cases.py).
 CHANGEDTICK = "return vim.b.changedtick"
 
 
 @pytest.fixture(scope="module")
 def slow_tokenizer(tmp_path_factory):
     home = tmp_path_factory.mktemp("nvim-slow")
-    fifo = home / "english.json"
-    settings = {"glassllm": {"tokenizer": str(fifo)}}
-    init = (
-        f"require('glassllm').setup({{ settings = vim.json.decode({json.dumps(json.dumps(settings))}) }})\n"
-        "vim.o.statusline = \"%<%f %=%{v:lua.require'glassllm'.statusline()} \"\n"
-    )
-    _installed(home, init)
-    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
-    yield from _start(home)
-    writer.join()
+    with slow_english(home) as fifo:
+        settings = {"glassllm": {"tokenizer": str(fifo)}}
+        init = (
+            f"require('glassllm').setup({{ settings = vim.json.decode({json.dumps(json.dumps(settings))}) }})\n"
+            "vim.o.statusline = \"%<%f %=%{v:lua.require'glassllm'.statusline()} \"\n"
+        )
+        _installed(home, init)
+        yield from _start(home)
 
 
 def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(slow_tokenizer):
@@ -665,10 +657,8 @@ def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(slow_token
     assert slow_tokenizer.lua(CHANGEDTICK) == edits, "no edit asked for it"
 
 
-# A chat document: a conversation in JSON, with Llama 3's tokenizer and its own chat
-# template, the JSON filetypes added to the server's. Expected values from the library's
-# encode_chat (checked against transformers in tests/library/chat).
-CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+# The chat document (tests/editors/editor_cases.py), every non-ASCII character as an escape, the
+# JSON filetypes added to the server's.
 
 
 @pytest.fixture(scope="module")
@@ -694,20 +684,9 @@ def chat_session(tmp_path_factory):
         editor.close()
 
 
-def _chat_encoding():
-    from glassllm.chat import conversation_from, encode_chat, load_chat_format
-    from tests.library.formats.fixtures import model_file
-
-    chat = load_chat_format(model_file("llama3"))
-    try:
-        return encode_chat(chat, conversation_from(CHAT, "chat.json"))
-    finally:
-        chat.close()
-
-
 def test_a_chat_document_counts_its_prompt_shows_the_template_and_hovers_through_escapes(chat_session):
     editor, text = chat_session
-    encoding = _chat_encoding()
+    encoding = chat_encoding()
     expected = f"{encoding.count:,} tokens ({encoding.template_count:,} from the template)"
     editor.wait_for(STATUSLINE, lambda shown: expected in shown, f"'{expected}' in the statusline")
     drawn = editor.wait_for(
@@ -733,12 +712,7 @@ def test_a_chat_document_counts_its_prompt_shows_the_template_and_hovers_through
     editor.keys("K")
     shown = "\n".join(editor.wait_for(HOVER_WINDOW, lambda found: len(found) > 0, "the hover window"))
     editor.keys("<Esc>")
-    offset = "Olá, café!\nTudo bem?".index("é")
-    (number, token) = next(
-        (number, token)
-        for number, token in enumerate(encoding.tokens)
-        if token.source is not None and token.source.message == 1 and token.source.start <= offset < token.source.end
-    )
+    number, token = accented_token()
     assert f"ID {token.id}" in shown and f"token {number} of {encoding.count}" in shown, shown
     assert "message 1 (user)" in shown, shown
 

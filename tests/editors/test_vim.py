@@ -21,15 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from editor_cases import CHAT_TEXT, accented_token, chat_count_pt, chat_encoding, slow_english
 from editor_env import portuguese_environment
 
 from glassllm import Tokenizer, packaged
-from glassllm.packaged import packaged_path
 from glassllm.pipeline.tokens import TokenSpan
 from glassllm.shown.places import TextPlaces
 from glassllm.shown.visible import visible
 from glassllm.tokenizer import UNK_ID
-from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "vim"
@@ -392,23 +391,14 @@ def _run_vim(session: Path, vimrc: Path, environment: dict[str, str], folder: Pa
     return report
 
 
-# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
-# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
-# (tests/slow_pipe.py). The first count is Portuguese's; the server's
-# glassllm/tokenizersChanged, once English is in use, has the count asked again, without
-# an edit.
-SLOW_SECONDS = 6.0
+# A tokenizer file that loads slowly (tests/editors/editor_cases.py).
 
 
 @pytest.fixture(scope="module")
 def vim_with_slow_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("vim-slow")
-    fifo = folder / "english.json"
-    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
-    try:
+    with slow_english(folder) as fifo:
         return _vim_with_tokenizer(folder, fifo, _count(TEXT, packaged("en")))
-    finally:
-        writer.join()
 
 
 def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(vim_with_slow_tokenizer):
@@ -419,23 +409,13 @@ def test_the_statusline_follows_a_tokenizer_that_loads_after_the_wait(vim_with_s
     assert vim_with_slow_tokenizer["edited"] is False
 
 
-# A chat document: a conversation in JSON with Llama 3's tokenizer and its own chat
-# template, glassllm added to ALE's JSON linters. Expected values from the library's
-# encode_chat (checked against transformers in tests/library/chat).
-CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
-CHAT_TEXT = json.dumps(CHAT, indent=1) + "\n"
+# The chat document (tests/editors/editor_cases.py), glassllm added to ALE's JSON linters.
 
 
 @pytest.fixture(scope="module")
 def vim_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from glassllm.chat import conversation_from, encode_chat, load_chat_format
     from tests.library.formats.fixtures import model_file
 
-    chat = load_chat_format(model_file("llama3"))
-    try:
-        encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
-    finally:
-        chat.close()
     _require_vim_with_ale()
     folder = tmp_path_factory.mktemp("vim-chat")
     document = folder / "chat.json"
@@ -460,7 +440,7 @@ def vim_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     lines = CHAT_TEXT.splitlines()
     row = next(number for number, line in enumerate(lines) if "caf\\u00e9" in line)
-    count = f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
+    count = chat_count_pt()
     out = folder / "report.json"
     environment = portuguese_environment(
         folder,
@@ -469,20 +449,15 @@ def vim_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         GLASSLLM_COUNT=count,
         GLASSLLM_OUT=str(out),
     )
-    return {"report": _run_vim(MODEL_SESSION, vimrc, environment, folder, out), "encoding": encoding}
+    return _run_vim(MODEL_SESSION, vimrc, environment, folder, out)
 
 
 def test_a_chat_document_counts_its_prompt_and_hovers_a_message_token_through_an_escape(vim_with_chat):
-    report, encoding = vim_with_chat["report"], vim_with_chat["encoding"]
-    assert report["statusline"] == f"{encoding.count} tokens ({encoding.template_count} do modelo de chat)"
+    report = vim_with_chat
+    assert report["statusline"] == chat_count_pt()
     [hover] = report["hovers"]
-    offset = CHAT["messages"][1]["content"].index("é")
-    number, token = next(
-        (number, token)
-        for number, token in enumerate(encoding.tokens)
-        if token.source is not None and token.source[0] == 1 and token.source[1] <= offset < token.source[2]
-    )
-    assert f"ID {token.id}" in hover and f"token {number} de {encoding.count}" in hover, hover
+    number, token = accented_token()
+    assert f"ID {token.id}" in hover and f"token {number} de {chat_encoding().count}" in hover, hover
     assert "mensagem 1 (user)" in hover
 
 

@@ -33,11 +33,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from editor_cases import CHAT_TEXT, accented_token, chat_encoding, slow_english
 
 from glassllm import Tokenizer
-from glassllm.packaged import packaged, packaged_path
+from glassllm.packaged import packaged
 from glassllm.tokenizer import SPACE, pre_tokenize
-from tests.slow_pipe import slow_pipe
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
@@ -789,25 +789,20 @@ class TestARealModelTokenizer:
         assert f"ID {token.id}" in text and llama.readable(token.piece) in text, text
 
 
-# A tokenizer file whose load outlasts the moment requests wait for it: a FIFO the test
-# writes en.json into over SLOW_SECONDS from the moment the server starts reading it
-# (tests/slow_pipe.py). The status bar first counts with Portuguese; the server's
-# glassllm/tokenizersChanged, once English is in use, has it count again, without an edit.
-SLOW_SECONDS = 6.0
+# A tokenizer file that loads slowly (tests/editors/editor_cases.py): the status bar first counts
+# with Portuguese, then, once English is in use, again without an edit.
 
 
 @pytest.fixture(scope="class")
 def vscode_slow(vsix, tmp_path_factory) -> Iterator[VSCode]:
     root = tmp_path_factory.mktemp("vscode-slow")
-    fifo = root / "english.json"
-    writer = slow_pipe(fifo, packaged_path("en").read_bytes(), SLOW_SECONDS)
-    editor = VSCode(root / "code", vsix, SYSTEM_PATH, {"glassllm.tokenizer": str(fifo)})
-    try:
-        editor.open_file("conto.txt")
-        yield editor
-    finally:
-        editor.close()
-        writer.join()
+    with slow_english(root) as fifo:
+        editor = VSCode(root / "code", vsix, SYSTEM_PATH, {"glassllm.tokenizer": str(fifo)})
+        try:
+            editor.open_file("conto.txt")
+            yield editor
+        finally:
+            editor.close()
 
 
 class TestATokenizerFileThatLoadsSlowly:
@@ -821,10 +816,7 @@ class TestATokenizerFileThatLoadsSlowly:
         assert vscode_slow.status_text(english) == english
 
 
-# A chat document: a conversation in JSON with Llama 3's tokenizer and its own chat
-# template. Expected values from the library's encode_chat (checked against transformers
-# in tests/library/chat).
-CHAT = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Olá, café!\nTudo bem?"}]}
+# The chat document (tests/editors/editor_cases.py).
 
 
 @pytest.fixture(scope="class")
@@ -834,7 +826,7 @@ def vscode_chat(vsix, tmp_path_factory) -> Iterator[VSCode]:
     root = tmp_path_factory.mktemp("vscode-chat")
     editor = VSCode(root / "code", vsix, SYSTEM_PATH, {"glassllm.tokenizer": str(model_file("llama3"))})
     try:
-        (editor.folder / "chat.json").write_text(json.dumps(CHAT, indent=1) + "\n", encoding="utf-8")
+        (editor.folder / "chat.json").write_text(CHAT_TEXT, encoding="utf-8")
         editor.open_file("chat.json")
         yield editor
     finally:
@@ -843,14 +835,7 @@ def vscode_chat(vsix, tmp_path_factory) -> Iterator[VSCode]:
 
 class TestAChatDocument:
     def test_the_prompt_is_counted_its_template_drawn_and_a_message_hovered(self, vscode_chat):
-        from glassllm.chat import conversation_from, encode_chat, load_chat_format
-        from tests.library.formats.fixtures import model_file
-
-        chat = load_chat_format(model_file("llama3"))
-        try:
-            encoding = encode_chat(chat, conversation_from(CHAT, "chat.json"))
-        finally:
-            chat.close()
+        encoding = chat_encoding()
         expected = f"{encoding.count:,} tokens ({encoding.template_count:,} from the template)"
         assert vscode_chat.status_text(expected) == expected
 
@@ -865,17 +850,10 @@ class TestAChatDocument:
             time.sleep(0.25)
         assert drawn(), vscode_chat.lines()
         # Hover inside the document's "\u00e9": the token that holds "é".
-        text = json.dumps(CHAT, indent=1).splitlines()
+        text = CHAT_TEXT.splitlines()
         row = next(number for number, line in enumerate(text) if "caf\\u00e9" in line)
         shown = _hover_at(vscode_chat, row, text[row].index("\\u00e9") + 2)
-        offset = CHAT["messages"][1]["content"].index("é")
-        number, token = next(
-            (number, token)
-            for number, token in enumerate(encoding.tokens)
-            if token.source is not None
-            and token.source.message == 1
-            and token.source.start <= offset < token.source.end
-        )
+        number, token = accented_token()
         assert f"ID {token.id}" in shown and f"token {number} of {encoding.count}" in shown, shown
 
 
