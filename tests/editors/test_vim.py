@@ -66,6 +66,20 @@ def _server_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "glassllm_server"]
 
 
+def _vimrc(folder: Path, *lines: str, plugin: Path = PLUGIN) -> Path:
+    """``folder/vimrc``: Vim with ALE and the plugin at ``plugin``, the server this Python
+    runs, then ``lines``."""
+    vimrc = folder / "vimrc"
+    head = [
+        "set nocompatible encoding=utf-8",
+        f"set runtimepath^={plugin}",
+        "packadd! ale",
+        f"let g:glassllm_server_command = {json.dumps(_server_command())}",
+    ]
+    vimrc.write_text("\n".join([*head, *lines, "filetype plugin on", ""]), encoding="utf-8")
+    return vimrc
+
+
 @pytest.fixture(scope="module")
 def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What one Vim session saw (see ``vim_session.vim``)."""
@@ -76,21 +90,7 @@ def vim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shutil.copytree(PLUGIN, plugin)
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
-    vimrc = folder / "vimrc"
-    vimrc.write_text(
-        "\n".join(
-            [
-                "set nocompatible encoding=utf-8",
-                f"set runtimepath^={plugin}",
-                "packadd! ale",
-                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
-                "let g:ale_hover_to_preview = 1",
-                "filetype plugin on",
-                "",
-            ]
-        ),
-        encoding="utf-8",
-    )
+    vimrc = _vimrc(folder, "let g:ale_hover_to_preview = 1", plugin=plugin)
     out = folder / "report.json"
     # The "browser" netrw opens a page with: it writes the page's path down.
     viewer = folder / "viewer"
@@ -329,21 +329,10 @@ def _vim_with_tokenizer(folder: Path, tokenizer: Path, count: int, hovers: str =
     _require_vim_with_ale()
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
-    vimrc = folder / "vimrc"
-    vimrc.write_text(
-        "\n".join(
-            [
-                "set nocompatible encoding=utf-8",
-                f"set runtimepath^={PLUGIN}",
-                "packadd! ale",
-                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
-                f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(tokenizer))}}}",
-                "let g:ale_hover_to_preview = 1",
-                "filetype plugin on",
-                "",
-            ]
-        ),
-        encoding="utf-8",
+    vimrc = _vimrc(
+        folder,
+        f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(tokenizer))}}}",
+        "let g:ale_hover_to_preview = 1",
     )
     out = folder / "report.json"
     environment = portuguese_environment(
@@ -420,23 +409,12 @@ def vim_with_chat(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("vim-chat")
     document = folder / "chat.json"
     document.write_text(CHAT_TEXT, encoding="utf-8", newline="")
-    vimrc = folder / "vimrc"
-    vimrc.write_text(
-        "\n".join(
-            [
-                "set nocompatible encoding=utf-8",
-                f"set runtimepath^={PLUGIN}",
-                "packadd! ale",
-                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
-                f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(model_file('llama3')))}}}",
-                "let g:glassllm_filetypes = ['text', 'markdown', 'json']",
-                "let g:ale_linters = {'json': ['glassllm']}",
-                "let g:ale_hover_to_preview = 1",
-                "filetype plugin on",
-                "",
-            ]
-        ),
-        encoding="utf-8",
+    vimrc = _vimrc(
+        folder,
+        f"let g:glassllm_settings = {{'tokenizer': {json.dumps(str(model_file('llama3')))}}}",
+        "let g:glassllm_filetypes = ['text', 'markdown', 'json']",
+        "let g:ale_linters = {'json': ['glassllm']}",
+        "let g:ale_hover_to_preview = 1",
     )
     lines = CHAT_TEXT.splitlines()
     row = next(number for number, line in enumerate(lines) if "caf\\u00e9" in line)
@@ -476,20 +454,7 @@ def vim_with_budget(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (folder / ".glassllm.toml").write_text(f"maxTokens = {BUDGET}\n", encoding="utf-8")
     document = folder / "conto.txt"
     document.write_text(TEXT, encoding="utf-8", newline="")
-    vimrc = folder / "vimrc"
-    vimrc.write_text(
-        "\n".join(
-            [
-                "set nocompatible encoding=utf-8",
-                f"set runtimepath^={PLUGIN}",
-                "packadd! ale",
-                f"let g:glassllm_server_command = {json.dumps(_server_command())}",
-                "filetype plugin on",
-                "",
-            ]
-        ),
-        encoding="utf-8",
-    )
+    vimrc = _vimrc(folder)
     out = folder / "report.json"
     environment = portuguese_environment(
         folder, GLASSLLM_FILE=str(document), GLASSLLM_EDIT=BUDGET_LINE, GLASSLLM_OUT=str(out)
