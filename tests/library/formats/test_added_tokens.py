@@ -190,6 +190,37 @@ def test_hypothesis_text_around_the_tokens_matches_hf(added_files, name, text):
     _same(added_files, name, [text])
 
 
+_METASPACE = {"type": "Metaspace", "replacement": "\u2581", "split": False}
+LAYOUTS = {
+    "metaspace-first": ("unigram-metaspace", {**_METASPACE, "prepend_scheme": "first"}),
+    "metaspace-never": ("unigram-metaspace", {**_METASPACE, "prepend_scheme": "never"}),
+    # T5's layout: each word gets its ▁, in each stretch between the tokens.
+    "words-metaspace": (
+        "unigram-metaspace",
+        {
+            "type": "Sequence",
+            "pretokenizers": [{"type": "WhitespaceSplit"}, {**_METASPACE, "prepend_scheme": "always"}],
+        },
+    ),
+    "byte-level-no-prefix": (
+        "wordpiece-byte-level",
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_normalized_tokens_before_each_pre_tokenizer_layout_match_hf(added_files, tmp_path, layout):
+    """The trained files with another Metaspace scheme or layout, or ByteLevel without its
+    prefix: where a stretch after a normalized token gets its ▁ or space, and where not."""
+    name, pre_tokenizer = LAYOUTS[layout]
+    data = json.loads(added_files[name].read_text(encoding="utf-8"))
+    data["pre_tokenizer"] = pre_tokenizer
+    path = tmp_path / f"{layout}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    _same({layout: path}, layout, HANDPICKED)
+
+
 def test_word_characters_are_rusts():
     assert all(map(is_word, "a_9٣Ⅻ\u0301\u200dⒶ"))
     assert not any(map(is_word, " -,²\u3000🙂"))
