@@ -15,7 +15,6 @@ inserted (``<s>``, ``[INST]``, the blank line after the system prompt…).
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -156,25 +155,12 @@ def load_chat_format(spec: str | Path, *, template: str | Path | None = None) ->
     path = resolve(spec) if isinstance(spec, str) and spec.startswith(PREFIX) else Path(spec)
     data = read_model_file(path)
     kind = model_kind(data)
-    if kind == "hf":
-        _refuse_stripping(path, json.loads(data))
     mistral = template is None and kind in ("sentencepiece", "tekken")
     tokenizer = load_model(path, match_specials=not mistral)
     if not isinstance(tokenizer, ModelTokenizer):
         raise problem(ValueError, "chat.own_tokenizer", path=spec)
     found = mistral_format(path, str(kind)) if mistral else find_template(path, template)
     return ChatFormat(tokenizer, found, Renderer())
-
-
-def _refuse_stripping(path: Path, data: dict[str, Any]) -> None:
-    """An added token that takes the spaces around it (``lstrip``, ``rstrip``) or only
-    stands alone (``single_word``) is matched differently by HF, and glassllm's reading
-    of a tokenizer.json does not follow those flags yet: refused, rather than IDs that
-    may differ from transformers'."""
-    for token in data.get("added_tokens") or ():
-        flags = [flag for flag in ("lstrip", "rstrip", "single_word") if isinstance(token, dict) and token.get(flag)]
-        if flags:
-            raise problem(ValueError, "chat.added_flags", path=path, token=token.get("content"), flags=", ".join(flags))
 
 
 def _normalized(message: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ What is read of a byte-level one, stage by stage:
 - ``normalizer``: none, or ``NFC``;
 - ``pre_tokenizer``: ``Split`` with a ``Regex`` (``Isolated``, or ``Removed`` with
   ``invert``: the matches are the chunks), and ``ByteLevel`` (with ``use_regex`` it splits
-  with GPT-2's pattern first), alone or in a ``Sequence``;
+  with GPT-2's pattern first; with ``add_prefix_space``, first, a space before each segment
+  that opens without one, :class:`HFPrefixedByteLevelBPE`), alone or in a ``Sequence``;
 - ``model``: ``BPE`` with its ``vocab``, ``merges`` (``"a b"`` strings or ``[a, b]`` pairs)
   and ``ignore_merges`` (a chunk that is a vocabulary entry as a whole is that token,
   without merging);
@@ -51,6 +52,7 @@ __all__ = [
     "GPT2_PATTERN",
     "HFByteLevelBPE",
     "HFMetaspaceBPE",
+    "HFPrefixedByteLevelBPE",
     "Split",
     "added_tokens",
     "entries",
@@ -150,6 +152,31 @@ class HFByteLevelBPE(ByteLevelModel):
 
     def _whole(self, chunk: str, symbols: list[str]) -> int | None:
         return self.ids.get("".join(symbols)) if self.ignore_merges and len(symbols) > 1 else None
+
+
+class HFPrefixedByteLevelBPE(HFByteLevelBPE):
+    """A byte-level BPE whose ``ByteLevel`` pre-tokenizer has ``add_prefix_space``: a space
+    before each segment that opens without one, which HF aligns with the segment's first
+    character, so a token of that space alone covers the character (see
+    :meth:`_origin_span`)."""
+
+    _segments_open = True
+
+    def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
+        normalized, origin = super()._normalize(text, at_start)
+        prefixed = at_start and normalized and not normalized.startswith(" ")
+        if origin is None and not prefixed:
+            return normalized, None
+        bounds = range(len(normalized) + 1) if origin is None else origin
+        # Each character's start and end, one after the other; the space takes the first's.
+        spans = [bound for at in range(len(normalized)) for bound in bounds[at : at + 2]]
+        return (" " + normalized, [*spans[:2], *spans]) if prefixed else (normalized, spans)
+
+    def _origin_span(self, origin: list[int], start: int, end: int) -> tuple[int, int]:
+        if start < end:
+            return origin[2 * start], origin[2 * end - 1]
+        at = origin[2 * start] if 2 * start < len(origin) else (origin[-1] if origin else 0)
+        return at, at
 
 
 class HFMetaspaceBPE(MetaspaceModel):
@@ -327,11 +354,22 @@ def _splits(path: str, spec: Any) -> list[Split]:
     return _splits_of(path, spec)
 
 
+def _prefix_space(path: str, spec: Any) -> bool:
+    """Whether a ``ByteLevel`` with ``add_prefix_space`` opens the pre-tokenizer: HF puts
+    the space before each piece of the text as that step finds it, so after a step that
+    cuts, before every chunk, which glassllm's chunks (slices of the text) cannot hold."""
+    parts = _pre_tokenizers(spec)
+    prefixed = [
+        index for index, part in enumerate(parts) if part.get("type") == "ByteLevel" and part.get("add_prefix_space")
+    ]
+    if any(prefixed):
+        raise _unsupported(path, "ByteLevel with add_prefix_space after another pre-tokenizer")
+    return bool(prefixed)
+
+
 def _splits_of(path: str, spec: dict[str, Any]) -> list[Split]:
     kind = spec.get("type")
     if kind == "ByteLevel":
-        if spec.get("add_prefix_space"):
-            raise _unsupported(path, "ByteLevel with add_prefix_space")
         return [Split(compile_pattern(GPT2_PATTERN), True)] if spec.get("use_regex", True) else []
     if kind == "Split":
         pattern = spec.get("pattern") or {}
@@ -475,7 +513,8 @@ def load_hf_bpe(
     if steps not in ([], [{"type": "NFC"}]):
         kinds = [step.get("type") if isinstance(step, dict) else step for step in steps]
         raise _unsupported(source, f"the normalizer {(kinds[0] if len(kinds) == 1 else kinds)!r}")
-    return HFByteLevelBPE(
+    prefixed = _prefix_space(source, data.get("pre_tokenizer"))
+    return (HFPrefixedByteLevelBPE if prefixed else HFByteLevelBPE)(
         source,
         vocab,
         merges,

@@ -10,7 +10,8 @@ swaps matches and the text between them. Empty chunks are dropped.
 
 :func:`build_pre_tokenizer` reads ``Whitespace`` (``\\w+|[^\\w\\s]+``), ``WhitespaceSplit``,
 ``BertPreTokenizer``, ``Punctuation``, ``Digits``, ``CharDelimiterSplit``, ``Split``,
-``FixedLength`` and ``Sequence``; any other gets a ``ValueError`` that names it.
+``FixedLength``, ``UnicodeScripts`` (see :mod:`glassllm.formats.unicode_scripts`) and
+``Sequence``; any other gets a ``ValueError`` that names it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from glassllm.formats.hf_normalizers import WHITE_SPACE
 from glassllm.formats.patterns import compile_pattern
+from glassllm.formats.unicode_scripts import split_scripts
 
 __all__ = ["Bounds", "PreTokenizer", "build_pre_tokenizer"]
 
@@ -179,13 +181,8 @@ def _steps(path: str, spec: Any) -> list[PreTokenizer]:
     if kind == "FixedLength" and isinstance(spec.get("length", 5), int) and spec.get("length", 5) > 0:
         return [partial(_fixed, spec.get("length", 5))]
     if kind == "UnicodeScripts":
-        raise ValueError(f"{path}: the pre-tokenizer 'UnicodeScripts' is not supported here: {_NO_SCRIPTS}")
+        return [split_scripts]
     raise ValueError(f"{path}: the pre-tokenizer {kind!r} is not supported here")
-
-
-# Why UnicodeScripts is refused: HF cuts where a character's script changes, read from
-# its own table (Unicode 9's Scripts.txt, in its code); Python's unicodedata has no script.
-_NO_SCRIPTS = "it cuts where the Unicode script changes, and Python's unicodedata has no script property"
 
 
 def _punctuation(piece: str) -> list[tuple[int, int, bool]]:

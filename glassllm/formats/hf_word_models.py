@@ -5,8 +5,9 @@ The text goes through HF's own stages, read by :mod:`~glassllm.formats.hf_normal
 (every character's place in the text as given kept, as HF keeps it) and
 :mod:`~glassllm.formats.hf_pre_tokenizers`; a ``Metaspace`` pre-tokenizer alone changes
 the text too (spaces as ``▁``, a ``▁`` before a segment, see :class:`WordModel`), and so
-does a ``ByteLevel`` one (GPT-2's pattern cuts the text, then each chunk's UTF-8 bytes are
-GPT-2's byte characters, ``Ġ`` a space). Each chunk is then:
+does a ``ByteLevel`` one (with ``add_prefix_space``, a space before each segment that
+opens without one, in the place of its first character; GPT-2's pattern cuts the text, then
+each chunk's UTF-8 bytes are GPT-2's byte characters, ``Ġ`` a space). Each chunk is then:
 
 - ``WordPiece``: cut greedily, longest match first: from each position the longest
   vocabulary entry that starts there (after the first position with the
@@ -70,6 +71,16 @@ _CLEANUP = (
 )
 
 
+class _Matched(list[int]):
+    """A segment's offsets (each character's start and end) and the ``normalized`` added
+    tokens matched in it before the pre-tokenizer changed the text: ``(start, end, ID)``
+    in the changed text."""
+
+    def __init__(self, offsets: Iterable[int], added: list[tuple[int, int, int]]) -> None:
+        super().__init__(offsets)
+        self.added = added
+
+
 class Lookup(NamedTuple):
     """One position of WordPiece's greedy cut: the candidates tried there, longest first,
     and the one found (``None``: none was, so the word is the unknown token)."""
@@ -94,6 +105,7 @@ class WordModel(ModelTokenizer):
         *,
         metaspace: tuple[str, bool] | None = None,
         byte_level: bool = False,
+        byte_prefix: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(source, entries(vocab, options["specials"], options["always_matched"]), **options)
@@ -111,6 +123,9 @@ class WordModel(ModelTokenizer):
         # A ByteLevel pre-tokenizer: the model reads each chunk's UTF-8 bytes as GPT-2's
         # printable characters, each aligned with the character it is a byte of.
         self._byte_level = byte_level
+        # ByteLevel's add_prefix_space: a space before each segment that opens without one.
+        self._byte_prefix = byte_prefix
+        self._segments_open = self._segments_open or byte_prefix
 
     def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
         if self._normalizer is None and self._metaspace is None and not self._byte_level:
@@ -118,6 +133,48 @@ class WordModel(ModelTokenizer):
         normalized, align = text, [(index, index + 1) for index in range(len(text))]
         if self._normalizer is not None:
             normalized, align = self._normalizer(normalized, align)
+        if self._normalized_pattern is not None and (self._metaspace is not None or self._byte_level):
+            return self._changed_around_added(normalized, align, at_start)
+        normalized, align = self._pre_tokenizer_changes(normalized, align, at_start)
+        if len(normalized) == len(text) and all(pair == (index, index + 1) for index, pair in enumerate(align)):
+            return normalized, None
+        # Each normalized character's start and end, one after the other (see _origin_span).
+        return normalized, [offset for pair in align for offset in pair]
+
+    def _changed_around_added(
+        self, normalized: str, align: list[tuple[int, int]], at_start: bool
+    ) -> tuple[str, list[int]]:
+        """HF matches the ``normalized`` added tokens between the normalizer and the
+        pre-tokenizer: each stretch between them is then changed by Metaspace or ByteLevel
+        as a segment of its own (one after a token never opens the text), the tokens left
+        as they are; where they ended up is kept with the offsets (see _added_in)."""
+        parts: list[str] = []
+        aligned: list[tuple[int, int]] = []
+        added: list[tuple[int, int, int]] = []
+        at = length = 0
+        for start, end, token_id in [*super()._added_in(normalized, None), (len(normalized), len(normalized), -1)]:
+            if start > at:
+                opens = at_start if at == 0 else self._segments_open
+                stretch, stretch_align = self._pre_tokenizer_changes(normalized[at:start], align[at:start], opens)
+                parts.append(stretch)
+                aligned.extend(stretch_align)
+                length += len(stretch)
+            if token_id >= 0:
+                added.append((length, length + end - start, token_id))
+                parts.append(normalized[start:end])
+                aligned.extend(align[start:end])
+                length += end - start
+            at = end
+        return "".join(parts), _Matched((offset for pair in aligned for offset in pair), added)
+
+    def _added_in(self, normalized: str, origin: list[int] | None) -> list[tuple[int, int, int]]:
+        return origin.added if isinstance(origin, _Matched) else super()._added_in(normalized, origin)
+
+    def _pre_tokenizer_changes(self, normalized: str, align: list[tuple[int, int]], at_start: bool) -> Aligned:
+        """What Metaspace or ByteLevel change in the normalized text (see the module's docstring)."""
+        if self._byte_prefix and at_start and normalized and not normalized.startswith(" "):
+            # HF aligns the space it adds with the character it comes before.
+            normalized, align = " " + normalized, [align[0], *align]
         if self._byte_level:
             widths = (
                 [1] * len(normalized)
@@ -134,10 +191,7 @@ class WordModel(ModelTokenizer):
             normalized = normalized.replace(" ", SPACE)
             if at_start and self._metaspace != "never" and normalized and not normalized.startswith(SPACE):
                 normalized, align = SPACE + normalized, [align[0], *align]
-        if len(normalized) == len(text) and all(pair == (index, index + 1) for index, pair in enumerate(align)):
-            return normalized, None
-        # Each normalized character's start and end, one after the other (see _origin_span).
-        return normalized, [offset for pair in align for offset in pair]
+        return normalized, align
 
     def _prefix_words(self, text: str, align: list[tuple[int, int]], at_start: bool) -> Aligned:
         """Metaspace after a WhitespaceSplit: a ``▁`` before each word that opens without
@@ -299,25 +353,16 @@ def _byte_level_decoder(pieces: list[str]) -> str:
 _BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)
 
 
-def _normalized_added(
-    path: str, tokens: list[Any], normalizer: Normalizer | None, changing: str | None
-) -> dict[str, int]:
+def _normalized_added(tokens: list[Any], normalizer: Normalizer | None) -> dict[str, int]:
     """The added tokens matched on the normalized text (``normalized``), by their content
-    normalized as HF normalizes it: with the file's normalizer. ``changing``: the
-    pre-tokenizer (``Metaspace``, ``ByteLevel``) whose changes to the text glassllm makes
-    with the normalizer's, if any."""
+    normalized as HF normalizes it: with the file's normalizer (a Metaspace or ByteLevel
+    pre-tokenizer's changes come after they are matched, see
+    WordModel._changed_around_added)."""
     found: dict[str, int] = {}
     for token_id, flags in added_flags(tokens).items():
         if not flags.normalized:
             continue
         content = next(token["content"] for token in tokens if token.get("id") == token_id)
-        if changing is not None:
-            # HF matches them between the normalizer and the pre-tokenizer's own changes,
-            # which glassllm makes with the normalizer's (see WordModel._normalize).
-            raise ValueError(
-                f"{path}: the added token {content!r:.40} matched on the normalized text (normalized: true) "
-                f"before a {changing} pre-tokenizer is not supported"
-            )
         if normalizer is not None:
             content = normalizer(content, [(index, index + 1) for index in range(len(content))])[0]
         found[content] = token_id
@@ -489,8 +534,6 @@ def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, P
     normalizer = build_normalizer(path, data.get("normalizer"))
     spec = data.get("pre_tokenizer")
     if isinstance(spec, dict) and spec.get("type") == "ByteLevel":
-        if spec.get("add_prefix_space"):
-            raise ValueError(f"{path}: a ByteLevel pre-tokenizer with add_prefix_space is not supported here")
         split = Split(compile_pattern(GPT2_PATTERN), True) if spec.get("use_regex", True) else None
         return (normalizer, partial(_byte_level_cut, split)), None
     words = False
@@ -536,7 +579,6 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
     model = data["model"]
     stages, metaspace = _stages(source, data)
     byte_level = isinstance(data.get("pre_tokenizer"), dict) and data["pre_tokenizer"].get("type") == "ByteLevel"
-    changing = "Metaspace" if metaspace else "ByteLevel" if byte_level else None
     specials, always = added_tokens(source, data.get("added_tokens") or [])
     options: dict[str, Any] = {
         "specials": specials,
@@ -545,8 +587,9 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         "around": post_processor_around(source, data.get("post_processor"), {**always, **specials}),
         "metaspace": metaspace,
         "byte_level": byte_level,
+        "byte_prefix": byte_level and bool(data["pre_tokenizer"].get("add_prefix_space")),
         "added_flags": added_flags(data["added_tokens"]) if data.get("added_tokens") else {},
-        "normalized_added": _normalized_added(source, data.get("added_tokens") or [], stages[0], changing),
+        "normalized_added": _normalized_added(data.get("added_tokens") or [], stages[0]),
     }
     decoder = _decoder(source, data.get("decoder"))
     if model["type"] == "Unigram":

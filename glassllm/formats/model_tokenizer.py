@@ -293,7 +293,7 @@ class ModelTokenizer:
                 yield text[segment.start : segment.end], segment.start, segment.end, segment.special
                 continue
             normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
-            for start, end, token_id in self._cuts(normalized):
+            for start, end, token_id in self._cuts(normalized, origin):
                 if origin is None:
                     span = (segment.start + start, segment.start + end)
                 else:
@@ -302,7 +302,7 @@ class ModelTokenizer:
                 place = (segment.start, origin, start) if token_id is None else token_id
                 yield normalized[start:end], span[0], span[1], place
 
-    def _cuts(self, normalized: str) -> Iterator[tuple[int, int, int | None]]:
+    def _cuts(self, normalized: str, origin: list[int] | None) -> Iterator[tuple[int, int, int | None]]:
         """The chunks of a normalized segment, with the added tokens matched on the
         normalized text (their ID; ``None`` for a chunk the model encodes): the
         pre-tokenizer cuts each stretch between them apart."""
@@ -310,13 +310,20 @@ class ModelTokenizer:
             yield from ((start, end, None) for start, end in self._chunk_bounds(normalized))
             return
         at = 0
-        found = find_added(self._normalized_pattern, self._normalized_ids, self._flags, normalized)
+        found = self._added_in(normalized, origin)
         for start, end, token_id in [*found, (len(normalized), len(normalized), None)]:
             if start > at:
                 yield from ((at + first, at + last, None) for first, last in self._chunk_bounds(normalized[at:start]))
             if token_id is not None:
                 yield start, end, token_id
             at = end
+
+    def _added_in(self, normalized: str, origin: list[int] | None) -> list[tuple[int, int, int]]:
+        """The added tokens matched on a normalized segment (``origin``: what
+        :meth:`_normalize` returned with it; a format that matched them there keeps them in it)."""
+        if self._normalized_pattern is None:
+            return []
+        return list(find_added(self._normalized_pattern, self._normalized_ids, self._flags, normalized))
 
     def _encode_chunk(self, chunk: str) -> ChunkTokens:
         entry = self._cache.get(chunk)
@@ -358,9 +365,9 @@ class ModelTokenizer:
             if segment.special is not None:
                 ids.append(segment.special)
                 continue
-            normalized, _ = self._normalize(text[segment.start : segment.end], self._opens(segment, True))
+            normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, True))
             if self._normalized_pattern is not None:
-                ids.extend(self._normalized_ids_of(normalized))
+                ids.extend(self._normalized_ids_of(normalized, origin))
                 continue
             chunks = self._chunk_texts(normalized)
             found = list(map(self._ids_cache.get, chunks))
@@ -369,8 +376,8 @@ class ModelTokenizer:
             ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
         return ids
 
-    def _normalized_ids_of(self, normalized: str) -> Iterator[int]:
-        for start, end, token_id in self._cuts(normalized):
+    def _normalized_ids_of(self, normalized: str, origin: list[int] | None) -> Iterator[int]:
+        for start, end, token_id in self._cuts(normalized, origin):
             if token_id is not None:
                 yield token_id
             else:

@@ -471,12 +471,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{path}: the chat template renders too much ({detail}){at}",
         "{path}: o modelo de chat renderiza texto demais ({detail}){at}",
     ),
-    "chat.added_flags": (
-        "{path}: the added token {token!r} is matched with {flags}, which glassllm does not follow yet; "
-        "its chat IDs could differ from transformers'",
-        "{path}: o token acrescentado {token!r} é casado com {flags}, que o glassllm ainda não segue; "
-        "os IDs do chat poderiam diferir dos do transformers",
-    ),
     "chat.mistral_version": (
         "{path}: Mistral's instruct format {version}: glassllm follows {known}; name a chat template with --template",
         "{path}: formato instruct {version} da Mistral: o glassllm segue {known}; indique um modelo de chat com "

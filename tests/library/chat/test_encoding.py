@@ -302,10 +302,30 @@ def test_hypothesis_conversations_equal_transformers(llama3, written):
     check()
 
 
-def test_added_tokens_that_strip_spaces_are_refused(tmp_path):
+@pytest.fixture(scope="module")
+def stripping(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ChatFormat, Any]]:
+    """Llama 3's tokenizer and template, its header tokens taking the spaces after them
+    (``rstrip``), ``<|eot_id|>`` those before it (``lstrip``) and only standing alone
+    (``single_word``), as HF matches them."""
+    folder = tmp_path_factory.mktemp("stripping") / "llama3"
+    folder.mkdir()
+    flags = {"<|end_header_id|>": {"rstrip": True}, "<|eot_id|>": {"lstrip": True, "single_word": True}}
     tokenizer = json.loads(model_file("llama3").read_text(encoding="utf-8"))
-    eot = next(token for token in tokenizer["added_tokens"] if token["content"] == "<|eot_id|>")
-    eot["rstrip"] = True
-    (tmp_path / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"added token '<\|eot_id\|>' is matched with rstrip, which glassllm"):
-        load_chat_format(tmp_path / "tokenizer.json")
+    config = json.loads((model_file("llama3").parent / "tokenizer_config.json").read_text(encoding="utf-8"))
+    # transformers reads each added token's flags from the config, the tokenizer.json's too.
+    for token in [*tokenizer["added_tokens"], *config["added_tokens_decoder"].values()]:
+        token.update(flags.get(token["content"], {}))
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    chat = load_chat_format(folder / "tokenizer.json")
+    yield chat, _transformers(folder)
+    chat.close()
+
+
+@pytest.mark.parametrize("number", range(len(CONVERSATIONS)))
+def test_added_tokens_that_strip_spaces_equal_transformers(stripping, number):
+    chat, hf = stripping
+    value = CONVERSATIONS[number]
+    encoding = encode_chat(chat, conversation_from(value, "test"), generation_prompt=True)
+    assert encoding.ids == _oracle(hf, value, True)
+    _check_sources(encoding, value, trimmed=True)

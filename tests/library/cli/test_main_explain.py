@@ -100,3 +100,26 @@ def test_unigram_shows_the_cut_taken_its_scores_and_the_next_best(models):
     text = glassllm("explain", "-t", str(models["Unigram"]), "Era uma vez").stdout
     assert "the cut whose pieces' scores sum highest" in text
     assert "  best " in text and "  next " in text and "total " in text
+
+
+# Components read since the first kinds: a pre-tokenizer, ByteLevel's prefix space, and an
+# added token matched on the normalized text before Metaspace changes its space.
+_SCRIPTS = {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, {"type": "UnicodeScripts"}]}
+_PREFIXED = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+_METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True}
+
+
+@pytest.mark.parametrize("pre_tokenizer", [_SCRIPTS, _PREFIXED, _METASPACE], ids=["scripts", "prefix", "normalized"])
+def test_explain_reads_each_newer_component_as_hf_does(models, tmp_path, pre_tokenizer):
+    data = json.loads(models["WordLevel"].read_text(encoding="utf-8"))
+    data["pre_tokenizer"] = pre_tokenizer
+    if pre_tokenizer is _METASPACE:
+        token = {"id": len(data["model"]["vocab"]), "content": "uma vez", "special": False, "normalized": True}
+        data["added_tokens"].append({**token, "single_word": False, "lstrip": False, "rstrip": False})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    text = "Era uma vez Ελλάδα1 どこで"
+    found = glassllm("explain", "--json", "-t", str(path), text)
+    assert found.returncode == 0, found.stderr
+    expected = tokenizers.Tokenizer.from_file(str(path)).encode(text, add_special_tokens=False).ids
+    assert [token_id for item in json.loads(found.stdout) for token_id in item["ids"]] == expected

@@ -72,11 +72,22 @@ def _wordlevel_raw() -> Any:
 
 
 def _unigram_metaspace() -> Any:
+    """HF matches the normalized tokens before Metaspace's ▁: each stretch between them
+    gets its own prefix."""
     tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram())
     tokenizer.normalizer = normalizers.NFKC()
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="always", split=True)
     trainer = tokenizers.trainers.UnigramTrainer(vocab_size=2000, special_tokens=SPECIALS, unk_token="[UNK]")
-    return tokenizer, trainer, False
+    return tokenizer, trainer, True
+
+
+def _wordpiece_byte_level() -> Any:
+    """The normalized tokens matched before ByteLevel's prefix space and bytes: each
+    stretch between them gets its own space and becomes bytes."""
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    return tokenizer, tokenizers.trainers.WordPieceTrainer(vocab_size=2000, special_tokens=SPECIALS), True
 
 
 def _byte_level_bpe() -> Any:
@@ -94,6 +105,7 @@ BUILDERS = {
     "wordpiece-nfkc": _wordpiece_nfkc,
     "wordlevel-raw": _wordlevel_raw,
     "unigram-metaspace": _unigram_metaspace,
+    "wordpiece-byte-level": _wordpiece_byte_level,
     "bpe-byte-level": _byte_level_bpe,
 }
 NAMES = tuple(BUILDERS)
@@ -178,14 +190,35 @@ def test_hypothesis_text_around_the_tokens_matches_hf(added_files, name, text):
     _same(added_files, name, [text])
 
 
-def test_a_normalized_token_before_metaspace_is_refused_in_one_line(added_files, tmp_path):
-    data = json.loads(added_files["unigram-metaspace"].read_text(encoding="utf-8"))
-    data["added_tokens"][-1]["normalized"] = True
-    odd = tmp_path / "odd.json"
-    odd.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ValueError, match=rf"^{odd}: the added token '<mask' matched on the normalized text") as raised:
-        load_model(odd)
-    assert "\n" not in str(raised.value)
+_METASPACE = {"type": "Metaspace", "replacement": "\u2581", "split": False}
+LAYOUTS = {
+    "metaspace-first": ("unigram-metaspace", {**_METASPACE, "prepend_scheme": "first"}),
+    "metaspace-never": ("unigram-metaspace", {**_METASPACE, "prepend_scheme": "never"}),
+    # T5's layout: each word gets its ▁, in each stretch between the tokens.
+    "words-metaspace": (
+        "unigram-metaspace",
+        {
+            "type": "Sequence",
+            "pretokenizers": [{"type": "WhitespaceSplit"}, {**_METASPACE, "prepend_scheme": "always"}],
+        },
+    ),
+    "byte-level-no-prefix": (
+        "wordpiece-byte-level",
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_normalized_tokens_before_each_pre_tokenizer_layout_match_hf(added_files, tmp_path, layout):
+    """The trained files with another Metaspace scheme or layout, or ByteLevel without its
+    prefix: where a stretch after a normalized token gets its ▁ or space, and where not."""
+    name, pre_tokenizer = LAYOUTS[layout]
+    data = json.loads(added_files[name].read_text(encoding="utf-8"))
+    data["pre_tokenizer"] = pre_tokenizer
+    path = tmp_path / f"{layout}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    _same({layout: path}, layout, HANDPICKED)
 
 
 def test_word_characters_are_rusts():

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from glassllm.formats.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE
+from glassllm.formats.hf_bpe import HFByteLevelBPE, HFMetaspaceBPE, HFPrefixedByteLevelBPE
 from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
 from tests.library.formats.fixtures import training_lines
@@ -59,6 +59,15 @@ def _byte_level_nfc_nested() -> Any:
     return tokenizer, trainer
 
 
+def _byte_level_prefix() -> Any:
+    """Byte-level BPE whose ``ByteLevel`` adds a space before each segment that opens
+    without one (``add_prefix_space``), its ``Ġ`` alone where no merge takes it."""
+    tokenizer, trainer = _byte_level_empty()
+    tokenizer.normalizer = None
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    return tokenizer, trainer
+
+
 def _gemma() -> Any:
     """Gemma's layout: ``Replace(" ", "▁")``, then a ``Split`` on ``" "`` merged with the
     previous chunk, BPE with byte fallback (the ``<0xXX>`` pieces are added after training)."""
@@ -84,6 +93,7 @@ def _metaspace_empty() -> Any:
 BUILDERS = {
     "byte-level-empty": _byte_level_empty,
     "byte-level-nfc-nested": _byte_level_nfc_nested,
+    "byte-level-prefix": _byte_level_prefix,
     "gemma": _gemma,
     "metaspace-empty": _metaspace_empty,
 }
@@ -115,7 +125,8 @@ def bpe_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _pair(bpe_files: dict[str, Path], name: str, match_specials: bool = False) -> tuple[Any, Any]:
     ours = load_model(bpe_files[name], match_specials=match_specials)
-    assert isinstance(ours, HFMetaspaceBPE if name in ("gemma", "metaspace-empty") else HFByteLevelBPE)
+    kind = {"gemma": HFMetaspaceBPE, "metaspace-empty": HFMetaspaceBPE, "byte-level-prefix": HFPrefixedByteLevelBPE}
+    assert isinstance(ours, kind.get(name, HFByteLevelBPE))
     oracle = tokenizers.Tokenizer.from_file(str(bpe_files[name]))
     oracle.encode_special_tokens = not match_specials
     return ours, oracle
@@ -168,7 +179,7 @@ def test_hypothesis_text_encodes_exactly_with_hf_offsets(bpe_files, name, text):
 @pytest.mark.parametrize("name", NAMES)
 def test_special_token_text_both_ways(bpe_files, name, match_specials):
     ours, oracle = _pair(bpe_files, name, match_specials)
-    for text in ["<s> Era uma vez </s>", "a<unk>b", "<s><s>"]:
+    for text in ["<s> Era uma vez </s>", "a<unk>b", "<s><s>", "1<s>2 <s> 3"]:
         _same(ours, oracle, text, name)
 
 
@@ -201,3 +212,16 @@ def test_a_split_is_dropped_only_where_it_cuts_nothing(bpe_files, tmp_path, spli
     else:
         with pytest.raises(ValueError, match=rf"^{odd}: .* is not supported"):
             load_model(odd)
+
+
+def test_a_prefix_space_after_a_cut_is_refused_in_one_line(bpe_files, tmp_path):
+    # HF puts it before every chunk the step before made: not a slice of the text.
+    data = json.loads(bpe_files["byte-level-prefix"].read_text(encoding="utf-8"))
+    split = {"type": "Split", "pattern": {"Regex": "\\d"}, "behavior": "Isolated", "invert": False}
+    data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [split, data["pre_tokenizer"]]}
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data), encoding="utf-8")
+    refused = rf"^{odd}: ByteLevel with add_prefix_space after another pre-tokenizer is not supported"
+    with pytest.raises(ValueError, match=refused) as raised:
+        load_model(odd)
+    assert "\n" not in str(raised.value)
