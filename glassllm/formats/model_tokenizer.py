@@ -337,7 +337,6 @@ class ModelTokenizer:
                 self._flat_cache.clear()
             self._cache[chunk] = entry
             self._ids_cache[chunk] = entry.ids
-            self._flat_cache[chunk] = self._flat_of(chunk, entry)
         return entry
 
     # Whether every chunk encoded so far ends with a token that ends where it does, so that
@@ -375,7 +374,10 @@ class ModelTokenizer:
         still gets them all."""
         fresh: dict[str, _T] = {}
         for chunk in set(compress(chunks, map(not_, found))):
-            self._encode_chunk(chunk)  # fills the three caches
+            entry = self._encode_chunk(chunk)  # fills the cache and the IDs' cache
+            if cache is self._flat_cache:
+                # Made only for spans: a first pass of encode needs none.
+                self._flat_cache[chunk] = self._flat_of(chunk, entry)
             fresh[chunk] = cache[chunk]
         return list(map(fresh.get, chunks, found))  # type: ignore[arg-type]
 
