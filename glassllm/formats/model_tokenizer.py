@@ -607,16 +607,18 @@ def _placed(
     ``advances`` past the one before and ``lengths`` long (read through ``origin``)."""
     positions = list(accumulate(advances, initial=base))
     if sum(lengths) == positions[-1] - base:  # no token shares a character with the one before
-        if origin is not None:
-            positions = list(map(origin.__getitem__, positions))
-            if offset:
-                positions = list(map(add, positions, repeat(offset)))
-        return positions[:-1], positions[1:]
+        placed = _through(origin, positions, offset)
+        return placed[:-1], placed[1:]
     ends = positions[1:]
-    starts = list(map(sub, ends, lengths))
+    return _through(origin, list(map(sub, ends, lengths)), offset), _through(origin, ends, offset)
+
+
+def _through(origin: list[int] | None, positions: list[int], offset: int) -> list[int]:
+    """Normalized ``positions`` as offsets in the text (``origin``: see ``_normalize``)."""
     if origin is None:
-        return starts, ends
-    return [origin[start] + offset for start in starts], [origin[end] + offset for end in ends]
+        return positions
+    positions = list(map(origin.__getitem__, positions))
+    return list(map(add, positions, repeat(offset))) if offset else positions
 
 
 def _first_ink(text: str) -> int | None:
