@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from itertools import accumulate, chain, compress, islice, repeat
-from operator import itemgetter, not_
+from operator import not_
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from glassllm.caches import LruCache
 from glassllm.formats.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
@@ -43,7 +43,6 @@ _T = TypeVar("_T")
 
 # ``tuple.__new__(TokenSpan, fields)`` builds a record without a Python-level call.
 _new_span = tuple.__new__
-_IDS, _PIECES, _FIRSTS = itemgetter(0), itemgetter(1), itemgetter(2)
 
 # Chunks repeat a lot in prose; past this many distinct ones the cache starts afresh
 # rather than grow without bound on an endless stream of new chunks.
@@ -97,6 +96,8 @@ class Tokenizer:
         self._surfaces = ["", UNK_TEXT, "", ""] + [piece.replace(SPACE, " ") for piece in self.vocab[4:]]
         self._cache: LruCache[str, _Encoded] = LruCache(_CHUNK_CACHE_LIMIT)
         self._ids_cache: LruCache[str, tuple[int, ...]] = LruCache(_CHUNK_CACHE_LIMIT)  # encode's fast path
+        # encode_spans' (see _encode_chunk): each token's ``id, piece, length, first``.
+        self._flat_cache: LruCache[str, tuple[Any, ...]] = LruCache(_CHUNK_CACHE_LIMIT)
 
     def __repr__(self) -> str:
         return f"<Tokenizer: {self.vocab_size} entries, {len(self.alphabet)} characters, {len(self.merges)} merges>"
@@ -173,24 +174,22 @@ class Tokenizer:
         """
         require_text(text)
         chunked = chunk_text(text)
-        entries = self._cached(chunked.chunks, self._cache)
-        # Chunks tile the normalized text, so token boundaries are running sums of piece
-        # lengths, and a token's chunk index is a running sum of "first token of its
-        # chunk" flags. Building the records column by column keeps per-token work in C.
-        pieces = list(chain.from_iterable(map(_PIECES, entries)))
-        bounds = list(accumulate(map(len, pieces), initial=0))
+        # Chunks tile the normalized text, so token boundaries are running sums of the
+        # tokens' lengths, and a token's chunk index is a running sum of "first token of
+        # its chunk" flags: the chunks' tokens chained in one list and sliced into
+        # columns keep per-token work in C.
+        flat = list(chain.from_iterable(self._cached(chunked.chunks, self._flat_cache)))
+        bounds = list(accumulate(flat[2::4], initial=0))
         origin = chunked.origin
         if origin is not None:
-            bounds = [origin[bound] for bound in bounds]
-        chunk_of = accumulate(chain.from_iterable(map(_FIRSTS, entries)), initial=-1)
-        next(chunk_of)
-        ids = chain.from_iterable(map(_IDS, entries))
+            bounds = list(map(origin.__getitem__, bounds))
+        chunk_of = islice(accumulate(flat[3::4], initial=-1), 1, None)
         with collector_paused():
             return list(
                 map(
                     _new_span,
                     repeat(TokenSpan),
-                    zip(ids, pieces, bounds, islice(bounds, 1, None), chunk_of, strict=False),
+                    zip(flat[0::4], flat[1::4], bounds, islice(bounds, 1, None), chunk_of, strict=False),
                 )
             )
 
@@ -252,11 +251,22 @@ class Tokenizer:
             for chunk in set(compress(chunks, map(not_, found))):
                 entry = cache.get(chunk)
                 if entry is None:
-                    encoded = self._encode_chunk(chunk)  # fills both caches
-                    entry = encoded if cache is self._cache else encoded.ids  # type: ignore[assignment]
-                fresh[chunk] = entry  # type: ignore[assignment]
+                    entry = self._entry(chunk, cache)
+                fresh[chunk] = entry
             found = list(map(fresh.get, chunks, found))
         return found  # type: ignore[return-value]
+
+    def _entry(self, chunk: str, cache: LruCache[str, _T]) -> _T:
+        """What ``cache`` keeps of ``chunk``, which it lacks: merged unless the full cache
+        has it (merging fills the full cache and the IDs' one)."""
+        encoded = self._cache.get(chunk) or self._encode_chunk(chunk)
+        if cache is self._cache:
+            return encoded  # type: ignore[return-value]
+        if cache is self._ids_cache:
+            return encoded.ids  # type: ignore[return-value]
+        flat = _flat(encoded)  # made only for spans: a first pass of encode needs none
+        self._flat_cache.put(chunk, flat)
+        return flat  # type: ignore[return-value]
 
     def _encode_chunk(self, chunk: str) -> _Encoded:
         pieces, _ = apply_merges(chunk, self.ranks)
@@ -297,6 +307,13 @@ class Tokenizer:
         """Read a tokenizer written by :meth:`save` (with or without merge counts)."""
         contents = read_tokenizer_file(path)
         return cls(contents.alphabet, contents.merges, contents.merge_counts)
+
+
+def _flat(entry: _Encoded) -> tuple[Any, ...]:
+    """A chunk's tokens one after the other, as ``id, piece, length, first``."""
+    flat: list[Any] = [0] * (4 * len(entry.ids))
+    flat[0::4], flat[1::4], flat[2::4], flat[3::4] = entry.ids, entry.pieces, map(len, entry.pieces), entry.firsts
+    return tuple(flat)
 
 
 # Surrogates are UTF-16's halves of a code point: a Python str can hold one alone (from a

@@ -156,7 +156,17 @@ class MetaspaceModel(ModelTokenizer):
     def _chunk_texts(self, normalized: str) -> list[str]:
         if not self._line_cuts or ("\n" not in normalized and "\r" not in normalized):
             return self._chunk.findall(normalized) if self._chunked else [normalized]
-        return [normalized[start:end] for start, end in self._chunk_bounds(normalized)]
+        # The chunks of each stretch between line cuts found by findall, in C (the
+        # pattern has no group and never matches empty), not from each match's span.
+        texts: list[str] = []
+        start = 0
+        for end in [*(match.end() for match in self._breaks.finditer(normalized)), len(normalized)]:
+            if not self._chunked:
+                texts.extend([normalized[start:end]] if start < end else [])
+            else:
+                texts.extend(self._chunk.findall(normalized, start, end))
+            start = end
+        return texts
 
     def _symbols(self, chunk: str) -> list[str]:
         if self._user is None:

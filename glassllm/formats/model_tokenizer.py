@@ -18,9 +18,9 @@ dummy prefix ``▁`` of SentencePiece) is an empty span where it stands.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, chain, compress, repeat
-from operator import add, attrgetter, not_
-from typing import NamedTuple, TypeVar
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, attrgetter, not_, sub
+from typing import Any, NamedTuple, TypeVar
 
 from glassllm.formats.added_tokens import AddedFlags, find_added, pattern_of
 from glassllm.formats.merging import Merge, merge_by_table, merge_symbols
@@ -40,6 +40,9 @@ _T = TypeVar("_T")
 
 
 _IDS, _PIECES, _STARTS, _ENDS = map(attrgetter, ("ids", "pieces", "starts", "ends"))
+
+# A token column each: IDs, pieces, starts, ends, chunk numbers.
+_Columns = tuple[Iterable[int], Iterable[str], Iterable[int], Iterable[int], Iterable[int]]
 
 # ``tuple.__new__(TokenSpan, fields)`` builds a record without a Python-level call.
 _new_span = tuple.__new__
@@ -129,6 +132,7 @@ class ModelTokenizer:
         self._normalized_pattern = pattern_of(list(normalized_added or {})) if self._normalized_ids else None
         self._cache: dict[str, ChunkTokens] = {}
         self._ids_cache: dict[str, tuple[int, ...]] = {}  # the same IDs, for encode's fast path
+        self._flat_cache: dict[str, tuple[Any, ...]] = {}  # the same tokens, for spans (see _flat_of)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.kind}, {self.vocab_size} entries, from {self.source}>"
@@ -337,9 +341,32 @@ class ModelTokenizer:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
                 self._ids_cache.clear()
+                self._flat_cache.clear()
             self._cache[chunk] = entry
             self._ids_cache[chunk] = entry.ids
         return entry
+
+    # Whether every chunk encoded so far ends with a token that ends where it does, so that
+    # a text's token ends are running sums of its tokens' advances (see _segment_columns).
+    _flat_tiles = True
+
+    def _flat_of(self, chunk: str, entry: ChunkTokens) -> tuple[Any, ...]:
+        """The chunk's tokens one after the other as ``(id, piece, advance, length, first)``:
+        ``advance`` is how far the token's end lies past the previous token's (or the
+        chunk's start), ``first`` is 1 for the chunk's first token. Chained over a text's
+        chunks and sliced, these give every column in a pass each."""
+        if len(entry.ids) == 1 and entry.starts[0] == 0 and entry.ends[0] == len(chunk):
+            return (entry.ids[0], entry.pieces[0], len(chunk), len(chunk), 1)
+        if not entry.ends or entry.ends[-1] != len(chunk):
+            self._flat_tiles = False
+            return ()
+        count = len(entry.ids)
+        flat: list[Any] = [0] * (5 * count)
+        flat[0::5], flat[1::5] = entry.ids, entry.pieces
+        flat[2::5] = map(sub, entry.ends, (0, *entry.ends[:-1]))
+        flat[3::5] = map(sub, entry.ends, entry.starts)
+        flat[4::5] = (1,) + (0,) * (count - 1)
+        return tuple(flat)
 
     def _merged(self, symbols: list[str]) -> list[str]:
         table = self._merge_table
@@ -352,9 +379,13 @@ class ModelTokenizer:
         missing entries encoded: each distinct chunk once, in C but for the merging, and
         kept apart from the cache, so a text of more distinct chunks than the cache holds
         still gets them all."""
-        missing = set(compress(chunks, map(not_, found)))
-        entries = [self._encode_chunk(chunk) for chunk in missing]
-        fresh = dict(zip(missing, map(_IDS, entries) if cache is self._ids_cache else entries, strict=True))
+        fresh: dict[str, _T] = {}
+        for chunk in set(compress(chunks, map(not_, found))):
+            entry = self._encode_chunk(chunk)  # fills the cache and the IDs' cache
+            if cache is self._flat_cache:
+                # Made only for spans: a first pass of encode needs none.
+                self._flat_cache[chunk] = self._flat_of(chunk, entry)
+            fresh[chunk] = cache[chunk]
         return list(map(fresh.get, chunks, found))  # type: ignore[arg-type]
 
     def encode(self, text: str) -> list[int]:
@@ -388,9 +419,10 @@ class ModelTokenizer:
         in ``text`` (see the module's docstring for split characters); ``at_start=False``:
         ``text`` continues a text (see :meth:`can_cut`)."""
         require_text(text)
-        columns = self._columns(text, at_start)
+        columns = self._column_iterables(text, at_start)
         # Records of strings and ints only: the collections that allocating millions of
-        # them triggers would find nothing to free.
+        # them triggers would find nothing to free. The columns are zipped as they are
+        # made, never held as lists.
         with collector_paused():
             return list(map(_new_span, repeat(TokenSpan), zip(*columns, strict=True)))
 
@@ -410,60 +442,75 @@ class ModelTokenizer:
         """:meth:`encode_spans` as columns: what the language server keeps of a document,
         built column by column, each a pass in C, without a record per token."""
         require_text(text)
-        return self._columns(text, at_start)
+        ids, pieces, starts, ends, chunks = self._column_iterables(text, at_start)
+        return TokenColumns(list(ids), list(pieces), list(starts), list(ends), list(chunks))
 
-    def _columns(self, text: str, at_start: bool) -> TokenColumns:
+    def _column_iterables(self, text: str, at_start: bool) -> _Columns:
+        """The five columns of ``text``'s tokens (see :class:`TokenColumns`), each an
+        iterable to be read once."""
         # Offsets placed a format's own way, or added tokens matched inside normalized text:
         # chunk by chunk.
         if self._normalized_pattern is not None or type(self)._origin_span is not ModelTokenizer._origin_span:
             spans = self._spans_one_by_one(text, at_start)
-            return TokenColumns(*(list(column) for column in zip(*spans, strict=True))) if spans else _no_columns()
-        columns = _no_columns()
-        ids, pieces, starts, ends, chunks = columns
+            return tuple(zip(*spans, strict=True)) if spans else _no_columns()  # type: ignore[return-value]
+        parts: list[_Columns] = []
         number = 0
         for segment in self.segments(text):
             if segment.special is not None:
-                ids.append(segment.special)
-                pieces.append(text[segment.start : segment.end])
-                starts.append(segment.start)
-                ends.append(segment.end)
-                chunks.append(number)
+                piece = text[segment.start : segment.end]
+                parts.append(([segment.special], [piece], [segment.start], [segment.end], [number]))
                 number += 1
                 continue
             normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
-            number = self._segment_columns(columns, normalized, origin, segment.start, number)
-        return columns
+            number, part = self._segment_columns(normalized, origin, segment.start, number)
+            parts.append(part)
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(map(chain.from_iterable, zip(*parts, strict=True))) if parts else _no_columns()  # type: ignore[return-value]
 
     def _segment_columns(
-        self, columns: TokenColumns, normalized: str, origin: list[int] | None, offset: int, number: int
-    ) -> int:
-        """Add the tokens of a normalized segment (``origin``: see :meth:`_normalize`) that
-        starts at ``offset`` in the text to ``columns``; the number of the next chunk."""
+        self, normalized: str, origin: list[int] | None, offset: int, number: int
+    ) -> tuple[int, _Columns]:
+        """The number of the chunk after those of a normalized segment (``origin``: see
+        :meth:`_normalize`) that starts at ``offset`` in the text, and its tokens' columns."""
         texts = self._chunk_texts(normalized)
-        if sum(map(len, texts)) == len(normalized):
-            firsts: Iterable[int] = accumulate(map(len, texts), initial=offset if origin is None else 0)
-        else:
+        base = offset if origin is None else 0
+        if sum(map(len, texts)) != len(normalized):  # the pattern leaves text out of every chunk
             bounds = list(self._chunk_bounds(normalized))
             texts = [normalized[start:end] for start, end in bounds]
-            firsts = [start + offset if origin is None else start for start, _ in bounds]
+            return self._shifted_columns(texts, [start + base for start, _ in bounds], origin, offset, number)
+        if self._flat_tiles:
+            flats: list[Any] = list(map(self._flat_cache.get, texts))
+            if None in flats:
+                flats = self._fill(texts, flats, self._flat_cache)
+            if self._flat_tiles:
+                # Chunks tile the segment: running sums of the tokens' advances are their ends.
+                flat = list(chain.from_iterable(flats))
+                starts, ends = _placed(flat[2::5], flat[3::5], base, origin, offset)
+                chunks = islice(accumulate(flat[4::5], initial=number - 1), 1, None)
+                return number + len(flats), (flat[0::5], flat[1::5], starts, ends, chunks)
+        return self._shifted_columns(texts, accumulate(map(len, texts), initial=base), origin, offset, number)
+
+    def _shifted_columns(
+        self, texts: list[str], firsts: Iterable[int], origin: list[int] | None, offset: int, number: int
+    ) -> tuple[int, _Columns]:
+        """:meth:`_segment_columns` for chunks that start at ``firsts`` (in the normalized
+        segment, or in the text when ``origin`` is ``None``), each token placed by its
+        chunk's start."""
         found = list(map(self._cache.get, texts))
         if None in found:
             found = self._fill(texts, found, self._cache)
-        # A chunk's offsets are relative to it: each is shifted by its chunk's start,
-        # repeated once per token (and then read through ``origin``, if any).
         counts = list(map(len, map(_IDS, found)))
+        # Each chunk's offsets are shifted by its start, repeated once per token.
         shifts = list(chain.from_iterable(map(repeat, firsts, counts)))
-        ids, pieces, starts, ends, chunks = columns
-        ids.extend(chain.from_iterable(map(_IDS, found)))
-        pieces.extend(chain.from_iterable(map(_PIECES, found)))
-        first = map(add, chain.from_iterable(map(_STARTS, found)), shifts)
-        last = map(add, chain.from_iterable(map(_ENDS, found)), shifts)
+        starts: Iterable[int] = map(add, chain.from_iterable(map(_STARTS, found)), shifts)
+        ends: Iterable[int] = map(add, chain.from_iterable(map(_ENDS, found)), shifts)
         if origin is not None:
-            first, last = (map(add, map(origin.__getitem__, column), repeat(offset)) for column in (first, last))
-        starts.extend(first)
-        ends.extend(last)
-        chunks.extend(chain.from_iterable(map(repeat, range(number, number + len(found)), counts)))
-        return number + len(found)
+            starts, ends = (map(add, map(origin.__getitem__, column), repeat(offset)) for column in (starts, ends))
+        chunks = chain.from_iterable(map(repeat, range(number, number + len(found)), counts))
+        ids = chain.from_iterable(map(_IDS, found))
+        pieces = chain.from_iterable(map(_PIECES, found))
+        return number + len(found), (ids, pieces, starts, ends, chunks)
 
     def explain(self, text: str, *, at_start: bool = True) -> list[ChunkExplanation]:
         """Every chunk of ``text`` with each merge step in the order the model applies
@@ -558,6 +605,27 @@ CUT_WITHIN_CONTEXT = 16
 
 def _no_columns() -> TokenColumns:
     return TokenColumns([], [], [], [], [])
+
+
+def _placed(
+    advances: list[int], lengths: list[int], base: int, origin: list[int] | None, offset: int
+) -> tuple[list[int], list[int]]:
+    """The starts and ends of tokens that tile a segment from ``base`` on, each ending
+    ``advances`` past the one before and ``lengths`` long (read through ``origin``)."""
+    positions = list(accumulate(advances, initial=base))
+    if sum(lengths) == positions[-1] - base:  # no token shares a character with the one before
+        placed = _through(origin, positions, offset)
+        return placed[:-1], placed[1:]
+    ends = positions[1:]
+    return _through(origin, list(map(sub, ends, lengths)), offset), _through(origin, ends, offset)
+
+
+def _through(origin: list[int] | None, positions: list[int], offset: int) -> list[int]:
+    """Normalized ``positions`` as offsets in the text (``origin``: see ``_normalize``)."""
+    if origin is None:
+        return positions
+    positions = list(map(origin.__getitem__, positions))
+    return list(map(add, positions, repeat(offset))) if offset else positions
 
 
 def _first_ink(text: str) -> int | None:
