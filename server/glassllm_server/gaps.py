@@ -55,9 +55,9 @@ class Gaps:
         assert len(known) == self.count, f"{len(known)} gaps known of {self.count}"
         return min(known)
 
-    def filled(self) -> None:
-        """A gap got its value."""
-        self.count -= 1
+    def filled(self, gaps: int = 1) -> None:
+        """A gap (``gaps`` of them) got its value."""
+        self.count -= gaps
 
     def emptied(self, line: int) -> None:
         """Line ``line`` lost its value."""
