@@ -17,15 +17,15 @@ Everything works in lines and code-point columns; no pygls here.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from glassllm import PACKAGED, AnyTokenizer, ChunkExplanation, ComparedChunk, by_difference
 from glassllm.caches import LruCache
-from glassllm_server.compare_process import CountingChild
 from glassllm_server.document import ReadOnlyDocument
 from glassllm_server.explanation import Explanation
 from glassllm_server.gaps import Gaps
@@ -35,8 +35,10 @@ __all__ = [
     "CompareSet",
     "ComparedCounts",
     "ComparedTokenizer",
+    "CountingElsewhere",
     "DocumentCounts",
     "PlacedChunk",
+    "Settling",
     "compare_data",
     "compare_explanation",
     "default_compare_with",
@@ -64,11 +66,32 @@ class ComparedCounts:
     unknown: int
 
 
+class Settling(Protocol):
+    """A child's count of a document: other versions take the counts of their lines of
+    the same text from it."""
+
+    async def settle(self, document: ReadOnlyDocument) -> None: ...
+
+
+class CountingElsewhere(Protocol):
+    """What counts a large part of a document in another process for a compared
+    tokenizer (:class:`glassllm_server.compare_process.CountingChild`)."""
+
+    def job(
+        self,
+        tokenizer: ComparedTokenizer,
+        document: ReadOnlyDocument,
+        live: Callable[[str], ReadOnlyDocument | None] | None = None,
+    ) -> asyncio.Task[Settling | None] | None: ...
+
+    def close(self) -> None: ...
+
+
 class ComparedTokenizer:
     """A tokenizer to compare with, whatever its kind (see the module's docstring): what
     the hover, ``glassllm/stats`` and the "Compare tokenizers" page ask of it."""
 
-    def __init__(self, tokenizer: AnyTokenizer, name: str, child: CountingChild | None = None) -> None:
+    def __init__(self, tokenizer: AnyTokenizer, name: str, child: CountingElsewhere | None = None) -> None:
         self.tokenizer = tokenizer
         self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
         self.lines = line_tokenizer(tokenizer, name)
@@ -361,13 +384,13 @@ class CompareSet:
     """The compared tokenizers, kept while the setting names them, and those that failed
     to load. Loading is the caller's (the server loads files off the event loop)."""
 
-    def __init__(self, problem: Callable[[str, str], None] | None = None) -> None:
+    def __init__(self, elsewhere: Callable[[str, bool], CountingElsewhere] | None = None) -> None:
         # (name, whether a real model matches special-token text) → its compared tokenizer
         self._loaded: dict[tuple[str, bool], ComparedTokenizer] = {}
         self._failed: set[str] = set()
-        # Given, each compared tokenizer counts large parts of documents in a child
-        # process; ``problem(name, detail)`` tells the user once that one failed.
-        self._problem = problem
+        # Given, ``elsewhere(name, match_specials)`` counts large parts of documents for
+        # a compared tokenizer in another process.
+        self._elsewhere = elsewhere
 
     def forget_failures(self) -> None:
         """Try files that failed to load again (the settings changed: they may be fixed)."""
@@ -376,7 +399,7 @@ class CompareSet:
     def add(self, name: str, tokenizer: AnyTokenizer, match_specials: bool = False) -> None:
         """``name``'s tokenizer, loaded for the setting ``match_specials`` (which only a
         real model's heeds)."""
-        child = None if self._problem is None else CountingChild(name, match_specials, self._problem)
+        child = None if self._elsewhere is None else self._elsewhere(name, match_specials)
         previous = self._loaded.get((name, match_specials))
         if previous is not None and previous.child is not None:
             previous.child.close()

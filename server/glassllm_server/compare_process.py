@@ -24,13 +24,11 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from glassllm_server import compare_child
+from glassllm_server.compare import ComparedTokenizer
 from glassllm_server.document import Document, ReadOnlyDocument
-
-if TYPE_CHECKING:
-    from glassllm_server.compare import ComparedTokenizer
 
 __all__ = ["CHILD_CHARACTERS", "Counted", "CountingChild"]
 

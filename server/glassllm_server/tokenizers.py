@@ -25,6 +25,7 @@ from glassllm.packaged import load_problem
 from glassllm_server.client import Client
 from glassllm_server.commands import TOKENIZERS_CHANGED
 from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
+from glassllm_server.compare_process import CountingChild
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.line_tokenizer import LineTokenizer, line_tokenizer
 from glassllm_server.loads import Loads
@@ -52,7 +53,9 @@ class Tokenizers:
         self.switched: tuple[str, str] | None = None
         # The tokenizers of glassllm.compareWith, loaded once each (see compared()).
         # Each counts a large part of a document in a child process (see compare_process).
-        self.compare_set = CompareSet(self._child_failed)
+        self.compare_set = CompareSet(
+            lambda name, match_specials: CountingChild(name, match_specials, self._child_failed)
+        )
         self._compare_loading: set[tuple[str, bool]] = set()
         # The tokenizers budgets name apart from the one in use (see for_budget): loaded
         # ones, and those that failed (told once, left out until the settings change).
