@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -284,7 +283,7 @@ class DocumentCounts:
         first = self._gaps.first(counts)
         if first >= len(counts):
             return first, first
-        return first, len(counts) - operator.indexOf(reversed(counts), None)
+        return first, self._gaps.last(counts) + 1
 
     def next_pending(self, line: int) -> int:
         """The first line from ``line`` on without a count (the number of lines when none)."""
