@@ -17,10 +17,11 @@ Everything works in lines and code-point columns; no pygls here.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from glassllm import PACKAGED, AnyTokenizer, ChunkExplanation, ComparedChunk, by_difference
 from glassllm.caches import LruCache
@@ -33,8 +34,10 @@ __all__ = [
     "CompareSet",
     "ComparedCounts",
     "ComparedTokenizer",
+    "CountingElsewhere",
     "DocumentCounts",
     "PlacedChunk",
+    "Settling",
     "compare_data",
     "compare_explanation",
     "default_compare_with",
@@ -62,14 +65,37 @@ class ComparedCounts:
     unknown: int
 
 
+class Settling(Protocol):
+    """A child's count of a document: other versions take the counts of their lines of
+    the same text from it."""
+
+    async def settle(self, document: ReadOnlyDocument) -> None: ...
+
+
+class CountingElsewhere(Protocol):
+    """What counts a large part of a document in another process for a compared
+    tokenizer (:class:`glassllm_server.compare_process.CountingChild`)."""
+
+    def job(
+        self,
+        tokenizer: ComparedTokenizer,
+        document: ReadOnlyDocument,
+        live: Callable[[str], ReadOnlyDocument | None] | None = None,
+    ) -> asyncio.Task[Settling | None] | None: ...
+
+    def close(self) -> None: ...
+
+
 class ComparedTokenizer:
     """A tokenizer to compare with, whatever its kind (see the module's docstring): what
     the hover, ``glassllm/stats`` and the "Compare tokenizers" page ask of it."""
 
-    def __init__(self, tokenizer: AnyTokenizer, name: str) -> None:
+    def __init__(self, tokenizer: AnyTokenizer, name: str, child: CountingElsewhere | None = None) -> None:
         self.tokenizer = tokenizer
         self.name = name  # "pt", "en" or a resolved path, as in glassllm/stats
         self.lines = line_tokenizer(tokenizer, name)
+        # Counts a large pending part of a document in another process (None: never).
+        self.child = child
         self._chunks: LruCache[str, tuple[tuple[str, ...], tuple[int, ...]]] = LruCache(HOVER_CHUNK_LIMIT)
 
     def document(self, document: ReadOnlyDocument) -> DocumentCounts:
@@ -234,16 +260,67 @@ class DocumentCounts:
 
     def count_block(self, tokenizer: ComparedTokenizer, lines: Sequence[str], line: int) -> int:
         """Count the block that holds line ``line``; the line after it."""
-        counts, blocks = self._counts, self._blocks
         first, stop = tokenizer.block_of(lines, line)
-        for number, count in enumerate(tokenizer.lines.count_block(lines[first:stop], first == 0), first):
+        self._put_block(first, tokenizer.lines.count_block(lines[first:stop], first == 0))
+        return stop
+
+    def _put_block(self, first: int, block: Sequence[int]) -> None:
+        """Give the lines of the block that starts at line ``first`` their counts ``block``."""
+        counts = self._counts
+        for number, count in enumerate(block, first):
             known = counts[number]
             if known is None:
                 self._gaps.filled()
             self._total += count - (known or 0)
             counts[number] = count
-        if blocks is not None:
-            blocks[first:stop] = [object()] * (stop - first)
+        if self._blocks is not None:
+            self._blocks[first : first + len(block)] = [object()] * len(block)
+
+    def pending_run(self) -> tuple[int, int]:
+        """The first line without a count and the line after the last one (both the
+        number of lines when every line has one)."""
+        counts = self._counts
+        first = self._gaps.first(counts)
+        if first >= len(counts):
+            return first, first
+        return first, self._gaps.last(counts) + 1
+
+    def next_pending(self, line: int) -> int:
+        """The first line from ``line`` on without a count (the number of lines when none)."""
+        try:
+            return self._counts.index(None, line)
+        except ValueError:
+            return len(self._counts)
+
+    def put_counted(self, first: int, counts: Sequence[int], cuts: Sequence[int] | None) -> None:
+        """Take the counts of the lines from ``first`` on counted elsewhere (in a child
+        process) for this version: ``counts``, one a line, in blocks that start at the
+        lines ``cuts`` (from ``first``; None: a line each)."""
+        if cuts is None:
+            own = self._counts
+            stop = first + len(counts)
+            replaced = own[first:stop]
+            self._gaps.filled(replaced.count(None))
+            self._total += sum(counts) - sum(filter(None, replaced))
+            own[first:stop] = counts
+            return
+        bounds = [*cuts, len(counts)]
+        for start, stop in itertools.pairwise(bounds):
+            self._put_block(first + start, counts[start:stop])
+
+    def put_known(self, tokenizer: ComparedTokenizer, lines: Sequence[str], line: int, known: dict[Any, Any]) -> int:
+        """Give the block that holds line ``line`` of ``lines`` the counts ``known`` has
+        for its text (see :meth:`Counted.known <glassllm_server.compare_process.Counted.known>`),
+        if any; the line after it."""
+        if self._blocks is None:
+            count = known.get(lines[line])
+            if count is not None:
+                self._put_block(line, (count,))
+            return line + 1
+        first, stop = tokenizer.block_of(lines, line)
+        found = known.get(("".join(lines[first:stop]), first == 0))
+        if found is not None and len(found) == stop - first:
+            self._put_block(first, found)
         return stop
 
     def whole_blocks(
@@ -306,10 +383,13 @@ class CompareSet:
     """The compared tokenizers, kept while the setting names them, and those that failed
     to load. Loading is the caller's (the server loads files off the event loop)."""
 
-    def __init__(self) -> None:
+    def __init__(self, elsewhere: Callable[[str, bool], CountingElsewhere] | None = None) -> None:
         # (name, whether a real model matches special-token text) → its compared tokenizer
         self._loaded: dict[tuple[str, bool], ComparedTokenizer] = {}
         self._failed: set[str] = set()
+        # Given, ``elsewhere(name, match_specials)`` counts large parts of documents for
+        # a compared tokenizer in another process.
+        self._elsewhere = elsewhere
 
     def forget_failures(self) -> None:
         """Try files that failed to load again (the settings changed: they may be fixed)."""
@@ -318,7 +398,11 @@ class CompareSet:
     def add(self, name: str, tokenizer: AnyTokenizer, match_specials: bool = False) -> None:
         """``name``'s tokenizer, loaded for the setting ``match_specials`` (which only a
         real model's heeds)."""
-        self._loaded[(name, match_specials)] = ComparedTokenizer(tokenizer, name)
+        child = None if self._elsewhere is None else self._elsewhere(name, match_specials)
+        previous = self._loaded.get((name, match_specials))
+        if previous is not None and previous.child is not None:
+            previous.child.close()
+        self._loaded[(name, match_specials)] = ComparedTokenizer(tokenizer, name, child)
 
     def fail(self, name: str) -> None:
         """``name`` did not load: left out until :meth:`forget_failures`."""
@@ -348,8 +432,16 @@ class CompareSet:
                 self.add(key[0], tokenizer, key[1])
             compared.append(self._loaded[key])
         for key in set(self._loaded) - set(wanted):
-            del self._loaded[key]
+            child = self._loaded.pop(key).child
+            if child is not None:
+                child.close()
         return compared
+
+    def close(self) -> None:
+        """Stop the compared tokenizers' child processes (the server stops)."""
+        for compared in self._loaded.values():
+            if compared.child is not None:
+                compared.child.close()
 
 
 # The "Compare tokenizers" page

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from glassllm_server.compare import ComparedCounts, ComparedTokenizer
@@ -23,12 +23,18 @@ _SLICE_SECONDS = 0.002
 
 
 async def compare_stats(
-    compared: Sequence[ComparedTokenizer], document: ReadOnlyDocument, span: tuple[Point, Point] | None, chunks: int
+    compared: Sequence[ComparedTokenizer],
+    document: ReadOnlyDocument,
+    span: tuple[Point, Point] | None,
+    chunks: int,
+    live: Callable[[str], ReadOnlyDocument | None] | None = None,
 ) -> list[dict[str, Any]]:
     """``glassllm/stats``' ``compare`` list: each of ``compared``'s counts for the
-    document (``span`` None) or the range ``span``; ``chunks`` is the document's count."""
+    document (``span`` None) or the range ``span``; ``chunks`` is the document's count.
+    ``live(uri)``: the open document, which a child's count also settles (see
+    :mod:`glassllm_server.compare_process`)."""
     if span is None:
-        counts = await _document_counts(compared, document, chunks)
+        counts = await _document_counts(compared, document, chunks, live)
     else:
         counts = await range_counts(compared, document, span, chunks)
     return [{"tokenizer": c.tokenizer, "tokens": c.tokens, "chunks": c.chunks, "unknown": c.unknown} for c in counts]
@@ -57,12 +63,23 @@ async def range_counts(
 
 
 async def _document_counts(
-    compared: Sequence[ComparedTokenizer], document: ReadOnlyDocument, chunks: int
+    compared: Sequence[ComparedTokenizer],
+    document: ReadOnlyDocument,
+    chunks: int,
+    live: Callable[[str], ReadOnlyDocument | None] | None,
 ) -> list[ComparedCounts]:
-    """Each compared tokenizer's totals for the whole document (the request's snapshot),
-    counting what an edit left uncounted a slice at a time."""
+    """Each compared tokenizer's totals for the whole document (the request's snapshot):
+    a large uncounted part in the tokenizer's child process, what is left (an edit's
+    lines) here, a slice at a time."""
     totals = []
     for tok in compared:
+        while tok.child is not None and (job := tok.child.job(tok, document, live)) is not None:
+            # The job outlives a cancelled request: its counts serve the next one.
+            counted = await asyncio.shield(job)
+            if counted is None:
+                break  # the child failed: counted here
+            if tok.document(document).pending_run()[0] < len(document.lines):
+                await counted.settle(document)  # the job counted an earlier version
         counts = tok.document(document)
         while not counts.count_pending(tok, document.lines, 0):
             deadline = time.perf_counter() + _SLICE_SECONDS

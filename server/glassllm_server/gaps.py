@@ -11,6 +11,7 @@ for, from where the last search stopped, as the lines fill in order.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 __all__ = ["Gaps"]
@@ -55,9 +56,21 @@ class Gaps:
         assert len(known) == self.count, f"{len(known)} gaps known of {self.count}"
         return min(known)
 
-    def filled(self) -> None:
-        """A gap got its value."""
-        self.count -= 1
+    def last(self, values: Sequence[object]) -> int:
+        """The last gap of ``values`` (the list these gaps describe); -1 when none."""
+        if not self.count:
+            return -1
+        if self.known is None:
+            # From the end, in C.
+            return len(values) - 1 - operator.indexOf(reversed(values), None)
+        self.first(values)  # drops the gaps filled since
+        known = self.known
+        assert known, "first() keeps the known gaps"
+        return max(known)
+
+    def filled(self, gaps: int = 1) -> None:
+        """A gap (``gaps`` of them) got its value."""
+        self.count -= gaps
 
     def emptied(self, line: int) -> None:
         """Line ``line`` lost its value."""

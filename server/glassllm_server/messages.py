@@ -280,6 +280,16 @@ CATALOGUE: dict[str, dict[Locale, str]] = {
         "en": "{tokenizer}: {pieces} — {count} {token_word}",
         "pt": "{tokenizer}: {pieces} — {count} {token_word}",
     },
+    "compare.child_failed": {
+        "en": (
+            "glassllm: the separate process counting with {tokenizer} stopped ({problem}). It counts in the"
+            " server's own process from now on, more slowly."
+        ),
+        "pt": (
+            "glassllm: o processo à parte que conta com {tokenizer} parou ({problem}). A contagem passa a ser"
+            " feita no próprio processo do servidor, mais devagar."
+        ),
+    },
     "compare.broken": {
         "en": "glassllm: cannot compare with the tokenizer {path}: {problem}. It is left out of the comparison.",
         "pt": "glassllm: não é possível comparar com o tokenizador {path}: {problem}. Ele fica fora da comparação.",

@@ -61,6 +61,11 @@ class GlassServer(LanguageServer):
         :mod:`glassllm_server.protocol.transport`); the exit status as for stdio."""
         self.exit_status = serve_tcp(self, self.protocol, self.tokenizers.loads.settled, host, port)
 
+    def shutdown(self) -> None:
+        """Stop the child processes the compared tokenizers count in, then pygls' parts."""
+        self.tokenizers.close()
+        super().shutdown()
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log every error; show the first one out of a notification, then only log."""
         if getattr(source, "__name__", "") == "FeatureRequestError":

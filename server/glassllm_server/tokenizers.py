@@ -17,12 +17,15 @@ import functools
 import logging
 from pathlib import Path
 
+from lsprotocol import types
+
 from glassllm import PACKAGED, AnyTokenizer, load_tokenizer, packaged
 from glassllm.formats.hub import PREFIX
 from glassllm.packaged import load_problem
 from glassllm_server.client import Client
 from glassllm_server.commands import TOKENIZERS_CHANGED
 from glassllm_server.compare import ComparedTokenizer, CompareSet, default_compare_with
+from glassllm_server.compare_process import CountingChild
 from glassllm_server.confinement import OutsideWorkspace, inside, quiet_problem
 from glassllm_server.line_tokenizer import LineTokenizer, line_tokenizer
 from glassllm_server.loads import Loads
@@ -49,7 +52,10 @@ class Tokenizers:
         # tokenizer setting it replaced: it stays until that setting changes.
         self.switched: tuple[str, str] | None = None
         # The tokenizers of glassllm.compareWith, loaded once each (see compared()).
-        self.compare_set = CompareSet()
+        # Each counts a large part of a document in a child process (see compare_process).
+        self.compare_set = CompareSet(
+            lambda name, match_specials: CountingChild(name, match_specials, self._child_failed)
+        )
         self._compare_loading: set[tuple[str, bool]] = set()
         # The tokenizers budgets name apart from the one in use (see for_budget): loaded
         # ones, and those that failed (told once, left out until the settings change).
@@ -220,6 +226,14 @@ class Tokenizers:
         if name in self._compare_names():
             problem = self.load_failure(error, name)
             self.client.report_once(self.session.messages("compare.broken", path=name, problem=problem))
+
+    def _child_failed(self, name: str, detail: str) -> None:
+        message = self.session.messages("compare.child_failed", tokenizer=self.label(name), problem=detail)
+        self.client.report_once(message, types.MessageType.Warning)
+
+    def close(self) -> None:
+        """Stop the compared tokenizers' child processes (the server stops)."""
+        self.compare_set.close()
 
     # The tokenizers budgets count with
 

@@ -196,6 +196,8 @@ class OpenDocuments:
             gc.disable()
             self._young_before = gc.get_count()[0]
         self._tokenizing_now += 1
+        tokenizer = document.tokenizer
+        tokenizer.begin_pass()
         try:
             while not document.complete:
                 document.tokenize_for(SLICE_SECONDS)
@@ -207,6 +209,7 @@ class OpenDocuments:
                 if any(working() for working in self._foreground):
                     await asyncio.sleep(_DEFERRED_SECONDS)
         finally:
+            tokenizer.end_pass()
             self._tokenizing_now -= 1
             if not self._tokenizing_now:
                 if gc.get_count()[0] - self._young_before >= FREEZE_OBJECTS:

@@ -19,6 +19,7 @@ from glassllm_server.feature import Feature, on_command, on_message
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import compared_summary
 from glassllm_server.render.model import facts_lines
+from glassllm_server.server import GlassServer
 from glassllm_server.snapshot import DocumentSnapshot
 
 __all__ = ["TokenCount"]
@@ -40,6 +41,23 @@ def _position(value: Any) -> types.Position | None:
 
 
 class TokenCount(Feature):
+    def __init__(self, server: GlassServer) -> None:
+        super().__init__(server)
+        self.session.open_documents.changed.subscribe(self.count_ahead)
+
+    def count_ahead(self, uri: str) -> None:
+        """A document opened or changed: if a large part of it has no compared counts (a
+        document just opened, a large paste), the compared tokenizers' child processes
+        count it now, on the other core, while the server tokenizes it; its first
+        ``glassllm/stats`` is then ready as soon as its own tokens are."""
+        open_documents = self.session.open_documents
+        document = open_documents.get(uri)
+        if document is None:
+            return
+        for compared in self.tokenizers.compared():
+            if compared.child is not None:
+                compared.child.job(compared, document, open_documents.get)
+
     @on_message(STATS_REQUEST)
     async def stats_request(self, params: Any) -> dict[str, Any]:
         # A custom request: its params arrive unchecked, and are checked here.
@@ -71,7 +89,8 @@ class TokenCount(Feature):
         else:
             span = snapshot.points(lsp_range)
             stats = document.stats(*span)
-        compare = await compare_stats(self.tokenizers.compared(), document, span, stats.chunks)
+        compared = self.tokenizers.compared()
+        compare = await compare_stats(compared, document, span, stats.chunks, self.session.open_documents.get)
         result = {**stats._asdict(), "tokenizer": document.tokenizer.name, "compare": compare}
         units = None if lsp_range is not None else await self.chats.units(snapshot)
         if units is not None:

@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 
-from glassllm import Tokenizer, by_difference, compare, packaged
+from glassllm import Tokenizer, by_difference, compare, load_tokenizer, packaged
 from glassllm.caches import LruCache
 from glassllm.tokenizer import UNK_ID
 from glassllm_server.compare import (
@@ -19,6 +19,8 @@ from glassllm_server.compare import (
     compare_explanation,
     default_compare_with,
 )
+from glassllm_server.compare_child import count_lines
+from glassllm_server.compare_process import Counted
 from glassllm_server.document import Document
 from glassllm_server.explanation import explain_selection
 from glassllm_server.line_tokenizer import OwnLineTokenizer, line_tokenizer
@@ -27,6 +29,7 @@ from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import hover_lines, render_compare_markdown
 from glassllm_server.render.markdown import code
+from tests.library.formats.fixtures import model_file
 from tests.server.oracle import TEXTS, TRICKY, line_spans, lsp_lines
 
 PT, EN = packaged("pt"), packaged("en")
@@ -268,3 +271,34 @@ def test_only_bounded_caches_grow_with_new_text():
         grew = {name for name in after if after[name] != sizes_before[name]}
         assert grew == names
         assert all(isinstance(getattr(owner, name), LruCache) for name in grew)
+
+
+@pytest.mark.parametrize("model", [False, True], ids=["pt", "llama3"])
+def test_counts_from_elsewhere_and_settled_by_text_equal_those_counted_here(model):
+    # What a child process counts (compare_child.count_lines) and what an edited version
+    # takes from it by text (Counted.settle's put_known) equal the counts made here.
+    tokenizer = load_tokenizer(model_file("llama3")) if model else packaged("pt")
+    tok = ComparedTokenizer(tokenizer, "compared")
+    text = "".join(TEXTS) + "Era uma vez.\n\n\n  coisa\r\n\r\nfim\n" * 3
+    lines = lsp_lines(text)
+    document = Document("file:///a.txt", text, 1, line_tokenizer(packaged("pt"), "pt"))
+    state = tok.document(document)
+    first = state.count_block(tok, lines, 0)  # the lines sent start at a cut
+    counts, cuts = count_lines(tok.lines, lines[first:], False)
+    assert (cuts is None) == (not model)
+    assert state.pending_run() == (first, len(lines))
+    state.put_counted(first, counts, cuts)
+    assert state.pending_run() == (len(lines), len(lines))
+    assert state.totals("compared") == tok.counts(lines)
+    counted = Counted(tok, lines[first:], first, counts, cuts)
+    known = counted.known()
+    # The next version: two lines replaced by a blank one.
+    snapshot = document.snapshot()
+    document.apply_change(Point(3, 0), Point(5, 0), "\n")
+    edited = tok.document(document)
+    line = edited.next_pending(0)
+    while line < len(document.lines):
+        line = edited.next_pending(edited.put_known(tok, document.lines, line, known))
+    edited.count_pending(tok, document.lines, len(document.lines))
+    assert edited.totals("compared") == tok.counts(document.lines)
+    assert tok.document(snapshot).totals("compared") == tok.counts(lines)

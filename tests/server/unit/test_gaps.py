@@ -28,6 +28,7 @@ def check(values: list[int | None], gaps: Gaps) -> None:
     expected = values.index(None) if None in values else len(values)
     assert gaps.first(values) == expected
     assert gaps.count == values.count(None)
+    assert gaps.last(values) == max((line for line, value in enumerate(values) if value is None), default=-1)
 
 
 @settings(max_examples=300, deadline=None)

@@ -11,10 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glassllm import AnyTokenizer, packaged
+from glassllm.caches import LruCache
 from glassllm.formats.load import load_model
 from glassllm_server.document import Document
 from glassllm_server.explanation import explain_document
 from glassllm_server.line_tokenizer import LineTokenizer, ModelLineTokenizer, OwnLineTokenizer, line_tokenizer
+from glassllm_server.line_tokens import AnyLineTokens, LineTokens
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
 from glassllm_server.render.model import facts_lines
@@ -134,3 +136,26 @@ def test_one_explanation_for_every_tokenizer(name):
     chunks = library(name).chunk_spans(text)
     assert [item.text for item in inside.chunks] == [text[a:b] for _, a, b in chunks if a < base + 9 and b > base + 6]
     assert [item.line for item in inside.chunks] == [3] * len(inside.chunks) and inside.chunks[0].start == 5
+
+
+def test_a_pass_merges_each_chunk_once_whatever_the_cache_holds_and_keeps_nothing_after():
+    tok = OwnLineTokenizer(packaged("pt"), "pt")
+    tok._chunks = LruCache(4)  # far fewer chunks than the text has
+    lines = [f"palavra{n} outra{n} casa\n" for n in range(50)] * 2
+    fresh = [_chunks(tok.line(line)) for line in lines[:50]]
+    tok.begin_pass()
+    again = [_chunks(tok.line(line.replace("\n", " \n"))) for line in lines]  # new lines, cached chunks
+    tok.begin_pass()  # a second document's pass
+    tok.end_pass()
+    assert tok._pass_chunks, "kept while a pass runs"
+    tok.end_pass()
+    assert tok._pass_chunks == {}
+    # The second time a chunk is met in the pass, it is the entry made the first time.
+    for first, second in zip(again[:50], again[50:], strict=True):
+        assert all(a is b for a, b in zip(first, second, strict=True))
+    assert [chunks[:3] for chunks in again[:50]] == [chunks[:3] for chunks in fresh]
+
+
+def _chunks(tokens: AnyLineTokens) -> tuple[object, ...]:
+    assert isinstance(tokens, LineTokens), "a short line"
+    return tokens.chunks
