@@ -186,3 +186,63 @@ def test_a_file_with_a_sequence_decoder_decodes_as_hf(decoded_files, kind):
     assert ours.decode(ids) == oracle.decode(ids)
     for start in range(0, len(ids), 97):
         assert ours.decode(ids[start : start + 13]) == oracle.decode(ids[start : start + 13])
+
+
+def _bpe_file(folder: Path, name: str, pre_tokenizer: Any, decoder: Any, added: list[str]) -> Path:
+    """A small BPE file (``Metaspace``: byte fallback with the 256 ``<0xXX>`` pieces) with
+    ``decoder`` (``None``: none) and the non-special added tokens ``added``."""
+    metaspace = isinstance(pre_tokenizer, pre_tokenizers.Metaspace)
+    tokenizer = tokenizers.Tokenizer(tokenizers.models.BPE(byte_fallback=metaspace, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizer
+    lines = (CORPORA / "pt" / "train.txt").read_text(encoding="utf-8")[:20_000].splitlines()
+    tokenizer.train_from_iterator(lines, tokenizers.trainers.BpeTrainer(vocab_size=300, special_tokens=["[UNK]"]))
+    data = json.loads(tokenizer.to_str())
+    vocab = data["model"]["vocab"]
+    for byte in range(256 if metaspace else 0):
+        vocab.setdefault(f"<0x{byte:02X}>", len(vocab))
+    data["decoder"] = None if decoder is None else _spec(decoder)
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    oracle = tokenizers.Tokenizer.from_file(str(path))
+    oracle.add_tokens(added)
+    oracle.save(str(path))
+    return path
+
+
+BPE_LAYOUTS = {
+    "metaspace-llama2": pre_tokenizers.Metaspace(prepend_scheme="first"),
+    "metaspace-gemma": pre_tokenizers.Metaspace(prepend_scheme="first"),
+    "metaspace-none": pre_tokenizers.Metaspace(),
+    "metaspace-metaspace": pre_tokenizers.Metaspace(),
+    "byte-level": pre_tokenizers.ByteLevel(),
+    "byte-level-none": pre_tokenizers.ByteLevel(),
+    "byte-level-mixed-added": pre_tokenizers.ByteLevel(),
+}
+BPE_DECODERS = {
+    "metaspace-llama2": decoders.Sequence(LLAMA2),
+    "metaspace-gemma": decoders.Sequence(LLAMA2[:3]),
+    "metaspace-none": None,
+    "metaspace-metaspace": decoders.Metaspace(),
+    "byte-level": decoders.ByteLevel(),
+    "byte-level-none": None,
+    "byte-level-mixed-added": decoders.ByteLevel(),
+}
+
+
+@pytest.mark.parametrize("name", BPE_LAYOUTS)
+def test_bpe_files_decode_with_their_decoder_as_hf(tmp_path, name):
+    """The BPE layouts' own decode where it is HF's, the file's decoder where not: byte
+    tokens that are not UTF-8 (one U+FFFD each), no decoder (tokens joined by spaces), an
+    added token mixing byte characters with others (HF's ByteLevel takes it whole)."""
+    added = ["Ġ▁é", "▁x"]
+    path = _bpe_file(tmp_path, name, BPE_LAYOUTS[name], BPE_DECODERS[name], added)
+    oracle = tokenizers.Tokenizer.from_file(str(path))
+    ours = load_model(path)
+    text = (CORPORA / "en" / "heldout.txt").read_text(encoding="utf-8")[:3_000] + " Ġ▁é €🙂 [UNK] ▁x"
+    ids = oracle.encode(text).ids
+    if name.startswith("metaspace"):
+        invalid = ["<0xE2>", "<0x82>", "▁", "<0xE2>", "<0x82>", "<0xAC>", "<0xF0>"]
+        ids += [oracle.token_to_id(piece) for piece in invalid]
+    assert ours.decode(ids) == oracle.decode(ids)
+    for start in range(0, len(ids), 89):
+        assert ours.decode(ids[start : start + 11]) == oracle.decode(ids[start : start + 11])
