@@ -35,7 +35,6 @@ from itertools import groupby
 from typing import Any
 
 from glassllm.formats.byte_level import BYTE_SYMBOLS, from_symbols
-from glassllm.formats.metaspace import SPACE
 from glassllm.formats.patterns import compile_pattern
 
 __all__ = ["Chain", "decoder_from"]
@@ -84,8 +83,11 @@ def _chain(path: str, spec: Any) -> Chain:
     return read(path, spec)
 
 
-def _option(path: str, spec: dict[str, Any], name: str, kind: type, default: Any) -> Any:
-    """``spec[name]`` if it is a ``kind`` (``default`` when absent), else a ValueError."""
+def _option(path: str, spec: dict[str, Any], name: str, kind: type, default: Any = None) -> Any:
+    """``spec[name]`` if it is a ``kind``, else a ValueError; absent: ``default``, or, where
+    HF has none, a ValueError (HF refuses such a file)."""
+    if name not in spec and default is None:
+        raise ValueError(f"{path}: the {spec['type']} decoder has no {name}")
     value = spec.get(name, default)
     if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0)):
         raise ValueError(f"{path}: the {spec['type']} decoder's {name} {value!r:.40} is not a valid {kind.__name__}")
@@ -107,7 +109,7 @@ def _sequence(path: str, spec: dict[str, Any]) -> Chain:
 
 
 def _bpe(path: str, spec: dict[str, Any]) -> Chain:
-    suffix = _option(path, spec, "suffix", str, "</w>")
+    suffix = _option(path, spec, "suffix", str)
 
     def decode(tokens: list[str]) -> list[str]:
         # The last token's suffix ends the text: no space follows it.
@@ -150,9 +152,9 @@ def _cleanup(text: str) -> str:
 
 
 def _ctc(path: str, spec: dict[str, Any]) -> Chain:
-    pad = _option(path, spec, "pad_token", str, "<pad>")
-    delimiter = _option(path, spec, "word_delimiter_token", str, "|")
-    cleanup = _option(path, spec, "cleanup", bool, True)
+    pad = _option(path, spec, "pad_token", str)
+    delimiter = _option(path, spec, "word_delimiter_token", str)
+    cleanup = _option(path, spec, "cleanup", bool)
 
     def decode(tokens: list[str]) -> list[str]:
         kept = (token.replace(pad, "") for token, _ in groupby(tokens))
@@ -164,13 +166,15 @@ def _ctc(path: str, spec: dict[str, Any]) -> Chain:
 
 
 def _metaspace(path: str, spec: dict[str, Any]) -> Chain:
-    replacement = _option(path, spec, "replacement", str, SPACE)
+    replacement = _option(path, spec, "replacement", str)
     if len(replacement) != 1:
         raise ValueError(f"{path}: the Metaspace decoder's replacement {replacement!r:.40} is not one character")
-    default = "never" if spec.get("add_prefix_space") is False else "always"
-    scheme = _option(path, spec, "prepend_scheme", str, default)
+    scheme = _option(path, spec, "prepend_scheme", str, "always")
     if scheme not in ("always", "first", "never"):
         raise ValueError(f"{path}: the Metaspace decoder's prepend_scheme {scheme!r:.40} is not always, first or never")
+    if spec.get("add_prefix_space") is False and scheme != "never":
+        # HF reads an old file's add_prefix_space only as a check of prepend_scheme.
+        raise ValueError(f"{path}: the Metaspace decoder's add_prefix_space false does not match its prepend_scheme")
     first = "" if scheme != "never" else " "
     return lambda tokens: [token.replace(replacement, " " if index else first) for index, token in enumerate(tokens)]
 
@@ -216,11 +220,11 @@ def _replaced(pattern: re.Pattern[str], content: str, token: str) -> str:
 
 
 def _strip(path: str, spec: dict[str, Any]) -> Chain:
-    content = _option(path, spec, "content", str, None)
+    content = _option(path, spec, "content", str)
     if len(content) != 1:
         raise ValueError(f"{path}: the Strip decoder's content {content!r:.40} is not one character")
-    start = _option(path, spec, "start", int, None)
-    stop = _option(path, spec, "stop", int, None)
+    start = _option(path, spec, "start", int)
+    stop = _option(path, spec, "stop", int)
     return lambda tokens: [_stripped(path, content, start, stop, token) for token in tokens]
 
 
@@ -235,8 +239,8 @@ def _stripped(path: str, content: str, start: int, stop: int, token: str) -> str
 
 
 def _wordpiece(path: str, spec: dict[str, Any]) -> Chain:
-    prefix = _option(path, spec, "prefix", str, "##")
-    cleanup = _option(path, spec, "cleanup", bool, True)
+    prefix = _option(path, spec, "prefix", str)
+    cleanup = _option(path, spec, "cleanup", bool)
 
     def decode(tokens: list[str]) -> list[str]:
         joined = [tokens[0]] if tokens else []
