@@ -16,7 +16,9 @@ What is read of a byte-level one, stage by stage:
   and ``ignore_merges`` (a chunk that is a vocabulary entry as a whole is that token,
   without merging);
 - ``post_processor``: a ``TemplateProcessing``'s tokens around ``$A`` are what the model
-  adds around a text (``around``); ``ByteLevel`` adds nothing.
+  adds around a text (``around``); ``ByteLevel`` adds nothing;
+- ``decoder``: any HF implements (:mod:`~glassllm.formats.hf_decoders`); a ``ByteLevel``
+  one is decoded by :class:`~glassllm.formats.byte_level.ByteLevelModel`'s own code.
 
 A Metaspace one is SentencePiece's pipeline (:mod:`~glassllm.formats.metaspace`) with the
 file's ``merges`` as ranks; its ``▁`` and dummy prefix come from one of the two layouts
@@ -27,7 +29,7 @@ special tokens, even one that opens with a space), or the pre-tokenizer ``Metasp
 opens with a space, unless a normalizer doubles a leading ``▁``, as transformers 5 writes
 for a SentencePiece model; ``split`` cuts before each ``▁``). ``model.byte_fallback`` turns a
 character that is no vocabulary entry into its ``<0xXX>`` bytes, ``fuse_unk`` makes a
-run of unknown ones one ``unk_token``.
+run of unknown ones one ``unk_token``. Its ``decoder`` is read as a byte-level one's.
 
 A WordPiece, WordLevel or Unigram model is :mod:`~glassllm.formats.hf_word_models`'s.
 Anything else (another normalizer, say) gets a ``ValueError`` that names it.
@@ -36,16 +38,18 @@ Anything else (another normalizer, say) gets a ``ValueError`` that names it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from glassllm.formats.added_tokens import AddedFlags, added_flags
-from glassllm.formats.byte_level import ByteLevelModel
+from glassllm.formats.byte_level import BYTE_SYMBOLS, ByteLevelModel
+from glassllm.formats.hf_decoders import decoder_from
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE, MetaspaceModel, Prefix
 from glassllm.formats.patterns import compile_pattern, looks_back
 from glassllm.pipeline.normalize import normalize_with_offsets
+from glassllm.pipeline.tokens import as_ids
 from glassllm.shown.problems import problem
 
 __all__ = [
@@ -99,6 +103,8 @@ class HFByteLevelBPE(ByteLevelModel):
     """A byte-level BPE ``tokenizer.json`` (see the module's docstring)."""
 
     kind = "Hugging Face BPE (byte-level)"
+    file_decoder: Callable[[list[str]], str] | None = None
+    """``decode``: the file's decoder, where ByteLevelModel's own would not give HF's."""
 
     def __init__(
         self,
@@ -153,6 +159,11 @@ class HFByteLevelBPE(ByteLevelModel):
     def _whole(self, chunk: str, symbols: list[str]) -> int | None:
         return self.ids.get("".join(symbols)) if self.ignore_merges and len(symbols) > 1 else None
 
+    def decode(self, ids: Iterable[int]) -> str:
+        if self.file_decoder is None:
+            return super().decode(ids)
+        return _decoded(self.file_decoder, self.vocab, self._special_ids, ids)
+
 
 class HFPrefixedByteLevelBPE(HFByteLevelBPE):
     """A byte-level BPE whose ``ByteLevel`` pre-tokenizer has ``add_prefix_space``: a space
@@ -180,7 +191,13 @@ class HFPrefixedByteLevelBPE(HFByteLevelBPE):
 
 
 class HFMetaspaceBPE(MetaspaceModel):
-    """A Metaspace BPE ``tokenizer.json`` with byte fallback (see the module's docstring)."""
+    """A Metaspace BPE ``tokenizer.json`` with byte fallback (see the module's docstring).
+    ``decode`` is the file's decoder's (``file_decoder``, set by :func:`load_hf_bpe`):
+    MetaspaceModel's own reads a run of byte tokens that is not UTF-8 as Python does (one
+    U+FFFD per invalid sequence), HF's ``ByteFallback`` gives one U+FFFD per byte token,
+    and a file's decoder may be another."""
+
+    file_decoder: Callable[[list[str]], str] | None = None
 
     def __init__(
         self,
@@ -228,6 +245,11 @@ class HFMetaspaceBPE(MetaspaceModel):
 
     def _rank(self, left: str, right: str) -> float | None:
         return self._rank_of(f"{left} {right}")
+
+    def decode(self, ids: Iterable[int]) -> str:
+        if self.file_decoder is None:
+            return super().decode(ids)
+        return _decoded(self.file_decoder, self.vocab, self._special_ids, ids)
 
 
 def entries(vocab: dict[str, int], specials: dict[str, int], always_matched: dict[str, int]) -> list[str]:
@@ -471,8 +493,16 @@ def load_hf_bpe(
     path: str | Path, data: dict[str, Any], *, match_specials: bool = False
 ) -> HFByteLevelBPE | HFMetaspaceBPE:
     """A BPE tokenizer from the parsed ``tokenizer.json`` ``data`` read from ``path``:
-    Metaspace when its normalizer or pre-tokenizer says so, byte-level otherwise."""
-    source = str(path)
+    Metaspace when its normalizer or pre-tokenizer says so, byte-level otherwise; its
+    ``decode`` is the file's decoder's."""
+    tokenizer = _read_hf_bpe(str(path), data, match_specials)
+    decoder = data.get("decoder")
+    if not (isinstance(tokenizer, HFByteLevelBPE) and _byte_level_decodes(decoder, data.get("added_tokens") or [])):
+        tokenizer.file_decoder = decoder_from(str(path), decoder)
+    return tokenizer
+
+
+def _read_hf_bpe(source: str, data: dict[str, Any], match_specials: bool) -> HFByteLevelBPE | HFMetaspaceBPE:
     model = data.get("model")
     if not isinstance(model, dict):
         raise ValueError(f"{source}: a tokenizer.json needs a 'model' object")
@@ -527,3 +557,24 @@ def load_hf_bpe(
         match_specials=match_specials,
         added_flags=added_flags(data.get("added_tokens") or []),
     )
+
+
+def _decoded(
+    decoder: Callable[[list[str]], str], vocab: list[str], specials: frozenset[int], ids: Iterable[int]
+) -> str:
+    """HF's ``decode``: the tokens, special ones left out, through the file's decoder."""
+    return decoder([vocab[token_id] for token_id in as_ids(ids) if token_id not in specials])
+
+
+def _byte_level_decodes(decoder: Any, added: list[Any]) -> bool:
+    """Whether ByteLevelModel's decode (every character's byte, all tokens joined) is HF's
+    for this decoder: a ByteLevel one, and no added token mixing byte characters with
+    others (HF's decoder takes such a token's UTF-8 whole)."""
+    if not isinstance(decoder, dict) or decoder.get("type") != "ByteLevel":
+        return False
+    # HF leaves special tokens out of decode; load_hf_bpe checked each content is a string.
+    texts = [set(token["content"]) for token in added if not token.get("special")]
+    return all(text <= _BYTE_CHARACTERS or not text & _BYTE_CHARACTERS for text in texts)
+
+
+_BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)

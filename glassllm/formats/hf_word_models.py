@@ -19,10 +19,8 @@ each chunk's UTF-8 bytes are GPT-2's byte characters, ``Ġ`` a space). Each chun
   character scoring the lowest score less 10); :meth:`HFUnigram.segmentations` shows it
   and the next best.
 
-``decode`` is the file's decoder's: ``WordPiece`` (``##`` pieces joined to the piece
-before, the others after a space, with its ``cleanup`` of spaces before punctuation),
-``Metaspace`` (``▁`` as a space), ``ByteLevel`` (the pieces' bytes, as UTF-8), or, with no
-decoder, HF's default: the pieces joined by spaces.
+``decode`` is the file's decoder's, any HF implements (:mod:`~glassllm.formats.hf_decoders`;
+with no decoder, HF's default: the pieces joined by spaces), special tokens left out.
 """
 
 from __future__ import annotations
@@ -34,8 +32,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from glassllm.formats.added_tokens import added_flags
-from glassllm.formats.byte_level import BYTE_SYMBOLS, from_symbols, to_symbols
+from glassllm.formats.byte_level import from_symbols, to_symbols
 from glassllm.formats.hf_bpe import GPT2_PATTERN, Split, added_tokens, entries, post_processor_around, vocab_ids_valid
+from glassllm.formats.hf_decoders import decoder_from
 from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import Bounds, PreTokenizer, build_pre_tokenizer
 from glassllm.formats.metaspace import SPACE
@@ -54,21 +53,6 @@ __all__ = [
     "path_through",
     "unigram_search",
 ]
-
-# HF's WordPiece decoder's cleanup, in its order.
-_CLEANUP = (
-    (" .", "."),
-    (" ?", "?"),
-    (" !", "!"),
-    (" ,", ","),
-    (" ' ", "'"),
-    (" n't", "n't"),
-    (" 'm", "'m"),
-    (" do not", " don't"),
-    (" 's", "'s"),
-    (" 've", "'ve"),
-    (" 're", "'re"),
-)
 
 
 class _Matched(list[int]):
@@ -306,51 +290,6 @@ class HFWordLevel(WordModel):
         if token_id is None:
             return self._unknown(chunk)
         return ChunkTokens((token_id,), (chunk,), (0,), (len(chunk),))
-
-
-def _wordpiece_decoder(prefix: str, cleanup: bool, pieces: list[str]) -> str:
-    """HF's WordPiece decoder: a continuation joins the piece before, others follow a space."""
-    shown = []
-    for index, piece in enumerate(pieces):
-        if index:
-            piece = piece.removeprefix(prefix) if piece.startswith(prefix) else " " + piece
-        if cleanup:
-            for dirty, clean in _CLEANUP:
-                piece = piece.replace(dirty, clean)
-        shown.append(piece)
-    return "".join(shown)
-
-
-def _metaspace_decoder(strip_first: bool, pieces: list[str]) -> str:
-    """HF's Metaspace decoder: ``▁`` is a space, but in the first piece, where every ``▁``
-    goes (the prefix, as HF drops it), unless the prefix is never put."""
-    shown = [piece.replace(SPACE, "" if strip_first and not index else " ") for index, piece in enumerate(pieces)]
-    return "".join(shown)
-
-
-def _decoder(path: str, spec: Any) -> Callable[[list[str]], str]:
-    """What ``decode`` does with the pieces (no decoder: HF joins them with spaces)."""
-    if spec is None:
-        return " ".join
-    kind = spec.get("type") if isinstance(spec, dict) else spec
-    if kind == "WordPiece":
-        return partial(_wordpiece_decoder, str(spec.get("prefix", "##")), bool(spec.get("cleanup", True)))
-    if kind == "Metaspace" and spec.get("replacement", SPACE) == SPACE:
-        return partial(_metaspace_decoder, spec.get("prepend_scheme", "always") != "never")
-    if kind == "ByteLevel":
-        return _byte_level_decoder
-    raise ValueError(f"{path}: the decoder {kind!r} is not supported with a WordPiece, WordLevel or Unigram model")
-
-
-def _byte_level_decoder(pieces: list[str]) -> str:
-    """HF's ByteLevel decoder: each piece's bytes (GPT-2's byte characters as the bytes
-    they stand for; a piece holding any other character, its own UTF-8), joined, then
-    read as UTF-8 with U+FFFD for what is not."""
-    data = b"".join(from_symbols(piece) if set(piece) <= _BYTE_CHARACTERS else piece.encode() for piece in pieces)
-    return data.decode("utf-8", "replace")
-
-
-_BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)
 
 
 def _normalized_added(tokens: list[Any], normalizer: Normalizer | None) -> dict[str, int]:
@@ -591,7 +530,7 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         "added_flags": added_flags(data["added_tokens"]) if data.get("added_tokens") else {},
         "normalized_added": _normalized_added(data.get("added_tokens") or [], stages[0]),
     }
-    decoder = _decoder(source, data.get("decoder"))
+    decoder = decoder_from(source, data.get("decoder"))
     if model["type"] == "Unigram":
         unk_id = model.get("unk_id")
         pieces = _unigram_pieces(source, model)

@@ -244,7 +244,7 @@ def test_glassllm_encode_reads_a_wordpiece_file(word_files):
     ("change", "refused"),
     [
         ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": 7}}, "the normalizer 'Precompiled'"),
-        ({"decoder": {"type": "CTC"}}, "the decoder 'CTC'"),
+        ({"decoder": {"type": "Lowercase"}}, "the decoder 'Lowercase'"),
         (
             {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits"}, {"type": "Metaspace"}]}},
             "the pre-tokenizer 'Metaspace'",
