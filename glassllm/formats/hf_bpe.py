@@ -53,6 +53,7 @@ __all__ = [
     "HFByteLevelBPE",
     "HFMetaspaceBPE",
     "HFPrefixedByteLevelBPE",
+    "OtherLayout",
     "Split",
     "added_tokens",
     "entries",
@@ -253,10 +254,13 @@ def _ranks(merges: list[str]) -> dict[str, int]:
     return dict(zip(reversed(merges), range(len(merges) - 1, -1, -1), strict=True))
 
 
+class OtherLayout(ValueError):
+    """A BPE file in a layout the readers here do not take: HF's stages one by one read it
+    (:class:`~glassllm.formats.hf_word_models.HFBPE`, see :func:`glassllm.formats.load.load_model`)."""
+
+
 def _unsupported(path: str, what: str) -> ValueError:
-    return ValueError(
-        f"{path}: {what} is not supported (glassllm reads byte-level and Metaspace BPE tokenizer.json files)"
-    )
+    return OtherLayout(f"{path}: {what} is not supported")
 
 
 def _metaspace_layout(path: str, normalizer: Any, pre_tokenizer: Any) -> tuple[Prefix, bool, bool] | None:
@@ -478,6 +482,8 @@ def load_hf_bpe(
         raise ValueError(f"{source}: a tokenizer.json needs a 'model' object")
     if model.get("type", "BPE") != "BPE":
         raise problem(ValueError, "model.not_bpe", path=source, found=f"Hugging Face {model.get('type')}")
+    if model.get("dropout"):
+        raise ValueError(f"{source}: model.dropout {model['dropout']!r:.20} makes HF's BPE encoding random: not read")
     for option in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(option):
             raise _unsupported(source, f"model.{option}")
