@@ -471,6 +471,16 @@ def added_tokens(path: str, tokens: list[Any]) -> tuple[dict[str, int], dict[str
     return specials, always
 
 
+def _model_options(source: str, model: dict[str, Any]) -> None:
+    """Refuse ``dropout`` (HF skips each merge with that probability: no one encoding to
+    show) and send affixes to HF's stages one by one (see OtherLayout)."""
+    if model.get("dropout"):
+        raise ValueError(f"{source}: model.dropout {model['dropout']!r:.20} makes HF's BPE encoding random: not read")
+    for option in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(option):
+            raise _unsupported(source, f"model.{option}")
+
+
 def load_hf_bpe(
     path: str | Path, data: dict[str, Any], *, match_specials: bool = False
 ) -> HFByteLevelBPE | HFMetaspaceBPE:
@@ -482,11 +492,7 @@ def load_hf_bpe(
         raise ValueError(f"{source}: a tokenizer.json needs a 'model' object")
     if model.get("type", "BPE") != "BPE":
         raise problem(ValueError, "model.not_bpe", path=source, found=f"Hugging Face {model.get('type')}")
-    if model.get("dropout"):
-        raise ValueError(f"{source}: model.dropout {model['dropout']!r:.20} makes HF's BPE encoding random: not read")
-    for option in ("continuing_subword_prefix", "end_of_word_suffix"):
-        if model.get(option):
-            raise _unsupported(source, f"model.{option}")
+    _model_options(source, model)
     normalizer = data.get("normalizer")
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not vocab_ids_valid(vocab):
