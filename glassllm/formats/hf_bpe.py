@@ -418,8 +418,9 @@ def _merge_keys(path: str, raw: Any) -> list[str]:
         or any(map(str.startswith, raw, repeat(" ")))
         or any(map(str.endswith, raw, repeat(" ")))
     ):
+        # Pieces holding spaces ([left, right] pairs can): HF's stages one by one read them.
         bad = next(merge for merge in raw if merge.count(" ") != 1 or not _both_sides(merge))
-        raise ValueError(f"{path}: the merge {bad!r:.80} is not two non-empty pieces")
+        raise OtherLayout(f"{path}: the merge {bad!r:.80} is not two non-empty pieces")
     return raw
 
 

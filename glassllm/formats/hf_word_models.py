@@ -725,8 +725,8 @@ def _merge_pairs(path: str, raw: Any) -> list[tuple[str, str]]:
             merge = merge.split(" ")
         elif isinstance(merge, str):
             continue
-        if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(side, str) for side in merge)):
-            raise ValueError(f"{path}: the merge {merge!r:.80} is not two pieces")
+        if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(side, str) and side for side in merge)):
+            raise ValueError(f"{path}: the merge {merge!r:.80} is not two non-empty pieces")
         pairs.append((merge[0], merge[1]))
     return pairs
 
