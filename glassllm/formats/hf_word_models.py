@@ -568,12 +568,15 @@ class HFBPE(WordModel):
         return [symbol for symbol, _ in self._word(chunk)]
 
     def _symbols_of_piece(self, piece: str) -> list[str]:
-        inner = piece.removeprefix(self.prefix) if self.prefix and piece.startswith(self.prefix) else piece
-        inner = inner.removesuffix(self.suffix) if self.suffix else inner
-        lead = self.prefix if inner is not piece and piece.startswith(self.prefix) else ""
-        symbols = [(lead if not index else self.prefix) + character for index, character in enumerate(inner)]
-        if symbols and self.suffix and piece.endswith(self.suffix):
-            symbols[-1] += self.suffix
+        # A vocabulary entry as the symbols it was merged from: the prefix it opens with
+        # (a piece inside a word) on each, the suffix it ends with on the last.
+        lead = self.prefix if self.prefix and piece.startswith(self.prefix) else ""
+        inner = piece[len(lead) :]
+        tail = self.suffix if self.suffix and inner.endswith(self.suffix) and inner != self.suffix else ""
+        inner = inner[: len(inner) - len(tail)]
+        symbols = [(lead if index == 0 else self.prefix) + character for index, character in enumerate(inner)]
+        if symbols:
+            symbols[-1] += tail
         return symbols
 
     def _word(self, chunk: str) -> list[tuple[str, int]]:
