@@ -7,7 +7,8 @@ Each is assembled with HF's Python API from the components it tests and trained 
 saved once per session into a temporary folder: HF's quicktour layout (``Whitespace``)
 behind NFKC and lowercasing, BERT's normalizer and pre-tokenizer with ``##`` on every
 symbol after a word's first, ``</w>`` on a word's last symbol, ``UnicodeScripts`` with
-``ignore_merges``, a small alphabet with ``unk_token`` fused, and byte fallback. HF
+``ignore_merges``, a small alphabet with ``unk_token`` fused, byte fallback, and
+byte-level BPE behind NFKC. HF
 reading the file is the oracle: IDs and offsets on both held-out books, the seeds, the
 hard cases and hypothesis text, special-token text both ways, ``decode``.
 """
@@ -96,6 +97,16 @@ def _byte_fallback() -> Any:
     return tokenizer, _trainer(limit_alphabet=40)
 
 
+def _byte_level_nfkc() -> Any:
+    """Byte-level BPE behind NFKC (a normalizer the byte-level reader does not take),
+    ``ByteLevel`` with ``add_prefix_space`` and its decoder."""
+    tokenizer = tokenizers.Tokenizer(models.BPE())
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer, _trainer(initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+
+
 BUILDERS = {
     "whitespace-nfkc": _whitespace_nfkc,
     "bert-prefix": _bert_prefix,
@@ -103,6 +114,7 @@ BUILDERS = {
     "scripts": _scripts,
     "fused": _fused,
     "byte-fallback": _byte_fallback,
+    "byte-level-nfkc": _byte_level_nfkc,
 }
 NAMES = tuple(BUILDERS)
 
