@@ -30,7 +30,8 @@ character that is no vocabulary entry into its ``<0xXX>`` bytes, ``fuse_unk`` ma
 run of unknown ones one ``unk_token``.
 
 A WordPiece, WordLevel or Unigram model is :mod:`~glassllm.formats.hf_word_models`'s.
-Anything else (another normalizer, say) gets a ``ValueError`` that names it.
+Any other layout (another normalizer, say) raises :class:`OtherLayout`: HF's stages one by
+one read it (:class:`~glassllm.formats.hf_word_models.HFBPE`).
 """
 
 from __future__ import annotations

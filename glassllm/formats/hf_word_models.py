@@ -1,5 +1,7 @@
-"""Hugging Face ``tokenizer.json`` files whose model does not merge: ``WordPiece`` (BERT
-and the embedding models built on it), ``WordLevel`` and ``Unigram``.
+"""Hugging Face ``tokenizer.json`` files read by HF's stages one by one: the models that do
+not merge, ``WordPiece`` (BERT and the embedding models built on it), ``WordLevel`` and
+``Unigram``, and ``BPE`` in a layout :mod:`~glassllm.formats.hf_bpe` does not take
+(:class:`HFBPE`: HF's BPE model on each chunk, its merge steps shown as a BPE's).
 
 The text goes through HF's own stages, read by :mod:`~glassllm.formats.hf_normalizers`
 (every character's place in the text as given kept, as HF keeps it) and
