@@ -245,3 +245,16 @@ def test_glassllm_explain_json_keeps_the_bpe_shape(bpe_word_files):
             "ids": explained.ids,
         }
     ]
+
+
+def test_without_an_unk_token_an_unknown_character_is_dropped_as_hf_drops_it(bpe_word_files, tmp_path):
+    """HF drops it, and counts none of its bytes: the tokens after it in its word have
+    offsets shifted back by them, which glassllm gives too."""
+    data = json.loads(bpe_word_files["bert-prefix"].read_text(encoding="utf-8"))
+    data["model"]["unk_token"] = None
+    path = tmp_path / "no-unk.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    ours, oracle = load_model(path), tokenizers.Tokenizer.from_file(str(path))
+    assert isinstance(ours, HFBPE)
+    for text in ["ab☃☃cd x☃y ☃", "Era uma vez ações ☃é😀x"]:
+        _same(ours, oracle, text)
