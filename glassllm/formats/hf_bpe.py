@@ -32,7 +32,8 @@ character that is no vocabulary entry into its ``<0xXX>`` bytes, ``fuse_unk`` ma
 run of unknown ones one ``unk_token``. Its ``decoder`` is read as a byte-level one's.
 
 A WordPiece, WordLevel or Unigram model is :mod:`~glassllm.formats.hf_word_models`'s.
-Anything else (another normalizer, say) gets a ``ValueError`` that names it.
+Any other layout (another normalizer, say) raises :class:`OtherLayout`: HF's stages one by
+one read it (:class:`~glassllm.formats.hf_word_models.HFBPE`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ __all__ = [
     "HFByteLevelBPE",
     "HFMetaspaceBPE",
     "HFPrefixedByteLevelBPE",
+    "OtherLayout",
     "Split",
     "added_tokens",
     "entries",
@@ -275,10 +277,13 @@ def _ranks(merges: list[str]) -> dict[str, int]:
     return dict(zip(reversed(merges), range(len(merges) - 1, -1, -1), strict=True))
 
 
+class OtherLayout(ValueError):
+    """A BPE file in a layout the readers here do not take: HF's stages one by one read it
+    (:class:`~glassllm.formats.hf_word_models.HFBPE`, see :func:`glassllm.formats.load.load_model`)."""
+
+
 def _unsupported(path: str, what: str) -> ValueError:
-    return ValueError(
-        f"{path}: {what} is not supported (glassllm reads byte-level and Metaspace BPE tokenizer.json files)"
-    )
+    return OtherLayout(f"{path}: {what} is not supported")
 
 
 def _metaspace_layout(path: str, normalizer: Any, pre_tokenizer: Any) -> tuple[Prefix, bool, bool] | None:
@@ -436,8 +441,9 @@ def _merge_keys(path: str, raw: Any) -> list[str]:
         or any(map(str.startswith, raw, repeat(" ")))
         or any(map(str.endswith, raw, repeat(" ")))
     ):
+        # Pieces holding spaces ([left, right] pairs can): HF's stages one by one read them.
         bad = next(merge for merge in raw if merge.count(" ") != 1 or not _both_sides(merge))
-        raise ValueError(f"{path}: the merge {bad!r:.80} is not two non-empty pieces")
+        raise OtherLayout(f"{path}: the merge {bad!r:.80} is not two non-empty pieces")
     return raw
 
 
@@ -489,6 +495,16 @@ def added_tokens(path: str, tokens: list[Any]) -> tuple[dict[str, int], dict[str
     return specials, always
 
 
+def _model_options(source: str, model: dict[str, Any]) -> None:
+    """Refuse ``dropout`` (HF skips each merge with that probability: no one encoding to
+    show) and send affixes to HF's stages one by one (see OtherLayout)."""
+    if model.get("dropout"):
+        raise ValueError(f"{source}: model.dropout {model['dropout']!r:.20} makes HF's BPE encoding random: not read")
+    for option in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(option):
+            raise _unsupported(source, f"model.{option}")
+
+
 def load_hf_bpe(
     path: str | Path, data: dict[str, Any], *, match_specials: bool = False
 ) -> HFByteLevelBPE | HFMetaspaceBPE:
@@ -508,9 +524,7 @@ def _read_hf_bpe(source: str, data: dict[str, Any], match_specials: bool) -> HFB
         raise ValueError(f"{source}: a tokenizer.json needs a 'model' object")
     if model.get("type", "BPE") != "BPE":
         raise problem(ValueError, "model.not_bpe", path=source, found=f"Hugging Face {model.get('type')}")
-    for option in ("continuing_subword_prefix", "end_of_word_suffix"):
-        if model.get(option):
-            raise _unsupported(source, f"model.{option}")
+    _model_options(source, model)
     normalizer = data.get("normalizer")
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not vocab_ids_valid(vocab):

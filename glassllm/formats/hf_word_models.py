@@ -1,5 +1,7 @@
-"""Hugging Face ``tokenizer.json`` files whose model does not merge: ``WordPiece`` (BERT
-and the embedding models built on it), ``WordLevel`` and ``Unigram``.
+"""Hugging Face ``tokenizer.json`` files read by HF's stages one by one: the models that do
+not merge, ``WordPiece`` (BERT and the embedding models built on it), ``WordLevel`` and
+``Unigram``, and ``BPE`` in a layout :mod:`~glassllm.formats.hf_bpe` does not take
+(:class:`HFBPE`: HF's BPE model on each chunk, its merge steps shown as a BPE's).
 
 The text goes through HF's own stages, read by :mod:`~glassllm.formats.hf_normalizers`
 (every character's place in the text as given kept, as HF keeps it) and
@@ -37,7 +39,7 @@ from glassllm.formats.hf_bpe import GPT2_PATTERN, Split, added_tokens, entries, 
 from glassllm.formats.hf_decoders import decoder_from
 from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import Bounds, PreTokenizer, build_pre_tokenizer
-from glassllm.formats.metaspace import SPACE
+from glassllm.formats.metaspace import BYTE_PIECE, SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.patterns import compile_pattern
 from glassllm.pipeline.tokens import as_ids
@@ -465,6 +467,121 @@ def unigram_search(paths: list[dict[str, Any]]) -> dict[str, object]:
     return {"kind": "Unigram", "best": paths[0] if paths else None, "alternative": paths[1] if len(paths) > 1 else None}
 
 
+class HFBPE(WordModel):
+    """A ``BPE`` tokenizer.json in a layout the fast readers of :mod:`~glassllm.formats.hf_bpe`
+    do not take (BERT's normalizer, ``Whitespace``…), each chunk merged as HF's ``BPE``
+    model merges a word: one symbol per character, each after the first with the
+    ``continuing_subword_prefix``, the last with the ``end_of_word_suffix``; a character
+    that is no entry becomes its ``<0xXX>`` bytes (``byte_fallback``), or the
+    ``unk_token`` (a run of them one token with ``fuse_unk``), or is dropped with none;
+    then the pair earliest in ``merges`` merges first, the leftmost among equals, the
+    right symbol's prefix dropped. ``ignore_merges``: a chunk that is an entry whole is
+    that token."""
+
+    kind = "Hugging Face BPE"
+
+    def __init__(
+        self,
+        *args: Any,
+        ranks: dict[tuple[str, str], int],
+        affixes: tuple[str, str],
+        unknown: tuple[bool, bool, bool],
+        ignore_merges: bool,
+        **options: Any,
+    ) -> None:
+        super().__init__(*args, **options)
+        self.ranks = ranks
+        self.prefix, self.suffix = affixes
+        self.has_unk, self.fuse_unk, self.byte_fallback = unknown
+        self.ignore_merges = ignore_merges
+        self._rank_of = ranks.get
+
+    def _rank(self, left: str, right: str) -> float | None:
+        return self._rank_of((left, right))
+
+    def _join(self, left: str, right: str) -> str:
+        return left + right[len(self.prefix) :]
+
+    def _whole(self, chunk: str, symbols: list[str]) -> int | None:
+        return self.ids.get(chunk) if self.ignore_merges else None
+
+    def _symbols(self, chunk: str) -> list[str]:
+        return [symbol for symbol, _ in self._word(chunk)]
+
+    def _symbols_of_piece(self, piece: str) -> list[str]:
+        # A vocabulary entry as the symbols it was merged from: the prefix it opens with
+        # (a piece inside a word) on each, the suffix it ends with on the last.
+        lead = self.prefix if self.prefix and piece.startswith(self.prefix) else ""
+        inner = piece[len(lead) :]
+        tail = self.suffix if self.suffix and inner.endswith(self.suffix) and inner != self.suffix else ""
+        inner = inner[: len(inner) - len(tail)]
+        symbols = [(lead if index == 0 else self.prefix) + character for index, character in enumerate(inner)]
+        if symbols:
+            symbols[-1] += tail
+        return symbols
+
+    def _word(self, chunk: str) -> list[tuple[str, int]]:
+        """HF's initial symbols of ``chunk`` with each one's length in UTF-8 bytes (a
+        byte fallback symbol: 1, as HF counts it; see _tokens)."""
+        found: list[tuple[str, int]] = []
+        unknown: tuple[str, int] | None = None
+        last = len(chunk) - 1
+        for index, character in enumerate(chunk):
+            symbol = (self.prefix if index else "") + character + (self.suffix if index == last else "")
+            width = len(character.encode("utf-8", "replace"))
+            if symbol in self.ids:
+                if unknown is not None:
+                    found.append(unknown)
+                    unknown = None
+                found.append((symbol, width))
+                continue
+            data = symbol.encode("utf-8", "replace")
+            if self.byte_fallback and all(f"<0x{byte:02X}>" in self.ids for byte in data):
+                found.extend((f"<0x{byte:02X}>", 1) for byte in data)
+                continue
+            if not self.has_unk:
+                continue  # HF drops it
+            if self.unk_id is None:
+                raise ValueError(f"{self.source}: {chunk!r:.40} is not in the vocabulary, nor is {self.unk_token!r}")
+            if unknown is not None and self.fuse_unk:
+                unknown = (unknown[0], unknown[1] + width)
+            else:
+                if unknown is not None:
+                    found.append(unknown)
+                unknown = (self.unk_token, width)
+        if unknown is not None:
+            found.append(unknown)
+        return found
+
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
+        """Each final piece over the characters of the bytes its symbols count, as HF
+        places a token: from the bytes the symbols before it count (a dropped character
+        counts none), so each byte fallback token covers its character."""
+        word = self._word(chunk)
+        char_of_byte = [index for index, character in enumerate(chunk) for _ in character.encode("utf-8", "replace")]
+        last = len(char_of_byte)
+        starts: list[int] = []
+        ends: list[int] = []
+        at = taken = 0
+        for piece in pieces:
+            built, width = "", 0
+            while len(built) < len(piece) and taken < len(word):
+                symbol, size = word[taken]
+                built = self._join(built, symbol) if built else symbol
+                width += size
+                taken += 1
+            starts.append(char_of_byte[at] if at < last else len(chunk))
+            end = min(at + width, last)
+            ends.append(char_of_byte[end - 1] + 1 if end > 0 else 0)
+            at += width
+        ids = tuple(self.ids[piece] for piece in pieces)
+        return ChunkTokens(ids, tuple(pieces), tuple(starts), tuple(ends))
+
+    def readable(self, piece: str) -> str:
+        match = BYTE_PIECE.fullmatch(piece)
+        return f"<{match[1]}>" if match and self.byte_fallback else piece
+
+
 def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, PreTokenizer], tuple[str, bool] | None]:
     """The normalizer and the pre-tokenizer's cut, and a Metaspace pre-tokenizer's
     prepend_scheme with whether it follows a ``WhitespaceSplit`` (T5's, XLM-R's layout):
@@ -512,6 +629,52 @@ def _unigram_pieces(path: str, model: dict[str, Any]) -> list[tuple[str, float]]
     return [(piece, float(score)) for piece, score in vocab]
 
 
+def _bpe(source: str, model: dict[str, Any], stages: Any, decoder: Any, options: dict[str, Any]) -> HFBPE:
+    """An :class:`HFBPE` of the ``model`` (its ``vocab`` checked), refusing what HF's
+    Rust would refuse to build (``dropout`` is refused before, by hf_bpe.load_hf_bpe)."""
+    vocab = model["vocab"]
+    prefix = model.get("continuing_subword_prefix") or ""
+    suffix = model.get("end_of_word_suffix") or ""
+    pairs = _merge_pairs(source, model.get("merges", []))
+    for left, right in pairs:
+        joined = left + right[len(prefix) :]
+        missing = next((piece for piece in (left, right, joined) if piece not in vocab), None)
+        if missing is not None:
+            raise ValueError(f"{source}: the merge {left!r} {right!r} needs {missing!r:.40}, not in model.vocab")
+    unk = model.get("unk_token")
+    unknown = (isinstance(unk, str), bool(model.get("fuse_unk")), bool(model.get("byte_fallback")))
+    return HFBPE(
+        source,
+        vocab,
+        stages,
+        unk if isinstance(unk, str) else "<unk>",
+        decoder,
+        ranks=dict(zip(pairs, range(len(pairs)), strict=True)),
+        affixes=(str(prefix), str(suffix)),
+        unknown=unknown,
+        ignore_merges=bool(model.get("ignore_merges")),
+        **options,
+    )
+
+
+def _merge_pairs(path: str, raw: Any) -> list[tuple[str, str]]:
+    """The merges as ``(left, right)`` pairs, in rank order: ``[left, right]`` lists, or
+    ``"left right"`` strings (HF's older format, cut at their one space; ``#version``
+    lines skipped, as HF skips them)."""
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: model.merges must be a list")
+    pairs: list[tuple[str, str]] = []
+    for merge in raw:
+        if isinstance(merge, str) and not merge.startswith("#version"):
+            merge = merge.split(" ")
+        elif isinstance(merge, str):
+            continue
+        if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(side, str) and side for side in merge)):
+            raise ValueError(f"{path}: the merge {merge!r:.80} is not two non-empty pieces")
+        pairs.append((merge[0], merge[1]))
+    return pairs
+
+
 def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials: bool = False) -> WordModel:
     """A WordPiece, WordLevel or Unigram tokenizer from the parsed ``tokenizer.json`` ``data``."""
     source = str(path)
@@ -541,6 +704,8 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not vocab_ids_valid(vocab):
         raise ValueError(f"{source}: model.vocab must map pieces to non-negative IDs")
+    if model["type"] == "BPE":
+        return _bpe(source, model, stages, decoder, options)
     unk = str(model.get("unk_token", "[UNK]" if model["type"] == "WordPiece" else "<unk>"))
     if model["type"] == "WordLevel":
         return HFWordLevel(source, vocab, stages, unk, decoder, **options)

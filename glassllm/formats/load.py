@@ -24,7 +24,7 @@ from glassllm.formats.files import (
     read_bounded_bytes,
     too_large,
 )
-from glassllm.formats.hf_bpe import load_hf_bpe
+from glassllm.formats.hf_bpe import OtherLayout, load_hf_bpe
 from glassllm.formats.hf_word_models import load_hf_word_model
 from glassllm.formats.hub import PREFIX, resolve
 from glassllm.formats.sentencepiece_bpe import is_sentencepiece, load_sentencepiece
@@ -124,7 +124,11 @@ def _load(path: Path, data: bytes, match_specials: bool) -> AnyTokenizer:
     if kind == "hf" and isinstance(parsed, dict):
         if parsed["model"].get("type") in ("WordPiece", "WordLevel", "Unigram"):
             return load_hf_word_model(path, parsed, match_specials=match_specials)
-        return load_hf_bpe(path, parsed, match_specials=match_specials)
+        try:
+            return load_hf_bpe(path, parsed, match_specials=match_specials)
+        except OtherLayout:
+            # Not a fast layout (byte-level, Metaspace): HF's stages one by one.
+            return load_hf_word_model(path, parsed, match_specials=match_specials)
     if kind == "tekken" and isinstance(parsed, dict):
         return load_tekken(path, parsed, match_specials=match_specials)
     if kind == "glassllm" or _is_json(data):

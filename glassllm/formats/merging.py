@@ -22,6 +22,7 @@ import heapq
 from collections.abc import Callable, Mapping
 from itertools import pairwise, repeat
 from math import inf
+from operator import add
 from typing import NamedTuple
 
 __all__ = ["Merge", "PairRank", "merge_by_table", "merge_symbols"]
@@ -40,9 +41,12 @@ class Merge(NamedTuple):
     right: str
 
 
-def merge_symbols(symbols: list[str], rank: PairRank, record: bool = False) -> tuple[list[str], list[Merge]]:
+def merge_symbols(
+    symbols: list[str], rank: PairRank, record: bool = False, join: Callable[[str, str], str] = add
+) -> tuple[list[str], list[Merge]]:
     """Merge ``symbols`` by ``rank`` until no adjacent pair has one; the final symbols,
-    and each merge in order when ``record`` is set (``[]`` otherwise)."""
+    and each merge in order when ``record`` is set (``[]`` otherwise). ``join``: the
+    symbol two make (HF's BPE with a ``continuing_subword_prefix`` drops the right one's)."""
     count = len(symbols)
     if count < 2:
         return list(symbols), []
@@ -65,7 +69,7 @@ def merge_symbols(symbols: list[str], rank: PairRank, record: bool = False) -> t
         # only grows, or is absorbed (None), so comparing the strings tells.
         if current[index] != left or after >= count or current[after] != right:
             continue
-        joined = left + right
+        joined = join(left, right)
         current[index] = joined
         current[after] = None
         following[index] = beyond = following[after]

@@ -175,6 +175,11 @@ class ModelTokenizer:
     # right]``: then short chunks merge by the table (see merging.merge_by_table).
     _merge_table: tuple[Mapping[str, float], str] | None = None
 
+    @staticmethod
+    def _join(left: str, right: str) -> str:
+        """The symbol that merging ``left`` and ``right`` makes."""
+        return left + right
+
     def _whole(self, chunk: str, symbols: list[str]) -> int | None:
         """The ID that stands for the whole chunk without merging, if the format has one."""
         return None
@@ -372,7 +377,7 @@ class ModelTokenizer:
         table = self._merge_table
         if table is not None and len(symbols) <= _TABLE_MERGE_LIMIT:
             return merge_by_table(symbols, *table)
-        return merge_symbols(symbols, self._rank)[0]
+        return merge_symbols(symbols, self._rank, join=self._join)[0]
 
     def _fill(self, chunks: list[str], found: list[_T | None], cache: dict[str, _T]) -> list[_T]:
         """``found`` (each chunk's entry in ``cache``, ``None`` where it has none) with the
@@ -532,16 +537,16 @@ class ModelTokenizer:
         return explanations
 
     def _steps(self, symbols: list[str]) -> list[MergeStep]:
-        _, merges = merge_symbols(symbols, self._rank, record=True)
+        _, merges = merge_symbols(symbols, self._rank, record=True, join=self._join)
         state: list[str | None] = list(symbols)
         steps = []
         for merge in merges:
             # The right symbol is the next one still standing after the merge's position.
             right = next(i for i in range(merge.position + 1, len(state)) if state[i] is not None)
-            state[merge.position] = merge.left + merge.right
+            result = self._join(merge.left, merge.right)
+            state[merge.position] = result
             state[right] = None
             rank, score = self._step(merge)
-            result = merge.left + merge.right
             pieces = [symbol for symbol in state if symbol is not None]
             steps.append(MergeStep(rank, (merge.left, merge.right), result, None, pieces, score))
         return steps
@@ -560,8 +565,8 @@ class ModelTokenizer:
         """How ``piece`` (a vocabulary entry) is built: ``(result, left, right)``
         merges, the last one first."""
         require_text(piece)
-        _, merges = merge_symbols(self._symbols_of_piece(piece), self._rank, record=True)
-        return [(m.left + m.right, m.left, m.right) for m in reversed(merges)]
+        _, merges = merge_symbols(self._symbols_of_piece(piece), self._rank, record=True, join=self._join)
+        return [(self._join(m.left, m.right), m.left, m.right) for m in reversed(merges)]
 
     def is_matched(self, token_id: int) -> bool:
         """Whether ``token_id`` is a token matched as a whole in the text (a special one

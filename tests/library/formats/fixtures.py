@@ -215,7 +215,7 @@ def _reference(name: str, match_specials: bool) -> Callable[[str], list[int]]:
 
 
 def trained_word_model(kind: str, path: Path) -> Path:
-    """A small ``kind`` (``WordPiece``, ``WordLevel`` or ``Unigram``) tokenizer.json
+    """A small ``kind`` (``WordPiece``, ``WordLevel``, ``Unigram`` or ``BPE``) tokenizer.json
     written to ``path``: trained by HF's own trainer on the start of the Portuguese
     corpus, words split by ``Whitespace``, ``[UNK]`` the unknown token."""
     from tests.conftest import CORPORA
@@ -227,7 +227,8 @@ def trained_word_model(kind: str, path: Path) -> Path:
     tokenizer = tokenizers.Tokenizer(model() if kind == "Unigram" else model(unk_token=unk))
     tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
     options = {"unk_token": unk} if kind == "Unigram" else {}
-    trainer = getattr(tokenizers.trainers, f"{kind}Trainer")(vocab_size=600, special_tokens=[unk], **options)
+    trainer_kind = "Bpe" if kind == "BPE" else kind
+    trainer = getattr(tokenizers.trainers, f"{trainer_kind}Trainer")(vocab_size=600, special_tokens=[unk], **options)
     tokenizer.train_from_iterator(lines, trainer=trainer)
     tokenizer.save(str(path))
     return path

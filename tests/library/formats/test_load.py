@@ -83,19 +83,40 @@ def test_other_hf_models_are_refused_by_name(tmp_path):
     other.write_text(json.dumps({"version": "1.0", "model": {"type": "Bigram", "vocab": []}}), encoding="utf-8")
     with pytest.raises(ValueError, match=r"other\.json: not a BPE model \(Hugging Face Bigram\)"):
         load_tokenizer(other)
-    fallback = tmp_path / "odd.json"
-    model = {"type": "BPE", "vocab": {"a": 0}, "merges": [], "byte_fallback": True}
-    fallback.write_text(json.dumps({"version": "1.0", "model": model}), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"odd\.json: byte_fallback without a Metaspace .* is not supported"):
-        load_tokenizer(fallback)
-    lowercase = tmp_path / "lower.json"
+
+
+def test_bpe_outside_the_fast_layouts_is_read_by_hf_stages(tmp_path):
+    """Byte fallback without Metaspace, and Lowercase before a Replace of spaces, once
+    refused: HF's stages one by one read them (tests/library/formats/test_hf_bpe_words.py
+    has the differential tests)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {"<0x61>": 0, "a": 1, "<0xC3>": 2, "<0xA9>": 3, "\u2581": 4, "b": 5, "ab": 6}
+    model = {"type": "BPE", "vocab": vocab, "merges": [["a", "b"]], "byte_fallback": True}
     replace = {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}
-    normalizer = {"type": "Sequence", "normalizers": [{"type": "Lowercase"}, replace]}
-    lowercase.write_text(
-        json.dumps({"model": model, "normalizer": normalizer, "pre_tokenizer": None}), encoding="utf-8"
-    )
-    with pytest.raises(ValueError, match=r"lower\.json: the normalizer .*Lowercase.* is not supported"):
-        load_tokenizer(lowercase)
+    layouts = [
+        {"model": model},
+        {"model": model, "normalizer": {"type": "Sequence", "normalizers": [{"type": "Lowercase"}, replace]}},
+    ]
+    for index, layout in enumerate(layouts):
+        path = tmp_path / f"odd{index}.json"
+        path.write_text(json.dumps(layout), encoding="utf-8")
+        text = "AB é ab"
+        expected = tokenizers.Tokenizer.from_file(str(path)).encode(text, add_special_tokens=False)
+        spans = load_tokenizer(path).encode_spans(text)
+        assert [(span.id, span.start, span.end) for span in spans] == [
+            (token_id, *offsets) for token_id, offsets in zip(expected.ids, expected.offsets, strict=True)
+        ]
+
+
+def test_dropout_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "dropout.json"
+    model = {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}
+    path.write_text(json.dumps({"model": model}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^\S*dropout\.json: model\.dropout 0\.1 makes HF's BPE encoding random"):
+        load_tokenizer(path)
+    model["dropout"] = 0.0
+    path.write_text(json.dumps({"model": model}), encoding="utf-8")
+    assert load_tokenizer(path).encode("aa") == [0, 0]
 
 
 def test_a_metaspace_pre_tokenizer_alone_in_a_sequence_is_read_as_itself(converted, tmp_path):
@@ -110,7 +131,8 @@ def test_a_metaspace_pre_tokenizer_alone_in_a_sequence_is_read_as_itself(convert
     assert load_tokenizer(wrapped).encode(text) == hf.encode(text, add_special_tokens=False).ids
     data["pre_tokenizer"]["pretokenizers"].append({"type": "Digits", "individual_digits": True})
     wrapped.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"wrapped\.json: a Metaspace pre-tokenizer in a Sequence with others"):
+    # Metaspace after another cut: HF's stages one by one read it only after WhitespaceSplit.
+    with pytest.raises(ValueError, match=r"wrapped\.json: the pre-tokenizer 'Metaspace' is not supported here"):
         load_tokenizer(wrapped)
 
 

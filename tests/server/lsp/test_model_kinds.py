@@ -131,3 +131,26 @@ async def test_in_portuguese(client_pt: GlassClient, models: dict[str, Path]):
     page = (await _explain(client, uri))["markdown"]
     assert "Este modelo não faz fusões; como ele cortou o trecho:" in page and lines in page
     await configure_and_wait(client, {"tokenizer": "pt"})
+
+
+async def test_bpe_read_by_hf_stages_hovers_and_explains_its_merges(
+    client: GlassClient, tmp_path_factory: pytest.TempPathFactory
+):
+    """HF's quicktour layout (BPE behind ``Whitespace``), read by HF's stages one by one:
+    the server takes it, hovers each token's merges by rank and explains each chunk's
+    merge steps as the library gives them, HF's pieces."""
+    path = trained_word_model("BPE", tmp_path_factory.mktemp("bpe-kind") / "BPE.json")
+    tok, oracle = _model(path), tokenizers.Tokenizer.from_file(str(path))
+    await configure_and_wait(client, {"tokenizer": str(path)})
+    uri = open_document(client, TEXT)
+    explained = tok.explain(TEXT)
+    answer = await _explain(client, uri)
+    assert [item["pieces"] for item in answer["chunks"]] == [item.pieces for item in explained]
+    assert [piece for item in explained for piece in item.pieces] == oracle.encode(TEXT).tokens
+    assert all(item.get("search") is None for item in answer["chunks"])
+    word = "inacreditavelmente"
+    shown = markdown(await hover(client, uri, position_of(TEXT, TEXT.index(word), client.encoding)))
+    assert f"{tok.kind}; merges by rank" in shown and "no merges" not in shown
+    first = next(item for item in explained if item.chunk == word)
+    assert len(first.pieces[0]) > 1 and "Merges:" in shown
+    await configure_and_wait(client, {"tokenizer": "pt"})
