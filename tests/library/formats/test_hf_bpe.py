@@ -203,11 +203,9 @@ def test_decode_is_hf_decode(bpe_files, name):
     ],
 )
 def test_a_split_is_dropped_only_where_it_cuts_nothing(bpe_files, tmp_path, split, fast):
-    """Where it cuts, HF's stages one by one read the file (no decoder: decoders are
-    hf_word_models' business)."""
+    """Where it cuts, HF's stages one by one read the file, its decoder too."""
     data = json.loads(bpe_files["gemma"].read_text(encoding="utf-8"))
     data["pre_tokenizer"] = split
-    data["decoder"] = None
     odd = tmp_path / "odd.json"
     odd.write_text(json.dumps(data), encoding="utf-8")
     ours, oracle = load_model(odd), tokenizers.Tokenizer.from_file(str(odd))
@@ -217,6 +215,7 @@ def test_a_split_is_dropped_only_where_it_cuts_nothing(bpe_files, tmp_path, spli
         assert [(span.id, span.start, span.end) for span in ours.encode_spans(text)] == [
             (token_id, *offsets) for token_id, offsets in zip(found.ids, found.offsets, strict=True)
         ]
+        assert ours.decode(found.ids) == oracle.decode(found.ids)
 
 
 def test_a_prefix_space_after_a_cut_is_refused_in_one_line(bpe_files, tmp_path):

@@ -70,6 +70,7 @@ def _suffix() -> Any:
     and punctuation."""
     tokenizer = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]", end_of_word_suffix="</w>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
+    tokenizer.decoder = decoders.BPEDecoder(suffix="</w>")
     return tokenizer, _trainer(end_of_word_suffix="</w>")
 
 
@@ -94,6 +95,7 @@ def _byte_fallback() -> Any:
     entries are added to the vocabulary after training, as converted models hold them)."""
     tokenizer = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]", byte_fallback=True))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
     return tokenizer, _trainer(limit_alphabet=40)
 
 
