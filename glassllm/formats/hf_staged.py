@@ -78,9 +78,12 @@ def _parts(spec: Any) -> list[Any]:
 
 
 def changing_steps(path: str, spec: Any) -> list[Step] | None:
-    """The steps of a pre-tokenizer ``Sequence`` holding ``ByteLevel`` or ``Metaspace``
-    (``None``: ``spec`` is no such ``Sequence``); another step gets
+    """The steps of a pre-tokenizer ``Sequence`` holding ``ByteLevel`` or ``Metaspace``, or
+    of a ``Metaspace`` alone whose ``replacement`` is not ``▁`` (``None``: ``spec`` is
+    neither); another step gets
     :func:`~glassllm.formats.hf_pre_tokenizers.build_pre_tokenizer`'s ``ValueError``."""
+    if isinstance(spec, dict) and spec.get("type") == "Metaspace" and spec.get("replacement", SPACE) != SPACE:
+        return [_metaspace_step(path, spec)]
     if not (isinstance(spec, dict) and spec.get("type") == "Sequence"):
         return None
     parts = _parts(spec)

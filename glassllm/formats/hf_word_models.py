@@ -9,7 +9,9 @@ The text goes through HF's own stages, read by :mod:`~glassllm.formats.hf_normal
 the text too (spaces as ``▁``, a ``▁`` before a segment, see :class:`WordModel`), and so
 does a ``ByteLevel`` one (with ``add_prefix_space``, a space before each segment that
 opens without one, in the place of its first character; GPT-2's pattern cuts the text, then
-each chunk's UTF-8 bytes are GPT-2's byte characters, ``Ġ`` a space). Each chunk is then:
+each chunk's UTF-8 bytes are GPT-2's byte characters, ``Ġ`` a space); either one anywhere
+else in a ``Sequence`` is run split by split, as HF runs it (:mod:`~glassllm.formats.hf_staged`).
+Each chunk is then:
 
 - ``WordPiece``: cut greedily, longest match first: from each position the longest
   vocabulary entry that starts there (after the first position with the

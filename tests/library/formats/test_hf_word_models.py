@@ -352,14 +352,16 @@ def _metaspace(scheme: str, split: bool) -> dict[str, Any]:
 
 DIGITS = {"type": "Digits", "individual_digits": False}
 # A trained file, the steps its pre-tokenizer becomes (HF's model reads whatever chunks it
-# is given), and whether a normalized added token ("vez") is matched before them.
-STAGED = {
+# is given; a Metaspace alone with another replacement than ▁ is read the same way), and
+# whether a normalized added token ("vez") is matched before them.
+STAGED: dict[str, tuple[str, Any, bool]] = {
     "digits-prefix-wordpiece": ("WordPiece-prefix", [_split(r"\d"), _byte_level(True)], False),
     "whitespace-bytes-wordlevel": ("WordLevel", [{"type": "Whitespace"}, _byte_level(False, regex=False)], True),
     "punctuation-first-unigram": ("unigram-metaspace", [{"type": "Punctuation"}, _metaspace("first", True)], True),
     "always-then-digits-unigram": ("unigram-metaspace", [_metaspace("always", False), DIGITS], False),
     "bytes-then-prefix-unigram": ("Unigram-prefix", [_byte_level(False), _byte_level(True, regex=False)], False),
     "metaspace-in-bytes-wordlevel": ("WordLevel", [_metaspace("never", True), _byte_level(True)], True),
+    "replacement-unigram": ("unigram-metaspace", {**_metaspace("always", True), "replacement": "_"}, True),
 }
 
 
@@ -373,7 +375,7 @@ def test_byte_level_and_metaspace_anywhere_in_a_sequence_are_read_split_by_split
     token), each where the character it comes before is."""
     source, steps, added = STAGED[name]
     data = json.loads({**word_files, **byte_level_files}[source].read_text(encoding="utf-8"))
-    data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": steps}
+    data["pre_tokenizer"] = steps if isinstance(steps, dict) else {"type": "Sequence", "pretokenizers": steps}
     if added:
         vocab = data["model"]["vocab"]
         fresh = max(len(vocab), *(token["id"] + 1 for token in data["added_tokens"]))
