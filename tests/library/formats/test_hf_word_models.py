@@ -358,6 +358,8 @@ STAGED: dict[str, tuple[str, Any, bool]] = {
     "digits-prefix-wordpiece": ("WordPiece-prefix", [_split(r"\d"), _byte_level(True)], False),
     "whitespace-bytes-wordlevel": ("WordLevel", [{"type": "Whitespace"}, _byte_level(False, regex=False)], True),
     "punctuation-first-unigram": ("unigram-metaspace", [{"type": "Punctuation"}, _metaspace("first", True)], True),
+    # A text opening with spaces: Whitespace drops them, so no split starts where it does.
+    "whitespace-first-unigram": ("unigram-metaspace", [{"type": "Whitespace"}, _metaspace("first", False)], False),
     "always-then-digits-unigram": ("unigram-metaspace", [_metaspace("always", False), DIGITS], False),
     "bytes-then-prefix-unigram": ("Unigram-prefix", [_byte_level(False), _byte_level(True, regex=False)], False),
     "metaspace-in-bytes-wordlevel": ("WordLevel", [_metaspace("never", True), _byte_level(True)], True),
@@ -386,7 +388,8 @@ def test_byte_level_and_metaspace_anywhere_in_a_sequence_are_read_split_by_split
     ours = load_model(path, match_specials=True)
     oracle = tokenizers.Tokenizer.from_file(str(path))
     book = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[:3_000]
-    for text in (*book.splitlines(), *HARD, *SEED_TEXTS, "Era 12 uma vez, ação ✓ 😀!", "[UNK]a1[UNK] b, c", "x  9"):
+    texts = ("Era 12 uma vez, ação ✓ 😀!", "[UNK]a1[UNK] b, c", "x  9", "  Era,uma")
+    for text in (*book.splitlines(), *HARD, *SEED_TEXTS, *texts):
         expected = oracle.encode(text, add_special_tokens=False)
         assert ours.encode(text) == expected.ids, text
         spans = ours.encode_spans(text)
