@@ -384,7 +384,8 @@ def _splits(path: str, spec: Any) -> list[Split]:
 def _prefix_space(path: str, spec: Any) -> bool:
     """Whether a ``ByteLevel`` with ``add_prefix_space`` opens the pre-tokenizer: HF puts
     the space before each piece of the text as that step finds it, so after a step that
-    cuts, before every chunk, which glassllm's chunks (slices of the text) cannot hold."""
+    cuts, before every chunk: HF's stages read that file split by split (see
+    :mod:`~glassllm.formats.hf_staged`)."""
     parts = _pre_tokenizers(spec)
     prefixed = [
         index for index, part in enumerate(parts) if part.get("type") == "ByteLevel" and part.get("add_prefix_space")

@@ -9,7 +9,9 @@ The text goes through HF's own stages, read by :mod:`~glassllm.formats.hf_normal
 the text too (spaces as ``▁``, a ``▁`` before a segment, see :class:`WordModel`), and so
 does a ``ByteLevel`` one (with ``add_prefix_space``, a space before each segment that
 opens without one, in the place of its first character; GPT-2's pattern cuts the text, then
-each chunk's UTF-8 bytes are GPT-2's byte characters, ``Ġ`` a space). Each chunk is then:
+each chunk's UTF-8 bytes are GPT-2's byte characters, ``Ġ`` a space); either one anywhere
+else in a ``Sequence`` is run split by split, as HF runs it (:mod:`~glassllm.formats.hf_staged`).
+Each chunk is then:
 
 - ``WordPiece``: cut greedily, longest match first: from each position the longest
   vocabulary entry that starts there (after the first position with the
@@ -27,9 +29,10 @@ with no decoder, HF's default: the pieces joined by spaces), special tokens left
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from itertools import accumulate
+from itertools import accumulate, pairwise
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,10 +42,11 @@ from glassllm.formats.hf_bpe import GPT2_PATTERN, Split, added_tokens, entries, 
 from glassllm.formats.hf_decoders import decoder_from
 from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import Bounds, PreTokenizer, build_pre_tokenizer
+from glassllm.formats.hf_staged import Piece, Step, changing_steps, run_steps
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.patterns import compile_pattern
-from glassllm.pipeline.tokens import as_ids
+from glassllm.pipeline.tokens import as_ids, require_text
 
 __all__ = [
     "HFWordLevel",
@@ -60,11 +64,13 @@ __all__ = [
 class _Matched(list[int]):
     """A segment's offsets (each character's start and end) and the ``normalized`` added
     tokens matched in it before the pre-tokenizer changed the text: ``(start, end, ID)``
-    in the changed text."""
+    in the changed text; ``bounds``: the chunks a pre-tokenizer run split by split made
+    (see :mod:`~glassllm.formats.hf_staged`), ``None`` when they are cut from the text."""
 
-    def __init__(self, offsets: Iterable[int], added: list[tuple[int, int, int]]) -> None:
+    def __init__(self, offsets: Iterable[int], added: list[tuple[int, int, int]], bounds: Bounds | None = None) -> None:
         super().__init__(offsets)
         self.added = added
+        self.bounds = bounds
 
 
 class Lookup(NamedTuple):
@@ -92,6 +98,7 @@ class WordModel(ModelTokenizer):
         metaspace: tuple[str, bool] | None = None,
         byte_level: bool = False,
         byte_prefix: bool = False,
+        staged: list[Step] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(source, entries(vocab, options["specials"], options["always_matched"]), **options)
@@ -112,8 +119,13 @@ class WordModel(ModelTokenizer):
         # ByteLevel's add_prefix_space: a space before each segment that opens without one.
         self._byte_prefix = byte_prefix
         self._segments_open = self._segments_open or byte_prefix
+        # A Sequence with ByteLevel or Metaspace in it, run split by split: its chunks are
+        # the splits it makes, not slices of one changed text.
+        self._staged = staged
 
     def _normalize(self, text: str, at_start: bool) -> tuple[str, list[int] | None]:
+        if self._staged is not None:
+            return self._split_by_split(text, at_start)
         if self._normalizer is None and self._metaspace is None and not self._byte_level:
             return text, None
         normalized, align = text, [(index, index + 1) for index in range(len(text))]
@@ -127,31 +139,71 @@ class WordModel(ModelTokenizer):
         # Each normalized character's start and end, one after the other (see _origin_span).
         return normalized, [offset for pair in align for offset in pair]
 
+    def _split_by_split(self, text: str, at_start: bool) -> tuple[str, _Matched]:
+        """The normalized text as the staged pre-tokenizer's splits (see ``staged``),
+        their bounds kept with the offsets (see _cuts)."""
+        align = [(index, index + 1) for index in range(len(text))]
+        if self._normalizer is not None:
+            text, align = self._normalizer(text, align)
+        if self._normalized_pattern is not None:
+            return self._changed_around_added(text, align, at_start)
+        pieces = run_steps(self._staged or [], text, align, at_start)
+        starts = list(accumulate((len(piece) for piece, _ in pieces), initial=0))
+        offsets = (offset for _, placed in pieces for pair in placed for offset in pair)
+        return "".join(piece for piece, _ in pieces), _Matched(offsets, [], list(pairwise(starts)))
+
+    def _stretch_pieces(self, text: str, align: list[tuple[int, int]], opens: bool) -> list[Piece]:
+        if self._staged is not None:
+            return run_steps(self._staged, text, align, opens)
+        return [self._pre_tokenizer_changes(text, align, opens)]
+
     def _changed_around_added(
         self, normalized: str, align: list[tuple[int, int]], at_start: bool
-    ) -> tuple[str, list[int]]:
+    ) -> tuple[str, _Matched]:
         """HF matches the ``normalized`` added tokens between the normalizer and the
         pre-tokenizer: each stretch between them is then changed by Metaspace or ByteLevel
         as a segment of its own (one after a token never opens the text), the tokens left
-        as they are; where they ended up is kept with the offsets (see _added_in)."""
+        as they are; where they ended up is kept with the offsets (see _added_in), and the
+        staged pre-tokenizer's splits with them."""
         parts: list[str] = []
         aligned: list[tuple[int, int]] = []
         added: list[tuple[int, int, int]] = []
+        bounds: Bounds = []
         at = length = 0
         for start, end, token_id in [*super()._added_in(normalized, None), (len(normalized), len(normalized), -1)]:
             if start > at:
                 opens = at_start if at == 0 else self._segments_open
-                stretch, stretch_align = self._pre_tokenizer_changes(normalized[at:start], align[at:start], opens)
-                parts.append(stretch)
-                aligned.extend(stretch_align)
-                length += len(stretch)
+                for piece, placed in self._stretch_pieces(normalized[at:start], align[at:start], opens):
+                    bounds.append((length, length + len(piece)))
+                    parts.append(piece)
+                    aligned.extend(placed)
+                    length += len(piece)
             if token_id >= 0:
                 added.append((length, length + end - start, token_id))
                 parts.append(normalized[start:end])
                 aligned.extend(align[start:end])
                 length += end - start
             at = end
-        return "".join(parts), _Matched((offset for pair in aligned for offset in pair), added)
+        offsets = (offset for pair in aligned for offset in pair)
+        return "".join(parts), _Matched(offsets, added, bounds if self._staged is not None else None)
+
+    def _cuts(self, normalized: str, origin: list[int] | None) -> Iterator[tuple[int, int, int | None]]:
+        bounds = origin.bounds if isinstance(origin, _Matched) else None
+        if bounds is None:
+            yield from super()._cuts(normalized, origin)
+            return
+        found: list[tuple[int, int, int | None]] = [(start, end, None) for start, end in bounds]
+        yield from sorted([*found, *origin.added], key=itemgetter(0))  # type: ignore[union-attr]
+
+    def encode(self, text: str) -> list[int]:
+        if self._staged is None:
+            return super().encode(text)
+        # The staged chunks are known with the offsets only (see _cuts).
+        require_text(text)
+        ids: list[int] = []
+        for chunk, _, _, place in self._chunks(text):
+            ids.extend((place,) if isinstance(place, int) else self._encode_chunk(chunk).ids)
+        return ids
 
     def _added_in(self, normalized: str, origin: list[int] | None) -> list[tuple[int, int, int]]:
         return origin.added if isinstance(origin, _Matched) else super()._added_in(normalized, origin)
@@ -608,6 +660,12 @@ def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, P
     return (normalizer, build_pre_tokenizer(path, {"type": "Sequence", "pretokenizers": cuts})), (scheme, words)
 
 
+def _words_then_metaspace(spec: dict[str, Any]) -> bool:
+    """T5's and XLM-R's layout, read by WordModel._prefix_words."""
+    parts = spec.get("pretokenizers") or []
+    return [part.get("type") if isinstance(part, dict) else None for part in parts] == ["WhitespaceSplit", "Metaspace"]
+
+
 def _byte_level_cut(split: Split | None, symbols: str, bounds: Bounds) -> Bounds:
     """A ByteLevel pre-tokenizer's chunks of ``symbols`` (the normalized text as GPT-2's
     byte characters, see WordModel._normalize): its regex's matches in the text they
@@ -679,7 +737,11 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
     """A WordPiece, WordLevel or Unigram tokenizer from the parsed ``tokenizer.json`` ``data``."""
     source = str(path)
     model = data["model"]
-    stages, metaspace = _stages(source, data)
+    staged = changing_steps(source, data.get("pre_tokenizer"))
+    if staged is None or _words_then_metaspace(data["pre_tokenizer"]):
+        stages, metaspace = _stages(source, data)
+    else:
+        stages, metaspace = (build_normalizer(source, data.get("normalizer")), build_pre_tokenizer(source, None)), None
     byte_level = isinstance(data.get("pre_tokenizer"), dict) and data["pre_tokenizer"].get("type") == "ByteLevel"
     specials, always = added_tokens(source, data.get("added_tokens") or [])
     options: dict[str, Any] = {
@@ -688,6 +750,7 @@ def load_hf_word_model(path: str | Path, data: dict[str, Any], *, match_specials
         "match_specials": match_specials,
         "around": post_processor_around(source, data.get("post_processor"), {**always, **specials}),
         "metaspace": metaspace,
+        "staged": staged if metaspace is None else None,
         "byte_level": byte_level,
         "byte_prefix": byte_level and bool(data["pre_tokenizer"].get("add_prefix_space")),
         "added_flags": added_flags(data["added_tokens"]) if data.get("added_tokens") else {},

@@ -245,13 +245,20 @@ def test_glassllm_encode_reads_a_wordpiece_file(word_files):
     [
         ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": 7}}, "the normalizer 'Precompiled'"),
         ({"decoder": {"type": "Lowercase"}}, "the decoder 'Lowercase'"),
+        # A step HF has no such pre-tokenizer for, and a Metaspace replacement HF's own
+        # reader refuses (not one character), in a Sequence read split by split.
         (
-            {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits"}, {"type": "Metaspace"}]}},
-            "the pre-tokenizer 'Metaspace'",
+            {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "Odd"}]}},
+            "the pre-tokenizer 'Odd'",
         ),
         (
-            {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Digits"}, {"type": "ByteLevel"}]}},
-            "the pre-tokenizer 'ByteLevel'",
+            {
+                "pre_tokenizer": {
+                    "type": "Sequence",
+                    "pretokenizers": [{"type": "Digits"}, {"type": "Metaspace", "replacement": "__"}],
+                }
+            },
+            "the Metaspace pre-tokenizer .*",
         ),
     ],
 )
@@ -327,5 +334,64 @@ def test_a_byte_level_pre_tokenizer_before_each_model_is_read_as_hf_reads_it(
         expected = oracle.encode(text, add_special_tokens=False)
         spans = ours.encode_spans(text)
         assert [span.id for span in spans] == expected.ids, text
+        assert [(span.start, span.end) for span in spans] == expected.offsets, text
+        assert ours.decode(expected.ids) == oracle.decode(expected.ids), text
+
+
+def _split(pattern: str, behavior: str = "Isolated") -> dict[str, Any]:
+    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior, "invert": False}
+
+
+def _byte_level(prefix: bool, regex: bool = True) -> dict[str, Any]:
+    return {"type": "ByteLevel", "add_prefix_space": prefix, "trim_offsets": True, "use_regex": regex}
+
+
+def _metaspace(scheme: str, split: bool) -> dict[str, Any]:
+    return {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": scheme, "split": split}
+
+
+DIGITS = {"type": "Digits", "individual_digits": False}
+# A trained file, the steps its pre-tokenizer becomes (HF's model reads whatever chunks it
+# is given; a Metaspace alone with another replacement than ▁ is read the same way), and
+# whether a normalized added token ("vez") is matched before them.
+STAGED: dict[str, tuple[str, Any, bool]] = {
+    "digits-prefix-wordpiece": ("WordPiece-prefix", [_split(r"\d"), _byte_level(True)], False),
+    "whitespace-bytes-wordlevel": ("WordLevel", [{"type": "Whitespace"}, _byte_level(False, regex=False)], True),
+    "punctuation-first-unigram": ("unigram-metaspace", [{"type": "Punctuation"}, _metaspace("first", True)], True),
+    # A text opening with spaces: Whitespace drops them, so no split starts where it does.
+    "whitespace-first-unigram": ("unigram-metaspace", [{"type": "Whitespace"}, _metaspace("first", False)], False),
+    "always-then-digits-unigram": ("unigram-metaspace", [_metaspace("always", False), DIGITS], False),
+    "bytes-then-prefix-unigram": ("Unigram-prefix", [_byte_level(False), _byte_level(True, regex=False)], False),
+    "metaspace-in-bytes-wordlevel": ("WordLevel", [_metaspace("never", True), _byte_level(True)], True),
+    "replacement-unigram": ("unigram-metaspace", {**_metaspace("always", True), "replacement": "_"}, True),
+}
+
+
+@pytest.mark.parametrize("name", STAGED)
+def test_byte_level_and_metaspace_anywhere_in_a_sequence_are_read_split_by_split(
+    word_files, byte_level_files, tmp_path, name
+):
+    """HF runs a Sequence step by step, each step on each split the steps before made:
+    ByteLevel's prefix space before each split that opens without one, Metaspace's
+    ``first`` prefix before the split where the text starts only (none after a special
+    token), each where the character it comes before is."""
+    source, steps, added = STAGED[name]
+    data = json.loads({**word_files, **byte_level_files}[source].read_text(encoding="utf-8"))
+    data["pre_tokenizer"] = steps if isinstance(steps, dict) else {"type": "Sequence", "pretokenizers": steps}
+    if added:
+        vocab = data["model"]["vocab"]
+        fresh = max(len(vocab), *(token["id"] + 1 for token in data["added_tokens"]))
+        vez = {"id": fresh, "content": "vez", "single_word": False, "lstrip": False, "rstrip": False}
+        data["added_tokens"].append({**vez, "normalized": True, "special": False})
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    ours = load_model(path, match_specials=True)
+    oracle = tokenizers.Tokenizer.from_file(str(path))
+    book = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[:3_000]
+    texts = ("Era 12 uma vez, ação ✓ 😀!", "[UNK]a1[UNK] b, c", "x  9", "  Era,uma")
+    for text in (*book.splitlines(), *HARD, *SEED_TEXTS, *texts):
+        expected = oracle.encode(text, add_special_tokens=False)
+        assert ours.encode(text) == expected.ids, text
+        spans = ours.encode_spans(text)
         assert [(span.start, span.end) for span in spans] == expected.offsets, text
         assert ours.decode(expected.ids) == oracle.decode(expected.ids), text
