@@ -29,7 +29,7 @@ from glassllm.formats.hf_word_models import HFBPE
 from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
 from tests.library.formats.fixtures import training_lines
-from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT
+from tests.library.formats.test_differential import HARD, MARKS_AGREED_TEXT, SEED_TEXTS
 
 tokenizers = pytest.importorskip("tokenizers")
 models, normalizers, pre_tokenizers, decoders = (
@@ -180,7 +180,7 @@ def test_seeds_and_hard_cases_encode_exactly_with_hf_offsets(bpe_word_files, nam
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=TEXT)
+@given(text=MARKS_AGREED_TEXT)
 def test_hypothesis_text_encodes_exactly_with_hf_offsets(bpe_word_files, name, text):
     _same(*_pair(bpe_word_files, name), text)
 

@@ -10,8 +10,6 @@ by ``spm_train``, in a temporary folder."""
 from __future__ import annotations
 
 import json
-import unicodedata
-from functools import cache
 from typing import Any
 
 import pytest
@@ -20,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from glassllm.formats.hf_normalizers import build_normalizer
 from glassllm.formats.protobuf import fields
 from tests.conftest import CORPORA
-from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT
+from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT, same_marks
 
 tokenizers = pytest.importorskip("tokenizers")
 hf = tokenizers.normalizers
@@ -116,29 +114,18 @@ def test_normalizers_match_hf_on_seeds(name):
         assert _ours(NORMALIZERS[name], text) == _oracle(NORMALIZERS[name], text), repr(text)
 
 
-@cache
-def _same_marks(character: str) -> bool:
-    """Whether HF's Unicode tables (older than Python 3.11's Unicode 14) and Python's
-    agree on which marks StripAccents and BertNormalizer remove: they differ on a few
-    hundred characters assigned or recategorized since (docs/models, "Unicode")."""
-    category = unicodedata.category(character)
-    strips = hf.StripAccents().normalize_str(character) == ""
-    bert = hf.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=True, lowercase=False)
-    return strips == (category in ("Mn", "Mc", "Me")) and (bert.normalize_str(character) == "") == (category == "Mn")
-
-
 @pytest.mark.parametrize("name", NORMALIZERS)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXT)
 def test_normalizers_match_hf_on_any_text(name, text):
-    text = "".join(character for character in text if _same_marks(character))
+    text = "".join(character for character in text if same_marks(character))
     assert _ours(NORMALIZERS[name], text) == _oracle(NORMALIZERS[name], text)
 
 
 def test_the_unicode_tables_disagree_only_on_marks_hf_does_not_know():
     # U+08CA (Unicode 14) is a nonspacing mark to Python and not to HF; "é" is to both.
-    assert not _same_marks("\u08ca")
-    assert _same_marks("\u0301") and _same_marks("a")
+    assert not same_marks("\u08ca")
+    assert same_marks("\u0301") and same_marks("a")
 
 
 @pytest.mark.parametrize("rule", RULES)

@@ -23,7 +23,7 @@ from glassllm.formats.hf_word_models import HFUnigram, HFWordPiece, WordModel
 from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
 from tests.library.formats.fixtures import training_lines
-from tests.library.formats.test_differential import HARD, SEED_TEXTS, TEXT
+from tests.library.formats.test_differential import HARD, MARKS_AGREED_TEXT, SEED_TEXTS
 
 tokenizers = pytest.importorskip("tokenizers")
 normalizers, pre_tokenizers = tokenizers.normalizers, tokenizers.pre_tokenizers
@@ -181,7 +181,7 @@ def test_seeds_and_hard_cases_encode_exactly_with_hf_offsets(word_files, name):
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=TEXT)
+@given(text=MARKS_AGREED_TEXT)
 def test_hypothesis_text_encodes_exactly_with_hf_offsets(word_files, name, text):
     _same(*_pair(word_files, name), text)
 
