@@ -73,13 +73,20 @@ async def _document_counts(
     lines) here, a slice at a time."""
     totals = []
     for tok in compared:
-        while tok.child is not None and (job := tok.child.job(tok, document, live)) is not None:
+        # At most a job running for an earlier version, then one for this one: what is
+        # left after them is counted here (a job already done is awaited without giving
+        # the loop a turn, and one asked for again spun the loop for ever).
+        for _ in range(2):
+            job = None if tok.child is None else tok.child.job(tok, document, live)
+            if job is None:
+                break
             # The job outlives a cancelled request: its counts serve the next one.
             counted = await asyncio.shield(job)
             if counted is None:
                 break  # the child failed: counted here
             if tok.document(document).pending_run()[0] < len(document.lines):
                 await counted.settle(document)  # the job counted an earlier version
+            await asyncio.sleep(0)  # the job's done callbacks run: it leaves the running jobs
         counts = tok.document(document)
         while not counts.count_pending(tok, document.lines, 0):
             deadline = time.perf_counter() + _SLICE_SECONDS

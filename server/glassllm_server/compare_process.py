@@ -116,6 +116,8 @@ class CountingChild:
         once the child failed. ``live(uri)``, the open document, is settled from the job
         when it ends if it was edited meanwhile."""
         running = self._jobs.get(document.uri)
+        if running is not None and running.done():
+            running = None  # its counts are in: its done callback has not run yet
         if running is not None or self.failed:
             return running
         lines = document.lines
