@@ -23,6 +23,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from time import perf_counter
 from typing import Any
 
@@ -132,8 +133,13 @@ class CountingChild:
         task = asyncio.ensure_future(self._count(tokenizer, document, first, stop, live))
         uri = document.uri
         self._jobs[uri] = task
-        task.add_done_callback(lambda _: self._jobs.pop(uri, None))
+        task.add_done_callback(partial(self._ended_job, uri))
         return task
+
+    def _ended_job(self, uri: str, task: asyncio.Task[Counted | None]) -> None:
+        # Only its own entry: a job made after it ended, before this ran, may be there.
+        if self._jobs.get(uri) is task:
+            del self._jobs[uri]
 
     async def _count(
         self,
