@@ -16,7 +16,15 @@ from itertools import accumulate
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.pipeline.tokens import as_ids
 
-__all__ = ["BYTE_SYMBOLS", "ByteLevelModel", "from_symbols", "readable", "readable_bytes", "to_symbols"]
+__all__ = [
+    "BYTE_CHARACTERS",
+    "BYTE_SYMBOLS",
+    "ByteLevelModel",
+    "from_symbols",
+    "readable",
+    "readable_bytes",
+    "to_symbols",
+]
 
 
 def _byte_symbols() -> list[str]:
@@ -31,6 +39,7 @@ def _byte_symbols() -> list[str]:
 
 
 BYTE_SYMBOLS = _byte_symbols()  # BYTE_SYMBOLS[b]: the character that stands for byte b
+BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)  # a text of these alone is bytes written as symbols
 _TO_SYMBOLS = {byte: symbol for byte, symbol in enumerate(BYTE_SYMBOLS)}
 _TO_BYTES = {ord(symbol): byte for byte, symbol in enumerate(BYTE_SYMBOLS)}
 

@@ -45,12 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from glassllm.formats.added_tokens import AddedFlags, added_flags
-from glassllm.formats.byte_level import BYTE_SYMBOLS, ByteLevelModel
-from glassllm.formats.hf_decoders import decoder_from
+from glassllm.formats.byte_level import BYTE_CHARACTERS, ByteLevelModel
+from glassllm.formats.hf_decoders import decode_ids, decoder_from
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE, MetaspaceModel, Prefix
 from glassllm.formats.patterns import compile_pattern, looks_back
 from glassllm.pipeline.normalize import normalize_with_offsets
-from glassllm.pipeline.tokens import as_ids
 from glassllm.shown.problems import problem
 
 __all__ = [
@@ -164,7 +163,7 @@ class HFByteLevelBPE(ByteLevelModel):
     def decode(self, ids: Iterable[int]) -> str:
         if self.file_decoder is None:
             return super().decode(ids)
-        return _decoded(self.file_decoder, self.vocab, self._special_ids, ids)
+        return decode_ids(self.file_decoder, self.vocab, self._special_ids, ids)
 
 
 class HFPrefixedByteLevelBPE(HFByteLevelBPE):
@@ -251,7 +250,7 @@ class HFMetaspaceBPE(MetaspaceModel):
     def decode(self, ids: Iterable[int]) -> str:
         if self.file_decoder is None:
             return super().decode(ids)
-        return _decoded(self.file_decoder, self.vocab, self._special_ids, ids)
+        return decode_ids(self.file_decoder, self.vocab, self._special_ids, ids)
 
 
 def entries(vocab: dict[str, int], specials: dict[str, int], always_matched: dict[str, int]) -> list[str]:
@@ -574,13 +573,6 @@ def _read_hf_bpe(source: str, data: dict[str, Any], match_specials: bool) -> HFB
     )
 
 
-def _decoded(
-    decoder: Callable[[list[str]], str], vocab: list[str], specials: frozenset[int], ids: Iterable[int]
-) -> str:
-    """HF's ``decode``: the tokens, special ones left out, through the file's decoder."""
-    return decoder([vocab[token_id] for token_id in as_ids(ids) if token_id not in specials])
-
-
 def _byte_level_decodes(decoder: Any, added: list[Any]) -> bool:
     """Whether ByteLevelModel's decode (every character's byte, all tokens joined) is HF's
     for this decoder: a ByteLevel one, and no added token mixing byte characters with
@@ -589,7 +581,4 @@ def _byte_level_decodes(decoder: Any, added: list[Any]) -> bool:
         return False
     # HF leaves special tokens out of decode; load_hf_bpe checked each content is a string.
     texts = [set(token["content"]) for token in added if not token.get("special")]
-    return all(text <= _BYTE_CHARACTERS or not text & _BYTE_CHARACTERS for text in texts)
-
-
-_BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)
+    return all(text <= BYTE_CHARACTERS or not text & BYTE_CHARACTERS for text in texts)

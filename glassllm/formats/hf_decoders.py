@@ -30,14 +30,15 @@ No decoder: HF joins the tokens with spaces.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from itertools import groupby
 from typing import Any
 
-from glassllm.formats.byte_level import BYTE_SYMBOLS, from_symbols
+from glassllm.formats.byte_level import BYTE_CHARACTERS, from_symbols
 from glassllm.formats.patterns import compile_pattern
+from glassllm.pipeline.tokens import as_ids
 
-__all__ = ["Chain", "decoder_from"]
+__all__ = ["Chain", "decode_ids", "decoder_from"]
 
 Chain = Callable[[list[str]], list[str]]
 """One decoder's step: the tokens in, the tokens as that decoder leaves them."""
@@ -57,8 +58,6 @@ _CLEANUP = (
     (" 're", "'re"),
 )
 
-_BYTE_CHARACTERS = frozenset(BYTE_SYMBOLS)
-
 # Rust's ``u8::from_str_radix(_, 16)`` on a byte token's two characters: a ``+`` sign is allowed.
 _BYTE_TOKEN = re.compile(r"<0x(\+[0-9A-Fa-f]|[0-9A-Fa-f]{2})>")
 
@@ -71,6 +70,13 @@ def decoder_from(path: str, spec: Any) -> Callable[[list[str]], str]:
         return " ".join
     chain = _chain(path, spec)
     return lambda tokens: "".join(chain(list(tokens)))
+
+
+def decode_ids(
+    decoder: Callable[[list[str]], str], vocab: Sequence[str], specials: Container[int], ids: Iterable[int]
+) -> str:
+    """HF's ``decode``: the tokens of ``ids``, special ones left out, through ``decoder``."""
+    return decoder([vocab[token_id] for token_id in as_ids(ids) if token_id not in specials])
 
 
 def _chain(path: str, spec: Any) -> Chain:
@@ -120,7 +126,7 @@ def _bpe(path: str, spec: dict[str, Any]) -> Chain:
 
 
 def _byte_level(tokens: list[str]) -> list[str]:
-    data = b"".join(from_symbols(token) if set(token) <= _BYTE_CHARACTERS else token.encode() for token in tokens)
+    data = b"".join(from_symbols(token) if set(token) <= BYTE_CHARACTERS else token.encode() for token in tokens)
     return [data.decode("utf-8", "replace")]
 
 

@@ -39,14 +39,14 @@ from typing import Any, NamedTuple
 from glassllm.formats.added_tokens import added_flags
 from glassllm.formats.byte_level import from_symbols, to_symbols
 from glassllm.formats.hf_bpe import GPT2_PATTERN, Split, added_tokens, entries, post_processor_around, vocab_ids_valid
-from glassllm.formats.hf_decoders import decoder_from
+from glassllm.formats.hf_decoders import decode_ids, decoder_from
 from glassllm.formats.hf_normalizers import Aligned, Normalizer, build_normalizer
 from glassllm.formats.hf_pre_tokenizers import Bounds, PreTokenizer, build_pre_tokenizer
 from glassllm.formats.hf_staged import Piece, Step, changing_steps, run_steps
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.patterns import compile_pattern
-from glassllm.pipeline.tokens import as_ids, require_text
+from glassllm.pipeline.tokens import require_text
 
 __all__ = [
     "HFWordLevel",
@@ -272,7 +272,7 @@ class WordModel(ModelTokenizer):
         return ChunkTokens((self.unk_id,), (self.unk_token,), (0,), (len(chunk),))
 
     def decode(self, ids: Iterable[int]) -> str:
-        return self._decoder([self.vocab[token_id] for token_id in as_ids(ids) if token_id not in self._special_ids])
+        return decode_ids(self._decoder, self.vocab, self._special_ids, ids)
 
 
 class HFWordPiece(WordModel):
