@@ -10,7 +10,7 @@ in that form (they are the vocabulary's entries) and shows them with :func:`read
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, cached_property
 from itertools import accumulate
 
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
@@ -97,13 +97,28 @@ class ByteLevelModel(ModelTokenizer):
     def _symbols_of_piece(self, piece: str) -> list[str]:
         return list(piece)
 
-    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
+    def _ids_of(self, chunk: str, pieces: list[str]) -> tuple[int, ...]:
         ids = tuple(map(self.ids.get, pieces))
         if None in ids:
             missing = pieces[ids.index(None)]
             raise ValueError(f"{self.source}: the piece {readable(missing)!r} is not in the vocabulary")
+        return ids  # type: ignore[return-value]
+
+    def _tokens(self, chunk: str, pieces: list[str]) -> ChunkTokens:
         starts, ends = char_ranges(chunk, list(map(len, pieces)))
-        return ChunkTokens(ids, tuple(pieces), starts, ends)  # type: ignore[arg-type]
+        return ChunkTokens(self._ids_of(chunk, pieces), tuple(pieces), starts, ends)
+
+    def _entry_of_ids(self, chunk: str, ids: tuple[int, ...]) -> ChunkTokens:
+        pieces = self._pieces_by_id
+        if pieces is None:
+            return super()._entry_of_ids(chunk, ids)
+        return self._tokens(chunk, list(map(pieces.__getitem__, ids)))
+
+    @cached_property
+    def _pieces_by_id(self) -> dict[int, str] | None:
+        """Each ID's piece, where no two pieces share an ID (else a chunk is merged again)."""
+        pieces = dict(zip(self.ids.values(), self.ids, strict=True))
+        return pieces if len(pieces) == len(self.ids) else None
 
     def readable(self, piece: str) -> str:
         return piece if piece in self.specials or piece in self._matched else readable(piece)

@@ -337,19 +337,52 @@ class ModelTokenizer:
     def _encode_chunk(self, chunk: str) -> ChunkTokens:
         entry = self._cache.get(chunk)
         if entry is None:
-            symbols = self._symbols(chunk)
-            whole = self._whole(chunk, symbols)
-            if whole is not None:
-                entry = ChunkTokens((whole,), (self.vocab[whole],), (0,), (len(chunk),))
-            else:
-                entry = self._tokens(chunk, self._merged(symbols))
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-                self._ids_cache.clear()
-                self._flat_cache.clear()
+            ids = self._ids_cache.get(chunk)
+            entry = self._entry(chunk) if ids is None else self._entry_of_ids(chunk, ids)
+            self._make_room(self._cache)
             self._cache[chunk] = entry
             self._ids_cache[chunk] = entry.ids
         return entry
+
+    def _chunk_ids(self, chunk: str) -> tuple[int, ...]:
+        """The IDs of a chunk's tokens for ``encode``, kept in the IDs' cache: merged
+        without the pieces and offsets of an entry, which a first pass of ``encode``
+        would build for nothing."""
+        entry = self._cache.get(chunk)
+        if entry is not None:
+            ids = entry.ids
+        else:
+            symbols = self._symbols(chunk)
+            whole = self._whole(chunk, symbols)
+            ids = (whole,) if whole is not None else self._ids_of(chunk, self._merged(symbols))
+        self._make_room(self._ids_cache)
+        self._ids_cache[chunk] = ids
+        return ids
+
+    def _make_room(self, cache: dict[str, Any]) -> None:
+        """Start every cache afresh when ``cache`` is full (they hold the same chunks)."""
+        if len(cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+            self._ids_cache.clear()
+            self._flat_cache.clear()
+
+    def _entry(self, chunk: str) -> ChunkTokens:
+        """A chunk's tokens, merged."""
+        symbols = self._symbols(chunk)
+        whole = self._whole(chunk, symbols)
+        if whole is not None:
+            return ChunkTokens((whole,), (self.vocab[whole],), (0,), (len(chunk),))
+        return self._tokens(chunk, self._merged(symbols))
+
+    def _ids_of(self, chunk: str, pieces: list[str]) -> tuple[int, ...]:
+        """The IDs of a chunk's final ``pieces`` (a format may find them without the rest
+        of :meth:`_tokens`)."""
+        return self._tokens(chunk, pieces).ids
+
+    def _entry_of_ids(self, chunk: str, ids: tuple[int, ...]) -> ChunkTokens:
+        """A chunk's tokens when its IDs are known (a format that can read the pieces
+        back from them need not merge again)."""
+        return self._entry(chunk)
 
     # Whether every chunk encoded so far ends with a token that ends where it does, so that
     # a text's token ends are running sums of its tokens' advances (see _segment_columns).
@@ -386,6 +419,9 @@ class ModelTokenizer:
         still gets them all."""
         fresh: dict[str, _T] = {}
         for chunk in set(compress(chunks, map(not_, found))):
+            if cache is self._ids_cache:
+                fresh[chunk] = self._chunk_ids(chunk)  # type: ignore[assignment]
+                continue
             entry = self._encode_chunk(chunk)  # fills the cache and the IDs' cache
             if cache is self._flat_cache:
                 # Made only for spans: a first pass of encode needs none.
@@ -397,19 +433,22 @@ class ModelTokenizer:
         """The IDs of ``text``'s own tokens: nothing added around them (see ``around``)."""
         require_text(text)
         ids: list[int] = []
-        for segment in self.segments(text):
-            if segment.special is not None:
-                ids.append(segment.special)
-                continue
-            normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, True))
-            if self._normalized_pattern is not None:
-                ids.extend(self._normalized_ids_of(normalized, origin))
-                continue
-            chunks = self._chunk_texts(normalized)
-            found = list(map(self._ids_cache.get, chunks))
-            if None in found:
-                found = self._fill(chunks, found, self._ids_cache)
-            ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
+        # Lists and tuples of strings and ints only: as for encode_spans' records, the
+        # collections a first pass's allocations trigger would find nothing to free.
+        with collector_paused():
+            for segment in self.segments(text):
+                if segment.special is not None:
+                    ids.append(segment.special)
+                    continue
+                normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, True))
+                if self._normalized_pattern is not None:
+                    ids.extend(self._normalized_ids_of(normalized, origin))
+                    continue
+                chunks = self._chunk_texts(normalized)
+                found = list(map(self._ids_cache.get, chunks))
+                if None in found:
+                    found = self._fill(chunks, found, self._ids_cache)
+                ids.extend(chain.from_iterable(found))  # type: ignore[arg-type]
         return ids
 
     def _normalized_ids_of(self, normalized: str, origin: list[int] | None) -> Iterator[int]:

@@ -139,7 +139,7 @@ def _convert(folder: Path) -> None:
         _converted[name] = path
 
 
-def _path(name: str) -> Path:
+def model_path(name: str) -> Path:
     """A model's file: a fixture, or a converted one (made already: see ``converted``)."""
     return _converted[name] if name in CONVERTED else model_file(name)
 
@@ -153,7 +153,7 @@ def model(converted: Callable[[str], Path]) -> Callable[..., AnyTokenizer]:
         if key not in _loaded:
             if name in CONVERTED:
                 converted(name)
-            _loaded[key] = load_model(_path(name), match_specials=match_specials)
+            _loaded[key] = load_model(model_path(name), match_specials=match_specials)
         return _loaded[key]
 
     return get
@@ -193,7 +193,7 @@ def _hf(name: str, match_specials: bool = False) -> object:
     key = (f"hf:{name}", match_specials)
     if key not in _references:
         tokenizers = pytest.importorskip("tokenizers")
-        hf = tokenizers.Tokenizer.from_file(str(_path(name)))
+        hf = tokenizers.Tokenizer.from_file(str(model_path(name)))
         # HF reads special-token text as special tokens unless told otherwise.
         hf.encode_special_tokens = not match_specials
         _references[key] = hf
@@ -201,7 +201,7 @@ def _hf(name: str, match_specials: bool = False) -> object:
 
 
 def _reference(name: str, match_specials: bool) -> Callable[[str], list[int]]:
-    path = str(_path(name))
+    path = str(model_path(name))
     if name in HF_MODELS or name in CONVERTED:
         hf = _hf(name, match_specials)
         return lambda text: hf.encode(text, add_special_tokens=False).ids  # type: ignore[attr-defined]

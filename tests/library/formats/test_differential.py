@@ -25,6 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from glassllm.formats.byte_level import ByteLevelModel
+from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
 from tests.library.formats.fixtures import (  # noqa: F401 (fixtures)
     FILES,
@@ -36,6 +38,7 @@ from tests.library.formats.fixtures import (  # noqa: F401 (fixtures)
     hf_tokenizer,
     model,
     model_file,
+    model_path,
     reference,
 )
 
@@ -229,6 +232,26 @@ def test_spans_cover_each_character_with_the_tokens_that_hold_its_bytes(model, n
         if "\ufffd" not in tok.decode([span.id]):
             assert held.strip() in text[span.start : span.end].encode("utf-8")
     assert covered == set(range(len(text)))
+
+
+@pytest.mark.parametrize("shared_id", [False, True])
+@pytest.mark.parametrize("name", ALL)
+def test_spans_after_encode_are_a_fresh_loads_spans(model, name, shared_id, monkeypatch):
+    """``encode`` keeps only a chunk's IDs; spans of the same chunks then read the pieces
+    back from them (a byte-level model, unless two pieces share an ID) or merge again."""
+    text = _book("pt")[:6000] + " ⿰ 👍🏽 e\u0301 \r\n\t中文 ﬁ\n"
+    expected = model(name).encode_spans(text)
+    tok = load_model(model_path(name))
+    if shared_id:
+        tok.ids = {**tok.ids, "\x00 a second piece for ID 0": 0}  # type: ignore[union-attr]
+    assert tok.encode(text) == [span.id for span in expected]
+    if isinstance(tok, ByteLevelModel) and not shared_id:
+
+        def merged_again(symbols: list[str]) -> list[str]:
+            raise AssertionError(f"{symbols} merged again")
+
+        monkeypatch.setattr(tok, "_merged", merged_again)
+    assert tok.encode_spans(text) == expected
 
 
 @pytest.mark.parametrize("name", ALL)
