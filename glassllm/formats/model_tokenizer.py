@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from glassllm.formats.added_tokens import AddedFlags, find_added, pattern_of
 from glassllm.formats.merging import Merge, merge_by_table, merge_symbols
+from glassllm.formats.two_cores import each_of
 from glassllm.pipeline.bpe import collector_paused
 
 # One rule for what counts as text and as token IDs, glassllm's own tokenizer's.
@@ -345,19 +346,14 @@ class ModelTokenizer:
         return entry
 
     def _chunk_ids(self, chunk: str) -> tuple[int, ...]:
-        """The IDs of a chunk's tokens for ``encode``, kept in the IDs' cache: merged
-        without the pieces and offsets of an entry, which a first pass of ``encode``
-        would build for nothing."""
+        """The IDs of a chunk's tokens for ``encode``: merged without the pieces and
+        offsets of an entry, which a first pass of ``encode`` would build for nothing."""
         entry = self._cache.get(chunk)
         if entry is not None:
-            ids = entry.ids
-        else:
-            symbols = self._symbols(chunk)
-            whole = self._whole(chunk, symbols)
-            ids = (whole,) if whole is not None else self._ids_of(chunk, self._merged(symbols))
-        self._make_room(self._ids_cache)
-        self._ids_cache[chunk] = ids
-        return ids
+            return entry.ids
+        symbols = self._symbols(chunk)
+        whole = self._whole(chunk, symbols)
+        return (whole,) if whole is not None else self._ids_of(chunk, self._merged(symbols))
 
     def _make_room(self, cache: dict[str, Any]) -> None:
         """Start every cache afresh when ``cache`` is full (they hold the same chunks)."""
@@ -414,14 +410,18 @@ class ModelTokenizer:
 
     def _fill(self, chunks: list[str], found: list[_T | None], cache: dict[str, _T]) -> list[_T]:
         """``found`` (each chunk's entry in ``cache``, ``None`` where it has none) with the
-        missing entries encoded: each distinct chunk once, in C but for the merging, and
-        kept apart from the cache, so a text of more distinct chunks than the cache holds
+        missing entries encoded: each distinct chunk once, in C but for the merging (for
+        ``encode``, many on two cores: see :mod:`~glassllm.formats.two_cores`), and kept
+        apart from the cache, so a text of more distinct chunks than the cache holds
         still gets them all."""
+        missing = list(set(compress(chunks, map(not_, found))))
         fresh: dict[str, _T] = {}
-        for chunk in set(compress(chunks, map(not_, found))):
-            if cache is self._ids_cache:
-                fresh[chunk] = self._chunk_ids(chunk)  # type: ignore[assignment]
-                continue
+        if cache is self._ids_cache:
+            for chunk, ids in zip(missing, each_of(missing, self._chunk_ids), strict=True):
+                self._make_room(self._ids_cache)
+                self._ids_cache[chunk] = fresh[chunk] = ids  # type: ignore[assignment]
+            return list(map(fresh.get, chunks, found))  # type: ignore[arg-type]
+        for chunk in missing:
             entry = self._encode_chunk(chunk)  # fills the cache and the IDs' cache
             if cache is self._flat_cache:
                 # Made only for spans: a first pass of encode needs none.

@@ -1,0 +1,116 @@
+"""A large first pass shares its chunks with a forked child (glassllm/formats/two_cores.py):
+the same values in every case, the child's only when it ended well, no fork where one is
+unsafe. Each case runs in a fresh interpreter, whose single thread makes forking allowed
+(a test process may hold other threads, where it never forks)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from tests.conftest import CORPORA
+from tests.library.formats.fixtures import model_file
+
+_COUNTED_FORKS = """
+import json, os, sys
+from glassllm.formats import two_cores
+forks = []
+_fork = os.fork
+def counted():
+    pid = _fork()
+    if pid:
+        forks.append(pid)
+    return pid
+os.fork = counted
+"""
+
+
+def _run(script: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_COUNTED_FORKS) + textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_large_first_pass_forks_once_and_gives_the_same_ids():
+    path = model_file("llama3")
+    found = _run(f"""
+        from glassllm.formats.load import load_model
+        text = open({str(CORPORA / "pt" / "heldout.txt")!r}, encoding="utf-8").read()
+        text += open({str(CORPORA / "en" / "heldout.txt")!r}, encoding="utf-8").read()
+        ids = load_model({str(path)!r}).encode(text)
+        again = len(forks)
+        two_cores.FORK_FROM = 10**9
+        alone = load_model({str(path)!r}).encode(text)
+        print(json.dumps({{"forks": again, "same": ids == alone, "count": len(ids)}}))
+    """)
+    assert found["forks"] == 1 and found["same"] and found["count"] > 100_000
+
+
+@pytest.mark.parametrize("child", ["fails", "dies", "sends garbage"])
+def test_a_child_that_fails_leaves_the_parent_to_make_its_values(child):
+    found = _run(f"""
+        parent = os.getpid()
+        def make(item):
+            if os.getpid() != parent:
+                if {child!r} == "fails":
+                    raise ValueError(item)
+                if {child!r} == "dies":
+                    os.kill(os.getpid(), 9)
+            return item.upper()
+        if {child!r} == "sends garbage":
+            two_cores.pickle.dumps = lambda value, protocol: b"not a pickle"
+        items = [f"chunk {{number}}" for number in range(5000)]
+        made = two_cores.each_of(items, make)
+        print(json.dumps({{"forks": len(forks), "same": made == [item.upper() for item in items]}}))
+    """)
+    assert found == {"forks": 1, "same": True}
+
+
+def test_an_error_in_the_parent_ends_the_child_and_propagates():
+    # The child sleeps for an hour: the case ends only if the parent kills it.
+    found = _run("""
+        import time
+        parent = os.getpid()
+        def make(item):
+            if os.getpid() != parent:
+                time.sleep(3600)
+            if item == "chunk 100":
+                raise KeyError(item)
+            return item
+        try:
+            two_cores.each_of([f"chunk {number}" for number in range(5000)], make)
+        except KeyError as error:
+            raised = str(error)
+        try:
+            os.waitpid(-1, os.WNOHANG)
+            left = True
+        except ChildProcessError:
+            left = False
+        print(json.dumps({"raised": raised, "forks": len(forks), "child left": left}))
+    """)
+    assert found == {"raised": "'chunk 100'", "forks": 1, "child left": False}
+
+
+@pytest.mark.parametrize("case", ["few items", "another thread"])
+def test_no_fork_where_it_is_not_worth_it_or_not_safe(case):
+    found = _run(f"""
+        import threading
+        items = [f"chunk {{number}}" for number in range(5000 if {case!r} == "another thread" else 100)]
+        if {case!r} == "another thread":
+            stop = threading.Event()
+            threading.Thread(target=stop.wait, daemon=True).start()
+        made = two_cores.each_of(items, str.upper)
+        print(json.dumps({{"forks": len(forks), "same": made == [item.upper() for item in items]}}))
+    """)
+    assert found == {"forks": 0, "same": True}
