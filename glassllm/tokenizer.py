@@ -27,6 +27,7 @@ from glassllm.pipeline.bpe import Pair, Progress, apply_merges, collector_paused
 from glassllm.pipeline.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.pipeline.specials import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, UNK_TEXT
 from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan, as_ids, require_text
+from glassllm.pipeline.two_cores import each_of
 from glassllm.shown.problems import problem
 from glassllm.training.chunk_counting import count_chunks
 
@@ -248,11 +249,19 @@ class Tokenizer:
         found = list(map(cache.recent.get, chunks))
         if None in found:
             fresh: dict[str, _T] = {}
+            unmerged = []
             for chunk in set(compress(chunks, map(not_, found))):
                 entry = cache.get(chunk)
-                if entry is None:
-                    entry = self._entry(chunk, cache)
-                fresh[chunk] = entry
+                if entry is None and cache is self._ids_cache and self._cache.get(chunk) is None:
+                    unmerged.append(chunk)
+                    continue
+                fresh[chunk] = entry if entry is not None else self._entry(chunk, cache)
+            # Many new chunks for encode: merged on two cores (see pipeline.two_cores).
+            for chunk, fields in zip(unmerged, each_of(unmerged, self._merged_fields), strict=True):
+                encoded = _Encoded._make(fields)
+                self._cache.put(chunk, encoded)
+                self._ids_cache.put(chunk, encoded.ids)
+                fresh[chunk] = encoded.ids  # type: ignore[assignment]
             found = list(map(fresh.get, chunks, found))
         return found  # type: ignore[return-value]
 
@@ -268,12 +277,20 @@ class Tokenizer:
         self._flat_cache.put(chunk, flat)
         return flat  # type: ignore[return-value]
 
-    def _encode_chunk(self, chunk: str) -> _Encoded:
+    def _merged(self, chunk: str) -> _Encoded:
         pieces, _ = apply_merges(chunk, self.ranks)
         ids = tuple(map(self._ids.get, pieces, repeat(UNK_ID)))
-        entry = _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
+        return _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
+
+    def _merged_fields(self, chunk: str) -> tuple[Any, ...]:
+        """:meth:`_merged` as a plain tuple, which a forked child sends back several times
+        faster than the named one."""
+        return tuple(self._merged(chunk))
+
+    def _encode_chunk(self, chunk: str) -> _Encoded:
+        entry = self._merged(chunk)
         self._cache.put(chunk, entry)
-        self._ids_cache.put(chunk, ids)
+        self._ids_cache.put(chunk, entry.ids)
         return entry
 
     # Decoding

@@ -24,11 +24,11 @@ from typing import Any, NamedTuple, TypeVar
 
 from glassllm.formats.added_tokens import AddedFlags, find_added, pattern_of
 from glassllm.formats.merging import Merge, merge_by_table, merge_symbols
-from glassllm.formats.two_cores import each_of
 from glassllm.pipeline.bpe import collector_paused
 
 # One rule for what counts as text and as token IDs, glassllm's own tokenizer's.
 from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan, as_ids, require_text
+from glassllm.pipeline.two_cores import each_of
 
 __all__ = ["CUT_WITHIN_CONTEXT", "ChunkTokens", "ModelTokenizer", "Segment", "TokenColumns"]
 
@@ -411,7 +411,7 @@ class ModelTokenizer:
     def _fill(self, chunks: list[str], found: list[_T | None], cache: dict[str, _T]) -> list[_T]:
         """``found`` (each chunk's entry in ``cache``, ``None`` where it has none) with the
         missing entries encoded: each distinct chunk once, in C but for the merging (for
-        ``encode``, many on two cores: see :mod:`~glassllm.formats.two_cores`), and kept
+        ``encode``, many on two cores: see :mod:`~glassllm.pipeline.two_cores`), and kept
         apart from the cache, so a text of more distinct chunks than the cache holds
         still gets them all."""
         missing = list(set(compress(chunks, map(not_, found))))

@@ -1,4 +1,4 @@
-"""A large first pass shares its chunks with a forked child (glassllm/formats/two_cores.py):
+"""A large first pass shares its chunks with a forked child (glassllm/pipeline/two_cores.py):
 the same values in every case, the child's only when it ended well, no fork where one is
 unsafe. Each case runs in a fresh interpreter, whose single thread makes forking allowed
 (a test process may hold other threads, where it never forks)."""
@@ -18,7 +18,7 @@ from tests.library.formats.fixtures import model_file
 
 _COUNTED_FORKS = """
 import json, os, sys
-from glassllm.formats import two_cores
+from glassllm.pipeline import two_cores
 forks = []
 _fork = os.fork
 def counted():
@@ -55,6 +55,22 @@ def test_a_large_first_pass_forks_once_and_gives_the_same_ids():
         print(json.dumps({{"forks": again, "same": ids == alone, "count": len(ids)}}))
     """)
     assert found["forks"] == 1 and found["same"] and found["count"] > 100_000
+
+
+def test_an_own_tokenizers_large_first_pass_forks_once_and_gives_the_same_ids():
+    found = _run(f"""
+        from glassllm import packaged
+        from glassllm.tokenizer import Tokenizer
+        text = open({str(CORPORA / "pt" / "heldout.txt")!r}, encoding="utf-8").read()
+        tokenizer = packaged("pt")
+        ids = tokenizer.encode(text)
+        again = len(forks)
+        spans = tokenizer.encode_spans(text)  # the child's chunks are in this process's caches
+        two_cores.FORK_FROM = 10**9
+        alone = Tokenizer(tokenizer.alphabet, tokenizer.merges).encode(text)
+        print(json.dumps({{"forks": again, "same": ids == alone == [span.id for span in spans]}}))
+    """)
+    assert found == {"forks": 1, "same": True}
 
 
 @pytest.mark.parametrize("child", ["fails", "dies", "sends garbage"])

@@ -1,11 +1,12 @@
 """A large first pass on two cores: the distinct chunks it must merge, shared with a fork.
 
-Merging the chunks a text brings for the first time is most of a real model's first
-``encode`` of a large text (61,000 distinct chunks in the 7 MB Portuguese corpus), and it
-is pure Python: one core does it at a time. :func:`each_of` hands the second half of them
-to a forked copy of this process, which already holds the tokenizer (a fork takes a few
-milliseconds, where loading it again would take a second), and merges the first half
-meanwhile; the child sends its results back through a pipe.
+Merging the chunks a text brings for the first time is most of a first ``encode`` of a
+large text (61,000 distinct chunks in the 7 MB Portuguese corpus), for glassllm's own
+tokenizers and real models alike, and it is pure Python: one core does it at a time.
+:func:`each_of` hands the second half of them to a forked copy of this process, which
+already holds the tokenizer (a fork takes a few milliseconds, where loading a real model
+again would take a second), and merges the first half meanwhile; the child sends its
+results back through a pipe.
 
 The values are the same in every case: the child's are used only when it ended well and
 sent one for each of its chunks; otherwise this process makes them itself. It forks only
