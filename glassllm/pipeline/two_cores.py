@@ -56,10 +56,19 @@ def each_of(items: Sequence[str], make: Callable[[str], _T]) -> list[_T]:
         raise
     finally:
         os.close(reading)
-        _, status = os.waitpid(pid, 0)
+        status = _reaped(pid)
     if status != 0 or not isinstance(sent, list) or len(sent) != len(theirs):
         sent = list(map(make, theirs))
     return made + sent
+
+
+def _reaped(pid: int) -> int:
+    """The child's exit status once it has ended; 0 if something else reaped it (a
+    ``SIGCHLD`` ignored, a handler that waits for any child): what it sent then tells."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
 
 
 def _may_fork() -> bool:

@@ -118,6 +118,17 @@ def test_an_error_in_the_parent_ends_the_child_and_propagates():
     assert found == {"raised": "'chunk 100'", "forks": 1, "child left": False}
 
 
+def test_a_child_reaped_by_someone_else_still_counts_when_it_sent_everything():
+    found = _run("""
+        import signal
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
+        items = [f"chunk {number}" for number in range(5000)]
+        made = two_cores.each_of(items, str.upper)
+        print(json.dumps({"forks": len(forks), "same": made == [item.upper() for item in items]}))
+    """)
+    assert found == {"forks": 1, "same": True}
+
+
 @pytest.mark.parametrize("case", ["few items", "another thread"])
 def test_no_fork_where_it_is_not_worth_it_or_not_safe(case):
     found = _run(f"""
