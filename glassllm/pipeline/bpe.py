@@ -28,6 +28,7 @@ from __future__ import annotations
 import gc
 import heapq
 import sys
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -90,6 +91,13 @@ _NEVER = sys.maxsize  # the rank of a pair that was never learned
 Progress = Callable[[int, int], None]
 
 
+# How many pauses are open, and whether the collector ran before the first: threads that
+# pause at once (the server encodes on its loop and in a worker) must not leave it off.
+_pause_lock = threading.Lock()
+_pauses = 0
+_was_enabled = False
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while allocating many acyclic containers.
@@ -98,15 +106,22 @@ def collector_paused() -> Iterator[None]:
     strings and ints, so they never form a cycle and reference counting frees all of it;
     yet the collections that allocating millions of them triggers walk every live
     container again and again: a third of the time of learning merges on a large corpus,
-    more than half of that of ``encode_spans``.
+    more than half of that of ``encode_spans``. Pauses may overlap, in one thread or
+    several: the collector runs again when the last one ends, if it ran before the first.
     """
-    enabled = gc.isenabled()
-    gc.disable()
+    global _pauses, _was_enabled
+    with _pause_lock:
+        if _pauses == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _was_enabled:
+                gc.enable()
 
 
 def learn_merges(

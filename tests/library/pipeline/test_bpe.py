@@ -1,5 +1,7 @@
 """Training: the fast trainer learns exactly what the obvious slow algorithm learns."""
 
+import gc
+import threading
 from collections import Counter
 from itertools import pairwise
 
@@ -8,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer
-from glassllm.pipeline.bpe import Pair, learn_merges, merge
+from glassllm.pipeline.bpe import Pair, collector_paused, learn_merges, merge
 from glassllm.tokenizer import SPECIALS, pre_tokenize
 from glassllm.training.chunk_counting import count_chunks
 
@@ -129,3 +131,36 @@ def test_progress_ends_at_one_hundred_percent_when_pairs_run_out():
     seen = []
     Tokenizer.train("ab", 1000, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(1, 994), (1, 1)]
+
+
+def test_overlapping_pauses_leave_the_collector_as_it_was():
+    """A pause that ends while another thread's is open keeps the collector off; the last
+    to end turns it back on (the server encodes on its loop and in a worker thread at once)."""
+    assert gc.isenabled()
+    entered, first_done = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def second() -> None:
+        with collector_paused():
+            entered.set()
+            first_done.wait(timeout=30)
+            seen.append(gc.isenabled())
+
+    worker = threading.Thread(target=second)
+    with collector_paused():
+        worker.start()
+        assert entered.wait(timeout=30)
+    seen.append(gc.isenabled())  # the first pause ended, the second is still open
+    first_done.set()
+    worker.join(timeout=30)
+    assert seen == [False, False] and gc.isenabled()
+    with collector_paused(), collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
