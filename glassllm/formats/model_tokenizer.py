@@ -283,6 +283,27 @@ class ModelTokenizer:
 
     def _cut_in_window(self, tail: str, head: str) -> bool:
         """Whether ``tail + head`` chunks as ``tail`` and then ``head`` (continued) do."""
+        if self._special_pattern is None and self._normalized_pattern is None:
+            # Nothing matched: where normalizing changes nothing and the chunks tile each
+            # text, their texts alone tell (the server asks this of every line).
+            texts = [self._plain_chunks(tail + head, True), self._plain_chunks(tail, True)]
+            texts.append(self._plain_chunks(head, False))
+            if None not in texts:
+                whole, left, right = texts
+                return whole == left + right  # type: ignore[operator]
+        return self._spans_agree(tail, head)
+
+    def _plain_chunks(self, text: str, at_start: bool) -> list[str] | None:
+        """``text``'s chunks where normalizing leaves it as it is and they tile it (so
+        their texts give their spans), else ``None``."""
+        normalized, origin = self._normalize(text, at_start)
+        if origin is not None or normalized != text:
+            return None
+        chunks = self._chunk_texts(text)
+        return chunks if sum(map(len, chunks)) == len(text) else None
+
+    def _spans_agree(self, tail: str, head: str) -> bool:
+        """:meth:`_cut_in_window` by the chunks' spans, whatever the format does."""
         whole = self.chunk_spans(tail + head)
         left = self.chunk_spans(tail)
         right = self.chunk_spans(head, at_start=False)

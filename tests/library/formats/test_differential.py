@@ -254,6 +254,28 @@ def test_spans_after_encode_are_a_fresh_loads_spans(model, name, shared_id, monk
     assert tok.encode_spans(text) == expected
 
 
+@pytest.mark.parametrize("name", ENCODED)
+def test_a_cut_between_lines_is_judged_by_chunk_texts_as_by_spans(model, name, monkeypatch):
+    """``can_cut`` compares the chunks' texts where normalizing changes nothing and they
+    tile the window: the same answers as comparing their spans, on a book's lines and on
+    hypothesis lines."""
+    tok = model(name)
+    lines = [*_book("pt").splitlines(keepends=True)[:300], "a  \n", "\n  b\n", " \n", "x\r\n", "\t1\n", "'s\n"]
+    samples: list[tuple[str, str]] = list(pairwise(lines))
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(TEXT.map(lambda text: text + "\n"), min_size=2, max_size=4))
+    def gather(drawn: list[str]) -> None:
+        samples.extend(pairwise(drawn))
+
+    gather()
+    by_texts = [tok.can_cut(before, after) for before, after in samples]
+    monkeypatch.setattr(tok, "_cut_in_window", tok._spans_agree)  # type: ignore[union-attr]
+    assert by_texts == [tok.can_cut(before, after) for before, after in samples]
+    if name in HF_MODELS or name == "tekken":
+        assert tok._plain_chunks("Olá mundo\n", True) is not None  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_decode_gives_the_text_back(model, name):
     tok = model(name)
