@@ -12,7 +12,8 @@ The values are the same in every case: the child's are used only when it ended w
 sent one for each of its chunks; otherwise this process makes them itself. It forks only
 as the library's other workers do (``file_tokens``, ``chunk_counting``): where ``fork``
 exists and this process has a single thread, since a fork copies only the thread that
-calls it, and a lock another thread held would never be released in the child.
+calls it, and a lock another thread held would never be released in the child; and never
+in one of those workers, which already share the cores out.
 """
 
 from __future__ import annotations
@@ -72,8 +73,12 @@ def _reaped(pid: int) -> int:
 
 
 def _may_fork() -> bool:
+    # A pool's worker (``glassllm tokens`` over many files) is one of several already:
+    # another process per worker would only crowd the cores.
+    if multiprocessing.parent_process() is not None or threading.active_count() > 1:
+        return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores > 1 and threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+    return cores > 1 and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _child(items: Sequence[str], make: Callable[[str], _T], writing: int) -> NoReturn:

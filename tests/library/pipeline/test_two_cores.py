@@ -129,15 +129,22 @@ def test_a_child_reaped_by_someone_else_still_counts_when_it_sent_everything():
     assert found == {"forks": 1, "same": True}
 
 
-@pytest.mark.parametrize("case", ["few items", "another thread"])
+@pytest.mark.parametrize("case", ["few items", "another thread", "a pool's worker"])
 def test_no_fork_where_it_is_not_worth_it_or_not_safe(case):
     found = _run(f"""
-        import threading
-        items = [f"chunk {{number}}" for number in range(5000 if {case!r} == "another thread" else 100)]
-        if {case!r} == "another thread":
-            stop = threading.Event()
-            threading.Thread(target=stop.wait, daemon=True).start()
-        made = two_cores.each_of(items, str.upper)
-        print(json.dumps({{"forks": len(forks), "same": made == [item.upper() for item in items]}}))
+        import multiprocessing, threading
+        items = [f"chunk {{number}}" for number in range(100 if {case!r} == "few items" else 5000)]
+        def work(_):
+            return two_cores.each_of(items, str.upper), len(forks)
+        if {case!r} == "a pool's worker":
+            with multiprocessing.get_context("fork").Pool(1) as pool:
+                made, forked = pool.map(work, [0])[0]
+        else:
+            if {case!r} == "another thread":
+                stop = threading.Event()
+                threading.Thread(target=stop.wait, daemon=True).start()
+            made, forked = work(0)
+        # The pool forked its worker: only forks in the worker count.
+        print(json.dumps({{"forks": forked, "same": made == [item.upper() for item in items]}}))
     """)
     assert found == {"forks": 0, "same": True}
