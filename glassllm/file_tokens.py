@@ -29,7 +29,6 @@ import multiprocessing
 import os
 import stat
 import subprocess
-import threading
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from glassllm.count_cache import CountCache, content_digest, template_digest, to
 from glassllm.formats.files import read_bounded_bytes
 from glassllm.packaged import PACKAGED, load_tokenizer
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.two_cores import fork_is_safe
 from glassllm.shown.problems import Problem, os_problem, problem, with_problem
 
 __all__ = [
@@ -509,7 +509,7 @@ def _count_tasks(
     serial = workers < 2 or (total < _PARALLEL_FROM and jobs is None)
     done = _Done(sizes, total, progress, counted)
     try:
-        if serial or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if serial or not fork_is_safe():
             done.gather(map(_count_task, tasks))
         else:
             with multiprocessing.get_context("fork").Pool(workers) as pool:

@@ -286,11 +286,11 @@ class ModelTokenizer:
         if self._special_pattern is None and self._normalized_pattern is None:
             # Nothing matched: where normalizing changes nothing and the chunks tile each
             # text, their texts alone tell (the server asks this of every line).
-            texts = [self._plain_chunks(tail + head, True), self._plain_chunks(tail, True)]
-            texts.append(self._plain_chunks(head, False))
-            if None not in texts:
-                whole, left, right = texts
-                return whole == left + right  # type: ignore[operator]
+            whole = self._plain_chunks(tail + head, True)
+            left = self._plain_chunks(tail, True)
+            right = self._plain_chunks(head, False)
+            if whole is not None and left is not None and right is not None:
+                return whole == left + right
         return self._spans_agree(tail, head)
 
     def _plain_chunks(self, text: str, at_start: bool) -> list[str] | None:
@@ -367,11 +367,9 @@ class ModelTokenizer:
         return entry
 
     def _chunk_ids(self, chunk: str) -> tuple[int, ...]:
-        """The IDs of a chunk's tokens for ``encode``: merged without the pieces and
-        offsets of an entry, which a first pass of ``encode`` would build for nothing."""
-        entry = self._cache.get(chunk)
-        if entry is not None:
-            return entry.ids
+        """The IDs of a chunk the IDs' cache lacks (so the entries' cache, whose chunks
+        it always holds, lacks it too): merged without the pieces and offsets of an
+        entry, which a first pass of ``encode`` would build for nothing."""
         symbols = self._symbols(chunk)
         whole = self._whole(chunk, symbols)
         return (whole,) if whole is not None else self._ids_of(chunk, self._merged(symbols))

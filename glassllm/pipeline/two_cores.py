@@ -10,10 +10,9 @@ results back through a pipe.
 
 The values are the same in every case: the child's are used only when it ended well and
 sent one for each of its chunks; otherwise this process makes them itself. It forks only
-as the library's other workers do (``file_tokens``, ``chunk_counting``): where ``fork``
-exists and this process has a single thread, since a fork copies only the thread that
-calls it, and a lock another thread held would never be released in the child; and never
-in one of those workers, which already share the cores out.
+where the library's other workers do (``file_tokens``, ``chunk_counting``:
+:func:`fork_is_safe`), and never in one of those workers, which already share the cores
+out.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeVar
 
-__all__ = ["FORK_FROM", "each_of"]
+__all__ = ["FORK_FROM", "each_of", "fork_is_safe"]
 
 _T = TypeVar("_T")
 
@@ -72,13 +71,20 @@ def _reaped(pid: int) -> int:
         return 0
 
 
+def fork_is_safe() -> bool:
+    """Whether this process may fork: ``fork`` exists, and this process has a single
+    thread (a fork copies only the thread that calls it: a lock another thread held would
+    never be released in the child). The rule of every worker the library forks."""
+    return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
 def _may_fork() -> bool:
     # A pool's worker (``glassllm tokens`` over many files) is one of several already:
     # another process per worker would only crowd the cores.
-    if multiprocessing.parent_process() is not None or threading.active_count() > 1:
+    if multiprocessing.parent_process() is not None or not fork_is_safe():
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores > 1 and "fork" in multiprocessing.get_all_start_methods()
+    return cores > 1
 
 
 def _child(items: Sequence[str], make: Callable[[str], _T], writing: int) -> NoReturn:

@@ -13,7 +13,6 @@ import multiprocessing
 import os
 import re
 import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -22,6 +21,7 @@ from typing import Any
 
 from glassllm.pipeline.chunks import CHUNK_PATTERN, SPACE, mark_spaces
 from glassllm.pipeline.normalize import nfc
+from glassllm.pipeline.two_cores import fork_is_safe
 from glassllm.shown.problems import problem
 from glassllm.training.corpus import Part, corpus_files, corpus_parts, file_size, is_url, read_part, reading
 
@@ -62,7 +62,7 @@ def count_chunks(texts: str | Iterable[str], *, jobs: int | None = None) -> Coun
     # unless ``jobs`` asks for processes.
     size = sum(map(len, texts)) if isinstance(texts, (list, tuple)) else 0
     workers = _workers(jobs, size)
-    if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers < 2 or not fork_is_safe():
         tally = _Tally()
         for text in texts:
             _count_into(tally, text)
@@ -163,9 +163,7 @@ def _count_parts(parts: list[Part], workers: int, done: _Done) -> Counter[str]:
         for part in parts:
             total.update(count_part(part, done.add))
         return total
-    start_method = (
-        "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    )
+    start_method = "fork" if fork_is_safe() else "spawn"
     context = multiprocessing.get_context(start_method)
     shared = context.Value("q", 0)
     with context.Pool(workers, initializer=_start_worker, initargs=(shared,)) as pool:
