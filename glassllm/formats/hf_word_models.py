@@ -195,15 +195,15 @@ class WordModel(ModelTokenizer):
         found: list[tuple[int, int, int | None]] = [(start, end, None) for start, end in bounds]
         yield from sorted([*found, *origin.added], key=itemgetter(0))  # type: ignore[union-attr]
 
-    def encode(self, text: str) -> list[int]:
+    def encode_chunks(self, text: str, *, at_start: bool = True) -> list[tuple[int, ...]]:
         if self._staged is None:
-            return super().encode(text)
+            return super().encode_chunks(text, at_start=at_start)
         # The staged chunks are known with the offsets only (see _cuts).
         require_text(text)
-        ids: list[int] = []
-        for chunk, _, _, place in self._chunks(text):
-            ids.extend((place,) if isinstance(place, int) else self._encode_chunk(chunk).ids)
-        return ids
+        return [
+            (place,) if isinstance(place, int) else self._encode_chunk(chunk).ids
+            for chunk, _, _, place in self._chunks(text, at_start)
+        ]
 
     def _added_in(self, normalized: str, origin: list[int] | None) -> list[tuple[int, int, int]]:
         return origin.added if isinstance(origin, _Matched) else super()._added_in(normalized, origin)

@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from itertools import accumulate, pairwise, repeat
+from itertools import accumulate, chain, pairwise, repeat
 from time import perf_counter
 from typing import NamedTuple, TypeVar
 
@@ -298,19 +298,31 @@ class ModelLineTokenizer(LineTokenizer):
         cached = self._block_counts.get(key)
         if cached is not None and len(cached) == len(lines):
             return cached
+        found = (self._line_counts(*key),) if len(lines) == 1 else self._lines_counts(lines, *key)
+        self._block_counts.put(key, found)
+        return found
+
+    def _line_counts(self, text: str, at_start: bool) -> int:
+        """A block of one line (most are) is counted from its chunks' IDs: no offsets,
+        and a first pass merges each new chunk once, as ``encode`` does."""
+        chunks = self.model.encode_chunks(text, at_start=at_start)
+        tokens = sum(map(len, chunks))
+        unknown = 0 if self.unk_id is None else list(chain.from_iterable(chunks)).count(self.unk_id)
+        return tokens + (unknown << UNKNOWN_SHIFT) + (len(chunks) << CHUNKS_SHIFT)
+
+    def _lines_counts(self, lines: Sequence[str], text: str, at_start: bool) -> tuple[int, ...]:
+        """A block's counts line by line: each token counts on the line where it starts."""
         starts = list(accumulate(map(len, lines), initial=0))
         counts = [0] * len(lines)
         unk = self.unk_id
         last_chunk = -1
-        for span in self.model.encode_spans(key[0], at_start=at_start):
+        for span in self.model.encode_spans(text, at_start=at_start):
             line = min(bisect_right(starts, span.start) - 1, len(lines) - 1)
             counts[line] += 1 + ((span.id == unk) << UNKNOWN_SHIFT)
             if span.chunk != last_chunk:
                 last_chunk = span.chunk
                 counts[line] += 1 << CHUNKS_SHIFT
-        found = tuple(counts)
-        self._block_counts.put(key, found)
-        return found
+        return tuple(counts)
 
     def count_range(self, lines: Sequence[str], low: int, high: int, at_start: bool) -> int:
         spans = self.model.encode_spans("".join(lines), at_start=at_start)

@@ -28,13 +28,16 @@ import copy
 import json
 import random
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import groupby
+from operator import attrgetter
 from pathlib import Path
 
 import pytest
 
 from glassllm.formats.load import load_model
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
+from glassllm.pipeline.tokens import TokenSpan
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 MODELS = FIXTURES / "models"
@@ -284,3 +287,8 @@ def training_lines(characters: int) -> list[str]:
         for language in ("pt", "en")
         for line in (CORPORA / language / "train.txt").read_text(encoding="utf-8")[:characters].splitlines()
     ]
+
+
+def ids_by_chunk(spans: Iterable[TokenSpan]) -> list[tuple[int, ...]]:
+    """The spans' IDs grouped chunk by chunk: what ``encode_chunks`` gives of the same text."""
+    return [tuple(span.id for span in group) for _, group in groupby(spans, attrgetter("chunk"))]

@@ -36,6 +36,7 @@ from tests.library.formats.fixtures import (  # noqa: F401 (fixtures)
     UNKNOWN_MODEL,
     converted,
     hf_tokenizer,
+    ids_by_chunk,
     model,
     model_file,
     model_path,
@@ -252,6 +253,25 @@ def test_spans_after_encode_are_a_fresh_loads_spans(model, name, shared_id, monk
 
         monkeypatch.setattr(tok, "_merged", merged_again)
     assert tok.encode_spans(text) == expected
+
+
+@pytest.mark.parametrize("name", ENCODED)
+def test_chunk_by_chunk_ids_are_the_spans_ids_grouped_by_chunk(model, name):
+    """``encode_chunks`` (what the server counts a compared model's lines with) gives
+    ``encode_spans``' IDs chunk by chunk, at a text's start and in its middle."""
+    tok = model(name)
+    texts = [_book("pt")[:6000], *SEED_TEXTS, *HARD, "a<|endoftext|>b <|begin_of_text|>[INST] hi [/INST]</s><s>"]
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(TEXT)
+    def gather(text: str) -> None:
+        texts.append(text)
+
+    gather()
+    for text in texts:
+        for at_start in (True, False):
+            expected = ids_by_chunk(tok.encode_spans(text, at_start=at_start))
+            assert tok.encode_chunks(text, at_start=at_start) == expected, text  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("name", ENCODED)

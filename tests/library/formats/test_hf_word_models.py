@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from glassllm.formats.hf_word_models import HFUnigram, HFWordPiece, WordModel
 from glassllm.formats.load import load_model
 from tests.conftest import CORPORA
-from tests.library.formats.fixtures import training_lines
+from tests.library.formats.fixtures import ids_by_chunk, training_lines
 from tests.library.formats.test_differential import HARD, MARKS_AGREED_TEXT, SEED_TEXTS
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -164,6 +164,7 @@ def _same(ours: WordModel, oracle: Any, text: str) -> None:
     spans = ours.encode_spans(text)
     assert [span.id for span in spans] == found.ids
     assert [(span.start, span.end) for span in spans] == found.offsets, repr(text[:80])
+    assert ours.encode_chunks(text) == ids_by_chunk(spans)
 
 
 @pytest.mark.parametrize("language", ["pt", "en"])
@@ -335,6 +336,7 @@ def test_a_byte_level_pre_tokenizer_before_each_model_is_read_as_hf_reads_it(
         spans = ours.encode_spans(text)
         assert [span.id for span in spans] == expected.ids, text
         assert [(span.start, span.end) for span in spans] == expected.offsets, text
+        assert ours.encode_chunks(text, at_start=False) == ids_by_chunk(ours.encode_spans(text, at_start=False))
         assert ours.decode(expected.ids) == oracle.decode(expected.ids), text
 
 

@@ -1,5 +1,9 @@
 """The comparison's pure logic (``glassllm_server.compare``), built directly, without a client."""
 
+# The model fixtures are imported from tests/library/formats/fixtures.py (see there why), so a
+# test's parameter of the same name is the fixture, not a redefinition.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 import gc
@@ -23,17 +27,19 @@ from glassllm_server.compare_child import count_lines
 from glassllm_server.compare_process import Counted
 from glassllm_server.document import Document
 from glassllm_server.explanation import explain_selection
-from glassllm_server.line_tokenizer import OwnLineTokenizer, line_tokenizer
+from glassllm_server.line_tokenizer import ModelLineTokenizer, OwnLineTokenizer, line_tokenizer
 from glassllm_server.line_tokens import LONG_LINE
 from glassllm_server.messages import Messages
 from glassllm_server.positions import Point
 from glassllm_server.render.comparison import hover_lines, render_compare_markdown
 from glassllm_server.render.markdown import code
-from tests.library.formats.fixtures import model_file
+from tests.conftest import CORPORA
+from tests.library.formats.fixtures import UNKNOWN_MODEL, converted, model, model_file  # noqa: F401 (fixtures)
 from tests.server.oracle import TEXTS, TRICKY, line_spans, lsp_lines
 
 PT, EN = packaged("pt"), packaged("en")
 SAY = Messages("en")
+CORPORA_LINES = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[:4000]
 
 
 def test_the_default_is_the_other_packaged_tokenizer():
@@ -250,6 +256,18 @@ def test_a_long_line_is_counted_and_its_ranges_are_counted_by_segments_as_whole(
         ]
         counted = tok.counts_in([line], (0, low), (0, high), 0)
         assert (counted.tokens, counted.unknown) == (len(touched), sum(span.id == UNK_ID for span in touched))
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o", "mistral-v7", "tekken", UNKNOWN_MODEL])
+def test_a_models_line_is_counted_from_its_chunks_ids_as_from_its_spans(model, name):
+    """A block of one line is counted from ``encode_chunks``: the same tokens, unknown
+    tokens and chunks as counting its spans."""
+    lines = line_tokenizer(model(name), name)
+    assert isinstance(lines, ModelLineTokenizer)
+    texts = [*TEXTS.values(), "<|begin_of_text|>[INST] oi [/INST]</s>\n", "猫⿰ ☃\t\n", "  \n"]
+    for line in [*texts, *lsp_lines(TRICKY), *lsp_lines(CORPORA_LINES)]:
+        for at_start in (True, False):
+            assert lines.count_block([line], at_start) == lines._lines_counts([line], line, at_start), line
 
 
 def test_only_bounded_caches_grow_with_new_text():
