@@ -46,7 +46,6 @@ from glassllm.formats.hf_staged import Piece, Step, changing_steps, run_steps
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
 from glassllm.formats.patterns import compile_pattern
-from glassllm.pipeline.tokens import require_text
 
 __all__ = [
     "HFWordLevel",
@@ -195,12 +194,12 @@ class WordModel(ModelTokenizer):
         found: list[tuple[int, int, int | None]] = [(start, end, None) for start, end in bounds]
         yield from sorted([*found, *origin.added], key=itemgetter(0))  # type: ignore[union-attr]
 
-    def encode_chunks(self, text: str, *, at_start: bool = True) -> list[tuple[int, ...]]:
+    def _segments_chunk_ids(self, text: str, at_start: bool) -> Iterator[list[tuple[int, ...]]]:
         if self._staged is None:
-            return super().encode_chunks(text, at_start=at_start)
+            yield from super()._segments_chunk_ids(text, at_start)
+            return
         # The staged chunks are known with the offsets only (see _cuts).
-        require_text(text)
-        return [
+        yield [
             (place,) if isinstance(place, int) else self._encode_chunk(chunk).ids
             for chunk, _, _, place in self._chunks(text, at_start)
         ]

@@ -450,31 +450,38 @@ class ModelTokenizer:
 
     def encode(self, text: str) -> list[int]:
         """The IDs of ``text``'s own tokens: nothing added around them (see ``around``)."""
-        return list(chain.from_iterable(self.encode_chunks(text)))
+        require_text(text)
+        ids: list[int] = []
+        # Lists and tuples of strings and ints only: as for encode_spans' records, the
+        # collections a first pass's allocations trigger would find nothing to free.
+        with collector_paused():
+            for found in self._segments_chunk_ids(text, True):
+                ids.extend(chain.from_iterable(found))
+        return ids
 
     def encode_chunks(self, text: str, *, at_start: bool = True) -> list[tuple[int, ...]]:
         """:meth:`encode`'s IDs chunk by chunk (a matched added token is a chunk of its
         own), without offsets: what counting chunks and tokens needs (``at_start``: see
         :meth:`encode_spans`)."""
         require_text(text)
-        found_all: list[tuple[int, ...]] = []
-        # Lists and tuples of strings and ints only: as for encode_spans' records, the
-        # collections a first pass's allocations trigger would find nothing to free.
         with collector_paused():
-            for segment in self.segments(text):
-                if segment.special is not None:
-                    found_all.append((segment.special,))
-                    continue
-                normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
-                if self._normalized_pattern is not None:
-                    found_all += self._normalized_ids_of(normalized, origin)
-                    continue
-                chunks = self._chunk_texts(normalized)
-                found = list(map(self._ids_cache.get, chunks))
-                if None in found:
-                    found = self._fill(chunks, found, self._ids_cache)
-                found_all += found  # type: ignore[arg-type]
-        return found_all
+            return list(chain.from_iterable(self._segments_chunk_ids(text, at_start)))
+
+    def _segments_chunk_ids(self, text: str, at_start: bool) -> Iterator[list[tuple[int, ...]]]:
+        """Each segment's chunks' IDs, chunk by chunk."""
+        for segment in self.segments(text):
+            if segment.special is not None:
+                yield [(segment.special,)]
+                continue
+            normalized, origin = self._normalize(text[segment.start : segment.end], self._opens(segment, at_start))
+            if self._normalized_pattern is not None:
+                yield list(self._normalized_ids_of(normalized, origin))
+                continue
+            chunks = self._chunk_texts(normalized)
+            found = list(map(self._ids_cache.get, chunks))
+            if None in found:
+                found = self._fill(chunks, found, self._ids_cache)
+            yield found  # type: ignore[misc]
 
     def _normalized_ids_of(self, normalized: str, origin: list[int] | None) -> Iterator[tuple[int, ...]]:
         for start, end, token_id in self._cuts(normalized, origin):
