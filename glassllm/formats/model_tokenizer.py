@@ -467,6 +467,24 @@ class ModelTokenizer:
         with collector_paused():
             return list(chain.from_iterable(self._segments_chunk_ids(text, at_start)))
 
+    def plain_chunk_ids(self, text: str, *, at_start: bool = True) -> tuple[list[str], list[tuple[int, ...]]] | None:
+        """``text``'s chunks and the IDs of each, as :meth:`encode_chunks` gives them, where
+        no added token is matched in it, normalizing leaves it as it is and its chunks tile
+        it, so that their texts give every chunk's span; else ``None``. What the language
+        server keeps of a line until something reads its tokens."""
+        require_text(text)
+        special = self._special_pattern
+        if self._normalized_pattern is not None or (special is not None and special.search(text)):
+            return None
+        chunks = self._plain_chunks(text, at_start)
+        if chunks is None:
+            return None
+        with collector_paused():
+            found = list(map(self._ids_cache.get, chunks))
+            if None in found:
+                found = self._fill(chunks, found, self._ids_cache)
+        return chunks, found  # type: ignore[return-value]
+
     def _segments_chunk_ids(self, text: str, at_start: bool) -> Iterator[list[tuple[int, ...]]]:
         """Each segment's chunks' IDs, chunk by chunk."""
         for segment in self.segments(text):

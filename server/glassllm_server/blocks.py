@@ -129,24 +129,11 @@ class ModelLineTokens(AnyLineTokens):
         relative to ``chunk_base`` (``-1``: the chunk carried in from above);
         ``carried``: whether the first is the part of a token from above, and the index
         in its chunk of the line's first token of the chunk carried in."""
-        ids, pieces, starts, ends, chunks = columns
+        ids, _, starts, ends, chunks = columns
         self.block = block
         self.line_in_block = line_in_block
         self.token_base = token_base  # the block's number of the first token starting here
-        # The spans packed as four columns of integers (IDs, starts, ends, chunks) one
-        # after the other: a large document holds millions of tokens, and a record each
-        # would weigh 150 bytes; each column is copied in C.
-        self._data = data = array("i", ids)
-        data.extend(starts)
-        data.extend(ends)
-        data.extend(chunks)
-        unk = block.tokenizer.unk_id
-        # The pieces that are not their ID's vocabulary entry (an unknown character's).
-        self._odd_pieces = (
-            {number: piece for number, (token_id, piece) in enumerate(zip(ids, pieces, strict=True)) if token_id == unk}
-            if unk is not None and unk in ids
-            else None
-        )
+        self._keep_columns(columns)
         self._carried_piece = carried[1]
         self.continued = bool(chunks) and chunks[0] < 0  # the line starts in a chunk from above
         self.length = length
@@ -158,8 +145,57 @@ class ModelLineTokens(AnyLineTokens):
         # prefix): a range counts them only where they end a character, never here.
         self.leading_empty = sum(1 for start, end in zip(starts[:2], ends[:2], strict=True) if start == end == 0)
         self.chunk_count = len(self.starts_of_chunks)
+        unk = block.tokenizer.unk_id
         self.unknown = 0 if unk is None else ids[-self.first :].count(unk)
         self.origin = None  # offsets are columns of the line already
+
+    @classmethod
+    def counted(cls, block: Block, chunks: list[str], ids: list[tuple[int, ...]]) -> ModelLineTokens:
+        """A block of one line whose ``chunks`` tile it as it is, each with its ``ids``
+        (:meth:`~glassllm.formats.model_tokenizer.ModelTokenizer.plain_chunk_ids`): its
+        counts now, its columns when something reads them. A document tokenized whole
+        needs the counts of every line and the columns of the few in view: this makes
+        no offsets, and merges a first pass's chunks as ``encode`` does, IDs only."""
+        line = cls.__new__(cls)
+        line.block = block
+        line.line_in_block = line.token_base = line.chunk_base = line._carried_piece = line.first = 0
+        line._data = line._odd_pieces = None
+        line.continued = False
+        line.length = len(block.text)
+        line.starts_of_chunks = array("i", accumulate(map(len, chunks[:-1]), initial=0)) if chunks else array("i")
+        line.tokens = sum(map(len, ids))
+        line.leading_empty = 0  # the text as it is: no dummy prefix
+        line.chunk_count = len(chunks)
+        unk = block.tokenizer.unk_id
+        line.unknown = 0 if unk is None else list(chain.from_iterable(ids)).count(unk)
+        line.origin = None
+        return line
+
+    def _keep_columns(self, columns: TokenColumns) -> None:
+        ids, pieces, starts, ends, chunks = columns
+        # The spans packed as four columns of integers (IDs, starts, ends, chunks) one
+        # after the other: a large document holds millions of tokens, and a record each
+        # would weigh 150 bytes; each column is copied in C.
+        data = array("i", ids)
+        data.extend(starts)
+        data.extend(ends)
+        data.extend(chunks)
+        unk = self.block.tokenizer.unk_id
+        # The pieces that are not their ID's vocabulary entry (an unknown character's).
+        # Set before the columns: a reader in another thread that finds these finds both.
+        self._odd_pieces = (
+            {number: piece for number, (token_id, piece) in enumerate(zip(ids, pieces, strict=True)) if token_id == unk}
+            if unk is not None and unk in ids
+            else None
+        )
+        self._data = data
+
+    def _columns(self) -> array[int]:
+        """The packed columns, made now for a line :meth:`counted` made."""
+        if self._data is None:
+            block = self.block
+            self._keep_columns(block.tokenizer.encode_columns(block.text, at_start=block.at_start))
+        return self._data  # type: ignore[return-value]
 
     def chunk(self, index: int) -> ChunkTokens:
         return self.block.chunk(self.chunk_base + index)
@@ -172,7 +208,7 @@ class ModelLineTokens(AnyLineTokens):
         """The line's tokens: first the part of one carried in from above, if any
         (numbered ``-1`` by :meth:`window`), then those that start here; columns within
         the line, cut at its end."""
-        data = self._data
+        data = self._columns()
         count = len(data) // 4
         ids = data[:count]
         vocab = self.block.tokenizer.vocab
@@ -212,6 +248,10 @@ def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bo
     text = "".join(lines)
     line_starts = list(accumulate(map(len, lines), initial=0))
     block = Block(tokenizer, text, at_start, line_starts)
+    if len(lines) == 1:
+        plain = tokenizer.plain_chunk_ids(text, at_start=at_start)
+        if plain is not None:
+            return (ModelLineTokens.counted(block, *plain),)
     columns = tokenizer.encode_columns(text, at_start=at_start)
     if len(lines) == 1:
         # Most blocks: nothing to share out.

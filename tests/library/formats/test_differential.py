@@ -258,7 +258,8 @@ def test_spans_after_encode_are_a_fresh_loads_spans(model, name, shared_id, monk
 @pytest.mark.parametrize("name", ENCODED)
 def test_chunk_by_chunk_ids_are_the_spans_ids_grouped_by_chunk(model, name):
     """``encode_chunks`` (what the server counts a compared model's lines with) gives
-    ``encode_spans``' IDs chunk by chunk, at a text's start and in its middle."""
+    ``encode_spans``' IDs chunk by chunk, at a text's start and in its middle; so does
+    ``plain_chunk_ids``, with the chunks' texts, where it answers."""
     tok = model(name)
     texts = [_book("pt")[:6000], *SEED_TEXTS, *HARD, "a<|endoftext|>b <|begin_of_text|>[INST] hi [/INST]</s><s>"]
 
@@ -268,10 +269,19 @@ def test_chunk_by_chunk_ids_are_the_spans_ids_grouped_by_chunk(model, name):
         texts.append(text)
 
     gather()
+    plain_ones = 0
     for text in texts:
         for at_start in (True, False):
             expected = ids_by_chunk(tok.encode_spans(text, at_start=at_start))
             assert tok.encode_chunks(text, at_start=at_start) == expected, text  # type: ignore[union-attr]
+            plain = tok.plain_chunk_ids(text, at_start=at_start)  # type: ignore[union-attr]
+            if plain is not None:
+                chunks = [chunk for chunk, _, _ in tok.chunk_spans(text, at_start=at_start)]  # type: ignore[union-attr]
+                assert plain == (chunks, expected), text
+                assert "".join(chunks) == text
+                plain_ones += 1
+    # Byte-level models read most text as it is; never one that adds a dummy prefix.
+    assert (plain_ones > len(texts)) == (name in HF_MODELS or name == "tekken")
 
 
 @pytest.mark.parametrize("name", ENCODED)
