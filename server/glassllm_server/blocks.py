@@ -243,12 +243,16 @@ class ModelLineTokens(AnyLineTokens):
         return [0, *(starts[1:] if starts and starts[0] == 0 else starts), self.length]
 
 
-def tokenize_block(tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
-    """The tokens of the block ``lines`` (each with its ending), one entry per line."""
+def tokenize_block(
+    tokenizer: ModelTokenizer, lines: Sequence[str], at_start: bool, columns_now: bool = False
+) -> tuple[ModelLineTokens, ...]:
+    """The tokens of the block ``lines`` (each with its ending), one entry per line;
+    a line the model reads as it is keeps its counts only until something reads its
+    columns, unless ``columns_now``."""
     text = "".join(lines)
     line_starts = list(accumulate(map(len, lines), initial=0))
     block = Block(tokenizer, text, at_start, line_starts)
-    if len(lines) == 1:
+    if len(lines) == 1 and not columns_now:
         plain = tokenizer.plain_chunk_ids(text, at_start=at_start)
         if plain is not None:
             return (ModelLineTokens.counted(block, *plain),)

@@ -375,17 +375,23 @@ class ModelLineTokenizer(LineTokenizer):
         return found
 
     def _segment_block(self, lines: Sequence[str], at_start: bool) -> tuple[ModelLineTokens, ...]:
-        return self._cached_block(self._segments, lines, at_start)
+        # A long line's segments get their columns at once: hints and bands of the part
+        # in view read its segments, which are few, after each edit.
+        return self._cached_block(self._segments, lines, at_start, columns_now=True)
 
     def _cached_block(
-        self, cache: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]], lines: Sequence[str], at_start: bool
+        self,
+        cache: LruCache[tuple[str, bool], tuple[ModelLineTokens, ...]],
+        lines: Sequence[str],
+        at_start: bool,
+        columns_now: bool = False,
     ) -> tuple[ModelLineTokens, ...]:
         """A block's (or a long block's segment's) tokens, from ``cache`` when it holds
         the same text cut into as many lines."""
         key = ("".join(lines), at_start)
         cached = cache.get(key)
         if cached is None or len(cached) != len(lines):
-            cached = tokenize_block(self.model, lines, at_start)
+            cached = tokenize_block(self.model, lines, at_start, columns_now)
             cache.put(key, cached)
         return cached
 

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 
 from glassllm.formats.hf_word_models import HFUnigram, HFWordPiece, WordModel
 from glassllm.formats.load import load_model
+from glassllm.formats.model_tokenizer import ModelTokenizer
 from tests.conftest import CORPORA
 from tests.library.formats.fixtures import ids_by_chunk, training_lines
 from tests.library.formats.test_differential import HARD, MARKS_AGREED_TEXT, SEED_TEXTS
@@ -329,6 +330,7 @@ def test_a_byte_level_pre_tokenizer_before_each_model_is_read_as_hf_reads_it(
     oracle = tokenizers.Tokenizer.from_file(str(byte_level_files[name]))
     oracle.encode_special_tokens = not match_specials
     ours = load_model(byte_level_files[name], match_specials=match_specials)
+    assert isinstance(ours, ModelTokenizer)
     book = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[: 20_000 if match_specials else 4_000]
     specials = ("[UNK]a[UNK] b", "1[UNK]2", "[UNK]")
     for text in (*book.splitlines(), *HARD, *SEED_TEXTS, "Era uma vez, ação ✓ 😀", *specials):
@@ -388,6 +390,7 @@ def test_byte_level_and_metaspace_anywhere_in_a_sequence_are_read_split_by_split
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     ours = load_model(path, match_specials=True)
+    assert isinstance(ours, ModelTokenizer)
     oracle = tokenizers.Tokenizer.from_file(str(path))
     book = (CORPORA / "pt" / "heldout.txt").read_text(encoding="utf-8")[:3_000]
     texts = ("Era 12 uma vez, ação ✓ 😀!", "[UNK]a1[UNK] b, c", "x  9", "  Era,uma")
@@ -396,4 +399,5 @@ def test_byte_level_and_metaspace_anywhere_in_a_sequence_are_read_split_by_split
         assert ours.encode(text) == expected.ids, text
         spans = ours.encode_spans(text)
         assert [(span.start, span.end) for span in spans] == expected.offsets, text
+        assert ours.encode_chunks(text, at_start=False) == ids_by_chunk(ours.encode_spans(text, at_start=False))
         assert ours.decode(expected.ids) == oracle.decode(expected.ids), text

@@ -42,6 +42,7 @@ def test_a_line_counted_first_reads_as_one_tokenized_at_once(model, name):
     tok = model(name)
     assert isinstance(tok, ModelTokenizer)
     at_once = load_model(model_path(name))
+    assert isinstance(at_once, ModelTokenizer)
     at_once.plain_chunk_ids = lambda *_, **__: None  # type: ignore[method-assign]
     counted = unknown = 0
     for text in LINES:
