@@ -480,10 +480,7 @@ class ModelTokenizer:
         if chunks is None:
             return None
         with collector_paused():
-            found = list(map(self._ids_cache.get, chunks))
-            if None in found:
-                found = self._fill(chunks, found, self._ids_cache)
-        return chunks, found  # type: ignore[return-value]
+            return chunks, self._ids_of_chunks(chunks)
 
     def _segments_chunk_ids(self, text: str, at_start: bool) -> Iterator[list[tuple[int, ...]]]:
         """Each segment's chunks' IDs, chunk by chunk."""
@@ -495,11 +492,14 @@ class ModelTokenizer:
             if self._normalized_pattern is not None:
                 yield list(self._normalized_ids_of(normalized, origin))
                 continue
-            chunks = self._chunk_texts(normalized)
-            found = list(map(self._ids_cache.get, chunks))
-            if None in found:
-                found = self._fill(chunks, found, self._ids_cache)
-            yield found  # type: ignore[misc]
+            yield self._ids_of_chunks(self._chunk_texts(normalized))
+
+    def _ids_of_chunks(self, chunks: list[str]) -> list[tuple[int, ...]]:
+        """Each chunk's IDs, from the IDs' cache, the chunks it lacks merged IDs only."""
+        found = list(map(self._ids_cache.get, chunks))
+        if None in found:
+            found = self._fill(chunks, found, self._ids_cache)
+        return found  # type: ignore[return-value]
 
     def _normalized_ids_of(self, normalized: str, origin: list[int] | None) -> Iterator[tuple[int, ...]]:
         for start, end, token_id in self._cuts(normalized, origin):

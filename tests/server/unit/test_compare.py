@@ -291,11 +291,11 @@ def test_only_bounded_caches_grow_with_new_text():
         assert all(isinstance(getattr(owner, name), LruCache) for name in grew)
 
 
-@pytest.mark.parametrize("model", [False, True], ids=["pt", "llama3"])
-def test_counts_from_elsewhere_and_settled_by_text_equal_those_counted_here(model):
+@pytest.mark.parametrize("real", [False, True], ids=["pt", "llama3"])
+def test_counts_from_elsewhere_and_settled_by_text_equal_those_counted_here(real):
     # What a child process counts (compare_child.count_lines) and what an edited version
     # takes from it by text (Counted.settle's put_known) equal the counts made here.
-    tokenizer = load_tokenizer(model_file("llama3")) if model else packaged("pt")
+    tokenizer = load_tokenizer(model_file("llama3")) if real else packaged("pt")
     tok = ComparedTokenizer(tokenizer, "compared")
     text = "".join(TEXTS) + "Era uma vez.\n\n\n  coisa\r\n\r\nfim\n" * 3
     lines = lsp_lines(text)
@@ -303,7 +303,7 @@ def test_counts_from_elsewhere_and_settled_by_text_equal_those_counted_here(mode
     state = tok.document(document)
     first = state.count_block(tok, lines, 0)  # the lines sent start at a cut
     counts, cuts = count_lines(tok.lines, lines[first:], False)
-    assert (cuts is None) == (not model)
+    assert (cuts is None) == (not real)
     assert state.pending_run() == (first, len(lines))
     state.put_counted(first, counts, cuts)
     assert state.pending_run() == (len(lines), len(lines))
