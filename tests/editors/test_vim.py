@@ -193,6 +193,7 @@ def test_1_glassllm_explain_opens_the_merge_steps_of_line_1_in_a_split(vim):
     assert page["name"] == "glassllm://explain/conto.txt"
     assert page["filetype"] == "markdown"
     assert page["windows"] == 2, "the page opens in a split beside the text"
+    assert page["linted"] == 0, "ALE leaves the server's page alone (no server started for it)"
     assert page["text"].startswith(
         f"# Explicar fusões BPE\n\nconto.txt, seleção 1:1–1:{len(first)} · tokenizador: português (pt)\n"
     ), page["text"][:200]

@@ -41,7 +41,8 @@ function! s:TakePage(prefix) abort
   let l:window = s:PageWindow(a:prefix)
   let l:buffer = winbufnr(l:window)
   let l:page = {'name': bufname(l:buffer), 'filetype': getbufvar(l:buffer, '&filetype'),
-  \   'text': join(getbufline(l:buffer, 1, '$'), "\n"), 'windows': winnr('$')}
+  \   'text': join(getbufline(l:buffer, 1, '$'), "\n"), 'windows': winnr('$'),
+  \   'linted': getbufvar(l:buffer, 'ale_enabled', 1)}
   execute l:window . 'close'
   return l:page
 endfunction

@@ -321,8 +321,13 @@ function! s:ShowPage(kind, buffer, response) abort
   if l:window > 0
     call win_gotoid(l:window)
   else
-    execute 'silent keepalt split' fnameescape(l:name)
+    " No autocommands: filetype detection would take the page's name (conto.txt) for
+    " text's, which ALE lints at once; the page's own filetype is set below.
+    execute 'silent keepalt noautocmd split' fnameescape(l:name)
   endif
+  " The page is the server's answer, not a document: ALE would start a server for it,
+  " whose answer could come after the page is wiped.
+  let b:ale_enabled = 0
   setlocal buftype=nofile bufhidden=wipe noswapfile nobuflisted modifiable
   silent %delete _
   call setline(1, split(l:result.markdown, "\n", 1))
