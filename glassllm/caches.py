@@ -71,6 +71,17 @@ class LruCache(Generic[_K, _V]):
             self._older_weight -= weight
         self._add(key, value, weight)
 
+    def put_new(self, keys: list[_K], values: list[_V]) -> None:
+        """:meth:`put` each of ``values`` for its key in ``keys``: distinct keys that the
+        cache does not hold (a first pass's new chunks). In one step where that ends the
+        same, as it does while they fit in the recent generation."""
+        if self._weigh is None and 2 * (self._recent_weight + len(keys)) <= self.limit:
+            self.recent.update(zip(keys, values, strict=True))
+            self._recent_weight += len(keys)
+            return
+        for key, value in zip(keys, values, strict=True):
+            self.put(key, value)
+
     def clear(self) -> None:
         self.recent = {}
         self.older = {}

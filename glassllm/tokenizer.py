@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from itertools import accumulate, chain, compress, islice, repeat
+from itertools import accumulate, chain, compress, filterfalse, islice, repeat
 from operator import not_
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -248,27 +248,31 @@ class Tokenizer:
         so a text of more distinct chunks than the cache holds still gets them all."""
         found = list(map(cache.recent.get, chunks))
         if None in found:
+            missing = set(compress(chunks, map(not_, found)))
+            unmerged: list[str] = []
+            if cache is self._ids_cache:
+                # The chunks no cache holds (a first pass's thousands), picked out in C.
+                new = filterfalse(cache.older.__contains__, missing)
+                new = filterfalse(self._cache.recent.__contains__, new)
+                unmerged = list(filterfalse(self._cache.older.__contains__, new))
+                missing.difference_update(unmerged)
             fresh: dict[str, _T] = {}
-            unmerged = []
-            for chunk in set(compress(chunks, map(not_, found))):
+            for chunk in missing:
                 entry = cache.get(chunk)
-                if entry is None and cache is self._ids_cache and self._cache.get(chunk) is None:
-                    unmerged.append(chunk)
-                    continue
                 fresh[chunk] = entry if entry is not None else self._entry(chunk, cache)
-            # Many new chunks for encode: merged on two cores (see pipeline.two_cores).
-            for chunk, fields in zip(unmerged, each_of(unmerged, self._merged_fields), strict=True):
-                encoded = _Encoded._make(fields)
-                self._cache.put(chunk, encoded)
-                self._ids_cache.put(chunk, encoded.ids)
-                fresh[chunk] = encoded.ids  # type: ignore[assignment]
+            if unmerged:
+                # Merged on two cores when many (see pipeline.two_cores), IDs only: spans
+                # asked later read their pieces back (_entry).
+                merged = each_of(unmerged, self._merged_ids)
+                self._ids_cache.put_new(unmerged, merged)
+                fresh.update(zip(unmerged, merged, strict=True))  # type: ignore[arg-type]
             found = list(map(fresh.get, chunks, found))
         return found  # type: ignore[return-value]
 
     def _entry(self, chunk: str, cache: LruCache[str, _T]) -> _T:
         """What ``cache`` keeps of ``chunk``, which it lacks: merged unless the full cache
         has it (merging fills the full cache and the IDs' one)."""
-        encoded = self._cache.get(chunk) or self._encode_chunk(chunk)
+        encoded = self._cache.get(chunk) or self._read_back(chunk) or self._encode_chunk(chunk)
         if cache is self._cache:
             return encoded  # type: ignore[return-value]
         if cache is self._ids_cache:
@@ -282,10 +286,26 @@ class Tokenizer:
         ids = tuple(map(self._ids.get, pieces, repeat(UNK_ID)))
         return _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
 
-    def _merged_fields(self, chunk: str) -> tuple[Any, ...]:
-        """:meth:`_merged` as a plain tuple, which a forked child sends back several times
-        faster than the named one."""
-        return tuple(self._merged(chunk))
+    def _merged_ids(self, chunk: str) -> tuple[int, ...]:
+        """The IDs of ``chunk``'s merged pieces: all a first pass of encode keeps."""
+        return tuple(map(self._ids.get, apply_merges(chunk, self.ranks)[0], repeat(UNK_ID)))
+
+    def _read_back(self, chunk: str) -> _Encoded | None:
+        """``chunk``'s entry from its IDs, if encode merged it: each piece is its ID's
+        vocabulary entry (a piece learned twice maps to its first ID, of the same text),
+        an unknown one a single character, the one at its place (no merge makes a piece
+        of a character outside the alphabet)."""
+        ids = self._ids_cache.get(chunk)
+        if ids is None:
+            return None
+        vocab, pieces, at = self.vocab, [], 0
+        for token_id in ids:
+            piece = chunk[at] if token_id == UNK_ID else vocab[token_id]
+            pieces.append(piece)
+            at += len(piece)
+        entry = _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
+        self._cache.put(chunk, entry)
+        return entry
 
     def _encode_chunk(self, chunk: str) -> _Encoded:
         entry = self._merged(chunk)

@@ -61,3 +61,21 @@ def test_a_key_heavier_than_half_the_limit_is_not_kept():
     assert cache.get("x" * 6) is None and cache.weight == 0
     with pytest.raises(ValueError, match="at least 2"):
         LruCache(1)
+
+
+@pytest.mark.parametrize("weigh", [None, len])
+@pytest.mark.parametrize("batch", [1, 7, 49, 50, 51, 120])
+def test_new_keys_put_at_once_end_as_put_one_by_one(weigh, batch):
+    one_by_one: LruCache[str, int] = LruCache(100, weigh)
+    at_once: LruCache[str, int] = LruCache(100, weigh)
+    keys = [f"k{number}" for number in range(300)]
+    for start in range(0, len(keys), batch):
+        part = keys[start : start + batch]
+        for key in part:
+            one_by_one.put(key, len(key))
+        at_once.put_new(part, [len(key) for key in part])
+        assert (at_once.recent, at_once.older, at_once.weight) == (
+            one_by_one.recent,
+            one_by_one.older,
+            one_by_one.weight,
+        )

@@ -101,6 +101,18 @@ def test_spans_tile_any_text_and_agree_with_encode(text):
 
 @settings(max_examples=400, deadline=None)
 @given(unicode_text)
+def test_spans_after_encode_read_its_ids_back_as_merging_would(text):
+    # encode merges a new chunk IDs only; spans asked next read its pieces back from them.
+    pt = packaged("pt")
+    encoded_first = Tokenizer(pt.alphabet, pt.merges)
+    ids = encoded_first.encode(text)
+    spans = encoded_first.encode_spans(text)
+    assert spans == Tokenizer(pt.alphabet, pt.merges).encode_spans(text)
+    assert [span.id for span in spans] == ids
+
+
+@settings(max_examples=400, deadline=None)
+@given(unicode_text)
 def test_each_span_normalizes_to_its_piece_when_nfc_keeps_runs_apart(text):
     tok = packaged("pt")
     normalized, origin = normalize_with_offsets(text)
