@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, TypeVar
 from glassllm.caches import LruCache
 from glassllm.formats.files import TokenizerFile, read_tokenizer_file, write_tokenizer_file
 from glassllm.formats.hf_export import save_hf
-from glassllm.pipeline.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge
+from glassllm.pipeline.bpe import Pair, Progress, apply_merges, collector_paused, learn_merges, merge, merge_pieces
 from glassllm.pipeline.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.pipeline.specials import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK_ID, UNK_TEXT
 from glassllm.pipeline.tokens import ChunkExplanation, MergeStep, TokenSpan, as_ids, require_text
@@ -282,13 +282,13 @@ class Tokenizer:
         return flat  # type: ignore[return-value]
 
     def _merged(self, chunk: str) -> _Encoded:
-        pieces, _ = apply_merges(chunk, self.ranks)
+        pieces = merge_pieces(chunk, self.ranks)
         ids = tuple(map(self._ids.get, pieces, repeat(UNK_ID)))
         return _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
 
     def _merged_ids(self, chunk: str) -> tuple[int, ...]:
         """The IDs of ``chunk``'s merged pieces: all a first pass of encode keeps."""
-        return tuple(map(self._ids.get, apply_merges(chunk, self.ranks)[0], repeat(UNK_ID)))
+        return tuple(map(self._ids.get, merge_pieces(chunk, self.ranks), repeat(UNK_ID)))
 
     def _read_back(self, chunk: str) -> _Encoded | None:
         """``chunk``'s entry from its IDs, if encode merged it: each piece is its ID's

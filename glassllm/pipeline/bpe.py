@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import pairwise, repeat
 
-__all__ = ["Pair", "apply_merges", "collector_paused", "learn_merges", "merge"]
+__all__ = ["Pair", "apply_merges", "collector_paused", "learn_merges", "merge", "merge_pieces"]
 
 Pair = tuple[str, str]
 
@@ -60,8 +60,14 @@ def apply_merges(chunk: str, ranks: Mapping[Pair, int]) -> tuple[list[str], list
     Returns the final pieces and the pair merged at each step, in order (so the states
     of the explanation can be replayed with :func:`merge`).
     """
-    symbols = list(chunk)
     applied: list[Pair] = []
+    return merge_pieces(chunk, ranks, applied), applied
+
+
+def merge_pieces(chunk: str, ranks: Mapping[Pair, int], applied: list[Pair] | None = None) -> list[str]:
+    """:func:`apply_merges`' pieces alone (what encoding needs), each step's pair appended
+    to ``applied`` if given."""
+    symbols = list(chunk)
     get = ranks.get
     pair_ranks = list(map(get, pairwise(symbols), repeat(_NEVER)))
     while pair_ranks:
@@ -69,21 +75,21 @@ def apply_merges(chunk: str, ranks: Mapping[Pair, int]) -> tuple[list[str], list
         if best == _NEVER:
             break
         at = pair_ranks.index(best)
-        pair = (symbols[at], symbols[at + 1])
-        applied.append(pair)
+        if applied is not None:
+            applied.append((symbols[at], symbols[at + 1]))
         if pair_ranks.count(best) > 1:  # the pair may occur again: merge it everywhere
-            symbols = merge(symbols, pair)
+            symbols = merge(symbols, (symbols[at], symbols[at + 1]))
             pair_ranks = list(map(get, pairwise(symbols), repeat(_NEVER)))
             continue
         # Its only occurrence: only the pairs on either side change (the common case,
         # where a step costs two lookups instead of a pass over the chunk).
-        symbols[at : at + 2] = (pair[0] + pair[1],)
+        symbols[at : at + 2] = (symbols[at] + symbols[at + 1],)
         del pair_ranks[at]
         if at:
             pair_ranks[at - 1] = get((symbols[at - 1], symbols[at]), _NEVER)
         if at < len(pair_ranks):
             pair_ranks[at] = get((symbols[at], symbols[at + 1]), _NEVER)
-    return symbols, applied
+    return symbols
 
 
 _NEVER = sys.maxsize  # the rank of a pair that was never learned

@@ -30,7 +30,7 @@ from glassllm import Tokenizer
 from glassllm.caches import LruCache
 from glassllm.formats.model_tokenizer import CUT_WITHIN_CONTEXT, ModelTokenizer
 from glassllm.pipeline.any_tokenizer import AnyTokenizer
-from glassllm.pipeline.bpe import apply_merges
+from glassllm.pipeline.bpe import merge_pieces
 from glassllm.pipeline.chunks import SPACE, chunk_text, pre_tokenize
 from glassllm.pipeline.specials import SPECIALS, UNK_ID
 from glassllm.pipeline.tokens import ChunkExplanation, TokenSpan
@@ -516,7 +516,7 @@ class OwnLineTokenizer(LineTokenizer):
         if count is None:
             count = counts.get(chunk)
         if count is None:
-            pieces, _ = apply_merges(chunk, self.own.ranks)
+            pieces = merge_pieces(chunk, self.own.ranks)
             if self._known is None:
                 self._known = frozenset(self.own.vocab[len(SPECIALS) :])
             known = self._known
@@ -554,7 +554,7 @@ class OwnLineTokenizer(LineTokenizer):
         # chunk cache would keep a second copy of every chunk ever typed. The pieces are
         # the vocabulary's own strings (no copy per chunk), but an unknown character's.
         own = self.own
-        merged, _ = apply_merges(text, own.ranks)
+        merged = merge_pieces(text, own.ranks)
         ids = tuple(map(self._piece_ids.get, merged, repeat(UNK_ID)))
         unknown = ids.count(UNK_ID)
         pieces = tuple(merged) if unknown else tuple(map(own.vocab.__getitem__, ids))

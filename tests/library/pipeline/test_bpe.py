@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glassllm import Tokenizer
-from glassllm.pipeline.bpe import Pair, collector_paused, learn_merges, merge
+from glassllm.pipeline.bpe import Pair, apply_merges, collector_paused, learn_merges, merge, merge_pieces
 from glassllm.tokenizer import SPECIALS, pre_tokenize
 from glassllm.training.chunk_counting import count_chunks
 
@@ -91,6 +91,27 @@ def test_training_is_deterministic(corpus_text):
     text = corpus_text("en", 60_000)
     first, second = Tokenizer.train(text, 500), Tokenizer.train(text, 500)
     assert first.merges == second.merges and first.merge_counts == second.merge_counts
+
+
+def reference_apply(chunk: str, ranks: dict[Pair, int]) -> list[str]:
+    """The textbook application: merge the best-ranked pair present everywhere, repeat."""
+    symbols = list(chunk)
+    while present := [pair for pair in pairwise(symbols) if pair in ranks]:
+        symbols = merge(symbols, min(present, key=ranks.__getitem__))
+    return symbols
+
+
+@settings(max_examples=300, deadline=None)
+@given(small_text, small_text, st.integers(min_value=0, max_value=40))
+def test_merging_a_chunk_equals_the_textbook_application(corpus, text, extra):
+    tok = Tokenizer.train(corpus, len(SPECIALS) + len(set(corpus)) + extra)
+    for chunk in pre_tokenize(text):
+        pieces, applied = apply_merges(chunk, tok.ranks)
+        assert pieces == merge_pieces(chunk, tok.ranks) == reference_apply(chunk, tok.ranks)
+        replayed = list(chunk)
+        for pair in applied:
+            replayed = merge(replayed, pair)
+        assert replayed == pieces
 
 
 @settings(max_examples=50, deadline=None)
