@@ -163,7 +163,12 @@ class Tokenizer:
         """Token IDs of ``text``: no BOS, EOS or padding, no length limit."""
         require_text(text)
         chunks = chunk_text(text).chunks
-        return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
+        try:
+            # A text whose chunks are all in the recent generation (warm): read in C,
+            # with no list of entries to check for the missing ones.
+            return list(chain.from_iterable(map(self._ids_cache.recent.__getitem__, chunks)))
+        except KeyError:
+            return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
 
     def encode_spans(self, text: str, *, at_start: bool = True) -> list[TokenSpan]:
         """One :class:`TokenSpan` per token of ``encode(text)``, with offsets into ``text``.
