@@ -168,7 +168,10 @@ class Tokenizer:
             # with no list of entries to check for the missing ones.
             return list(chain.from_iterable(map(self._ids_cache.recent.__getitem__, chunks)))
         except KeyError:
-            return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
+            # Tuples of ints and lists of strings only: the collections a first pass's
+            # allocations trigger would find nothing to free (as in encode_spans).
+            with collector_paused():
+                return list(chain.from_iterable(self._cached(chunks, self._ids_cache)))
 
     def encode_spans(self, text: str, *, at_start: bool = True) -> list[TokenSpan]:
         """One :class:`TokenSpan` per token of ``encode(text)``, with offsets into ``text``.
