@@ -3,13 +3,13 @@
 The same pipeline, spelled with Hugging Face's building blocks::
 
     normalizer     NFC, then Replace(" ", "▁")             (normalize, chunks.mark_spaces)
-    pre_tokenizer  Split(chunk regex, "isolated")           (chunks.CHUNK_PATTERN)
+    pre_tokenizer  Split(chunk regex, "isolated")           (chunks.CHUNK_RULE)
     model          BPE: our vocabulary and merges in order  (bpe.apply_merges)
     decoder        ▁ → space, <unk> → ⁇, other specials → ""   (Tokenizer.decode)
 
 The chunk rule is the delicate part. Hugging Face runs Oniguruma, not Python's ``re``,
 and the two disagree on what ``\\w``, ``\\d`` and ``\\s`` mean. So the exported regex uses
-no such shorthand: each character class of :data:`~glassllm.pipeline.chunks.CHUNK_PATTERN` is
+no such shorthand: each character class of :data:`~glassllm.pipeline.chunks.CHUNK_RULE` is
 computed here by running Python's own regex over every code point, and written out as
 explicit code-point ranges. The structure (alternatives, greedy runs, the lookahead of
 the surplus-marker rule) is the same in both engines.
@@ -61,7 +61,7 @@ def _onig_class(python_class: str) -> str:
 
 @cache
 def chunk_regex() -> str:
-    """:data:`~glassllm.pipeline.chunks.CHUNK_PATTERN` in Oniguruma syntax, rule for rule."""
+    """:data:`~glassllm.pipeline.chunks.CHUNK_RULE` in Oniguruma syntax, rule for rule."""
     letter = _onig_class(LETTER_CLASS)
     marks = _onig_class(MARK_CLASS)
     digit = _onig_class(DIGIT_CLASS)

@@ -26,6 +26,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 import unicodedata
 from collections import Counter
@@ -34,7 +35,7 @@ from functools import cache
 from pathlib import Path
 
 from glassllm import __version__
-from glassllm.pipeline.chunks import CHUNK_PATTERN, SPACE
+from glassllm.pipeline.chunks import CHUNK_FLAGS, CHUNK_RULE, SPACE
 from glassllm.shown.problems import problem
 from glassllm.training.corpus import compressing_writer, open_compressed, reading
 
@@ -48,12 +49,13 @@ def rule_digest() -> str:
     """A digest of everything that decides which chunks a text has: NFC under this
     Python's Unicode database (which also decides what ``\\w`` and ``\\d`` match), the
     space marker and the chunk pattern."""
+    written = re.compile(CHUNK_RULE, CHUNK_FLAGS)  # the rule as written, not its faster form
     rule = {
         "normalization": "NFC",
         "unicode": unicodedata.unidata_version,
         "space": SPACE,
-        "pattern": CHUNK_PATTERN.pattern,
-        "flags": int(CHUNK_PATTERN.flags),
+        "pattern": written.pattern,
+        "flags": int(written.flags),
     }
     return "sha256:" + hashlib.sha256(json.dumps(rule, sort_keys=True).encode("utf-8")).hexdigest()
 
