@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ from glassllm.formats.added_tokens import AddedFlags, added_flags
 from glassllm.formats.byte_level import BYTE_CHARACTERS, ByteLevelModel
 from glassllm.formats.hf_decoders import decode_ids, decoder_from
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE, MetaspaceModel, Prefix
-from glassllm.formats.patterns import compile_pattern, looks_back
+from glassllm.formats.patterns import ASTRAL, compile_pattern, looks_back
 from glassllm.pipeline.normalize import normalize_with_offsets
 from glassllm.shown.problems import problem
 
@@ -74,12 +75,23 @@ class Split:
     """One regex split of the pre-tokenizer: the matches are chunks; so are the text
     between them when ``keep_gaps`` (``Isolated``), else that text is dropped."""
 
-    def __init__(self, pattern: re.Pattern[str], keep_gaps: bool) -> None:
+    def __init__(self, pattern: re.Pattern[str], keep_gaps: bool, bmp: re.Pattern[str] | None = None) -> None:
         self.pattern, self.keep_gaps = pattern, keep_gaps
+        self._bmp = bmp  # the same split for a text with no astral character, faster
+
+    @classmethod
+    def of(cls, pattern: str, keep_gaps: bool) -> Split:
+        """The split by a model's ``pattern`` (Oniguruma or Rust syntax)."""
+        return cls(compile_pattern(pattern), keep_gaps, compile_pattern(pattern, bmp_only=True))
+
+    def _pattern_for(self, text: str, start: int, end: int) -> re.Pattern[str]:
+        if self._bmp is None or ASTRAL.search(text, start, end):
+            return self.pattern
+        return self._bmp
 
     def bounds(self, text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         at = start
-        for match in self.pattern.finditer(text, start, end):
+        for match in self._pattern_for(text, start, end).finditer(text, start, end):
             if match.start() == match.end():
                 continue
             if self.keep_gaps and match.start() > at:
@@ -94,7 +106,7 @@ class Split:
         patterns of real models match every character), else from :meth:`bounds`."""
         if self.pattern.groups:  # findall would give the groups, not the matches
             return [text[start:end] for start, end in self.bounds(text, 0, len(text))]
-        found = self.pattern.findall(text)
+        found = self._pattern_for(text, 0, len(text)).findall(text)
         if not self.keep_gaps or sum(map(len, found)) == len(text):
             return [chunk for chunk in found if chunk] if "" in found else found
         return [text[start:end] for start, end in self.bounds(text, 0, len(text))]
@@ -397,20 +409,20 @@ def _prefix_space(path: str, spec: Any) -> bool:
 def _splits_of(path: str, spec: dict[str, Any]) -> list[Split]:
     kind = spec.get("type")
     if kind == "ByteLevel":
-        return [Split(compile_pattern(GPT2_PATTERN), True)] if spec.get("use_regex", True) else []
+        return [Split.of(GPT2_PATTERN, True)] if spec.get("use_regex", True) else []
     if kind == "Split":
         pattern = spec.get("pattern") or {}
         if "Regex" in pattern:
-            compiled = compile_pattern(pattern["Regex"])
+            split = partial(Split.of, pattern["Regex"])
         elif "String" in pattern:
-            compiled = re.compile(re.escape(pattern["String"]))
+            split = partial(Split, re.compile(re.escape(pattern["String"])))
         else:
             raise _unsupported(path, f"the Split pattern {pattern!r}")
         behavior, invert = spec.get("behavior"), bool(spec.get("invert"))
         if behavior == "Isolated" and not invert:
-            return [Split(compiled, True)]
+            return [split(True)]
         if behavior == "Removed" and invert:
-            return [Split(compiled, False)]
+            return [split(False)]
         raise _unsupported(path, f"a Split with behavior {behavior!r} and invert {invert}")
     raise _unsupported(path, f"the pre-tokenizer {kind!r}")
 

@@ -30,7 +30,6 @@ from glassllm.formats.byte_level import to_symbols
 from glassllm.formats.hf_bpe import GPT2_PATTERN, Split
 from glassllm.formats.hf_pre_tokenizers import PreTokenizer, build_pre_tokenizer
 from glassllm.formats.metaspace import SPACE
-from glassllm.formats.patterns import compile_pattern
 
 __all__ = ["Piece", "Step", "changing_steps", "run_steps"]
 
@@ -93,7 +92,7 @@ def changing_steps(path: str, spec: Any) -> list[Step] | None:
     for part in parts:
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "ByteLevel":
-            split = Split(compile_pattern(GPT2_PATTERN), True) if part.get("use_regex", True) else None
+            split = Split.of(GPT2_PATTERN, True) if part.get("use_regex", True) else None
             steps.append(partial(_byte_level, bool(part.get("add_prefix_space", True)), split))
         elif kind == "Metaspace":
             steps.append(_metaspace_step(path, part))

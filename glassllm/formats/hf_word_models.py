@@ -45,7 +45,6 @@ from glassllm.formats.hf_pre_tokenizers import Bounds, PreTokenizer, build_pre_t
 from glassllm.formats.hf_staged import Piece, Step, changing_steps, run_steps
 from glassllm.formats.metaspace import BYTE_PIECE, SPACE
 from glassllm.formats.model_tokenizer import ChunkTokens, ModelTokenizer
-from glassllm.formats.patterns import compile_pattern
 
 __all__ = [
     "HFWordLevel",
@@ -641,7 +640,7 @@ def _stages(path: str, data: dict[str, Any]) -> tuple[tuple[Normalizer | None, P
     normalizer = build_normalizer(path, data.get("normalizer"))
     spec = data.get("pre_tokenizer")
     if isinstance(spec, dict) and spec.get("type") == "ByteLevel":
-        split = Split(compile_pattern(GPT2_PATTERN), True) if spec.get("use_regex", True) else None
+        split = Split.of(GPT2_PATTERN, True) if spec.get("use_regex", True) else None
         return (normalizer, partial(_byte_level_cut, split)), None
     words = False
     if isinstance(spec, dict) and spec.get("type") == "Sequence":

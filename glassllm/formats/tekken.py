@@ -25,7 +25,7 @@ from typing import Any
 
 from glassllm.formats.byte_level import BYTE_SYMBOLS, ByteLevelModel
 from glassllm.formats.hf_bpe import Split
-from glassllm.formats.patterns import compile_pattern, looks_back
+from glassllm.formats.patterns import looks_back
 
 __all__ = ["DEFAULT_SPECIALS", "Tekken", "is_tekken", "load_tekken"]
 
@@ -81,7 +81,7 @@ class Tekken(ByteLevelModel):
         self.offset = offset
         self.ranks = {piece: rank for rank, piece in enumerate(tokens)}
         self.ids = {piece: rank + offset for piece, rank in self.ranks.items()}
-        self._split = Split(compile_pattern(pattern), keep_gaps=False)
+        self._split = Split.of(pattern, keep_gaps=False)
         self._cuttable = not looks_back(self._split.pattern)
         self._rank_of = self.ranks.get
         self._merge_table = (self.ranks, "")
