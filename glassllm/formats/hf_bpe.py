@@ -85,7 +85,8 @@ class Split:
         return cls(compile_pattern(pattern), keep_gaps, compile_pattern(pattern, bmp_only=True))
 
     def _pattern_for(self, text: str, start: int, end: int) -> re.Pattern[str]:
-        if self._bmp is None or ASTRAL.search(text, start, end):
+        # isascii reads a flag the string keeps: no search for most lines of code or English.
+        if self._bmp is None or (not text.isascii() and ASTRAL.search(text, start, end)):
             return self.pattern
         return self._bmp
 
