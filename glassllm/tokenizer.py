@@ -57,6 +57,10 @@ class _Encoded(NamedTuple):
     pieces: tuple[str, ...]
     firsts: tuple[int, ...]  # 1 for the chunk's first token, then 0s
 
+    @classmethod
+    def of(cls, ids: tuple[int, ...], pieces: list[str]) -> _Encoded:
+        return cls(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
+
 
 class Tokenizer:
     """A BPE tokenizer over Unicode characters.
@@ -291,12 +295,14 @@ class Tokenizer:
 
     def _merged(self, chunk: str) -> _Encoded:
         pieces = merge_pieces(chunk, self.ranks)
-        ids = tuple(map(self._ids.get, pieces, repeat(UNK_ID)))
-        return _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
+        return _Encoded.of(self._ids_of(pieces), pieces)
 
     def _merged_ids(self, chunk: str) -> tuple[int, ...]:
         """The IDs of ``chunk``'s merged pieces: all a first pass of encode keeps."""
-        return tuple(map(self._ids.get, merge_pieces(chunk, self.ranks), repeat(UNK_ID)))
+        return self._ids_of(merge_pieces(chunk, self.ranks))
+
+    def _ids_of(self, pieces: list[str]) -> tuple[int, ...]:
+        return tuple(map(self._ids.get, pieces, repeat(UNK_ID)))
 
     def _read_back(self, chunk: str) -> _Encoded | None:
         """``chunk``'s entry from its IDs, if encode merged it: each piece is its ID's
@@ -311,7 +317,7 @@ class Tokenizer:
             piece = chunk[at] if token_id == UNK_ID else vocab[token_id]
             pieces.append(piece)
             at += len(piece)
-        entry = _Encoded(ids, tuple(pieces), (1,) + (0,) * (len(ids) - 1))
+        entry = _Encoded.of(ids, pieces)
         self._cache.put(chunk, entry)
         return entry
 
